@@ -1,0 +1,150 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"sync/atomic"
+
+	"github.com/chewxy/hm"
+	_ "go4.org/unsafe/assume-no-moving-gc" // Gorgonia panics at start on Go ≥ 1.21 without it.
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Float is the element type our kernels are written for: float32 for
+// training, float64 for gradient checks.
+type Float interface{ ~float32 | ~float64 }
+
+// opIDs hands every op instance a unique id. It goes into WriteHash so that
+// Gorgonia never merges two of our nodes (its hash-consing is what makes
+// upstream SoftMax and LogSoftMax of the same input collide), and it ties a
+// gradient op to the forward op whose saved state it reads.
+var opIDs atomic.Int64
+
+func nextOpID() int64 { return opIDs.Add(1) }
+
+// opBase carries what every op here shares.
+type opBase struct{ id int64 }
+
+func newOpBase() opBase { return opBase{id: nextOpID()} }
+
+func (opBase) ReturnsPtr() bool      { return false }
+func (opBase) CallsExtern() bool     { return false }
+func (opBase) OverwritesInput() int  { return -1 }
+func (o opBase) writeID(h hash.Hash) { fmt.Fprintf(h, "#%d", o.id) }
+
+// hashOf implements Hashcode from an op's WriteHash.
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// fnType builds an hm function type over tensors of the given ranks (0 means a
+// scalar), all of the same element type.
+func fnType(ranks ...int) hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, len(ranks))
+	for i, r := range ranks {
+		if r == 0 {
+			ts[i] = a
+		} else {
+			ts[i] = G.TensorType{Dims: r, Of: a}
+		}
+	}
+	return hm.NewFnType(ts...)
+}
+
+// shapeOf returns the i-th input shape given to InferShape.
+func shapeOf(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
+	if i >= len(in) {
+		return nil, fmt.Errorf("%s: want input %d, have %d inputs", op, i, len(in))
+	}
+	s, ok := in[i].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input %d has no shape (%T)", op, i, in[i])
+	}
+	return s, nil
+}
+
+// buffer is an op-owned output tensor reused across steps, so that a
+// steady-state training step allocates almost nothing.
+type buffer struct{ t *tensor.Dense }
+
+// get returns a tensor of the given dtype and shape, reusing the previous one
+// when it matches. Its contents are whatever the last step left.
+func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if b.t != nil && b.t.Dtype() == dt && b.t.Shape().Eq(tensor.Shape(shape)) {
+		return b.t
+	}
+	b.t = tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	return b.t
+}
+
+// dense asserts that v is a dense tensor of float32 or float64.
+func dense(op string, v G.Value) (*tensor.Dense, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a dense tensor, got %T", op, v)
+	}
+	if dt := d.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("%s: unsupported dtype %v", op, dt)
+	}
+	return d, nil
+}
+
+// denses asserts all inputs are dense tensors of one float dtype.
+func denses(op string, vs []G.Value, n int) ([]*tensor.Dense, error) {
+	if len(vs) != n {
+		return nil, fmt.Errorf("%s: want %d inputs, got %d", op, n, len(vs))
+	}
+	out := make([]*tensor.Dense, n)
+	for i, v := range vs {
+		d, err := dense(op, v)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && d.Dtype() != out[0].Dtype() {
+			return nil, fmt.Errorf("%s: input %d is %v, input 0 is %v", op, i, d.Dtype(), out[0].Dtype())
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// scalarValue reads a scalar Value (the upstream gradient of a loss).
+func scalarValue(op string, v G.Value) (float64, error) {
+	switch s := v.(type) {
+	case *G.F32:
+		return float64(*s), nil
+	case *G.F64:
+		return float64(*s), nil
+	case *tensor.Dense:
+		if s.Size() != 1 {
+			return 0, fmt.Errorf("%s: want a scalar, got shape %v", op, s.Shape())
+		}
+		switch x := s.Data().(type) {
+		case float32:
+			return float64(x), nil
+		case float64:
+			return x, nil
+		case []float32:
+			return float64(x[0]), nil
+		case []float64:
+			return x[0], nil
+		}
+	}
+	return 0, fmt.Errorf("%s: want a scalar, got %T", op, v)
+}
+
+// newScalar wraps v as a scalar Value of dtype dt.
+func newScalar(dt tensor.Dtype, v float64) G.Value {
+	if dt == tensor.Float32 {
+		return G.NewF32(float32(v))
+	}
+	return G.NewF64(v)
+}
+
+// data returns the backing slice of a float tensor as []T.
+func data[T Float](d *tensor.Dense) []T { return d.Data().([]T) }

@@ -1,0 +1,261 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Linear returns x·Wᵀ + b, PyTorch's nn.Linear on a matrix of rows.
+//
+// x is (M, K); w is (N, …) stored [out, in] as PyTorch does, its trailing
+// dimensions flattened to K (so a conv weight [D, C, P, P] serves as a
+// (D, C·P·P) matrix); b is (N) or nil. The backward pass uses sgemm transpose
+// flags, never a materialised transpose, and the bias gradient is a column sum.
+func Linear(x, w, b *G.Node) (*G.Node, error) {
+	if x.Dims() != 2 || w.Dims() < 2 {
+		return nil, fmt.Errorf("Linear: want x (M,K) and w (N,…), got %v and %v", x.Shape(), w.Shape())
+	}
+	k := x.Shape()[1]
+	if kw := w.Shape()[1:].TotalSize(); kw != k {
+		return nil, fmt.Errorf("Linear: x has %d columns but w %v has %d inputs", k, w.Shape(), kw)
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil}
+	if b == nil {
+		return G.ApplyOp(op, x, w)
+	}
+	if b.Dims() != 1 || b.Shape()[0] != w.Shape()[0] {
+		return nil, fmt.Errorf("Linear: bias %v does not match w %v", b.Shape(), w.Shape())
+	}
+	return G.ApplyOp(op, x, w, b)
+}
+
+type linearOp struct {
+	opBase
+	wRank int
+	bias  bool
+	out   buffer
+}
+
+var _ G.SDOp = (*linearOp)(nil)
+
+func (op *linearOp) Arity() int {
+	if op.bias {
+		return 3
+	}
+	return 2
+}
+
+func (op *linearOp) Type() hm.Type {
+	if op.bias {
+		return fnType(2, op.wRank, 1, 2)
+	}
+	return fnType(2, op.wRank, 2)
+}
+
+func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, err := shapeOf("Linear", in, 0)
+	if err != nil {
+		return nil, err
+	}
+	w, err := shapeOf("Linear", in, 1)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{x[0], w[0]}, nil
+}
+
+func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("Linear", vs, op.Arity())
+	if err != nil {
+		return nil, err
+	}
+	x, w := in[0], in[1]
+	m, k, n := x.Shape()[0], x.Shape()[1], w.Shape()[0]
+	if w.Shape().TotalSize() != n*k {
+		return nil, fmt.Errorf("Linear: x %v and w %v do not fit", x.Shape(), w.Shape())
+	}
+	y := op.out.get(x.Dtype(), m, n)
+	switch x.Dtype() {
+	case tensor.Float32:
+		linearForward(data[float32](y), data[float32](x), data[float32](w), biasData[float32](in, op.bias), m, n, k)
+	default:
+		linearForward(data[float64](y), data[float64](x), data[float64](w), biasData[float64](in, op.bias), m, n, k)
+	}
+	return y, nil
+}
+
+func biasData[T Float](in []*tensor.Dense, has bool) []T {
+	if !has {
+		return nil
+	}
+	return data[T](in[2])
+}
+
+// linearForward: (M,K)·(N,K)ᵀ + b → (M,N).
+func linearForward[T Float](y, x, w, b []T, m, n, k int) {
+	var beta T
+	if b != nil {
+		for i := 0; i < m; i++ {
+			copy(y[i*n:(i+1)*n], b)
+		}
+		beta = 1
+	}
+	gemm(false, true, m, n, k, 1, x, k, w, k, beta, y, n)
+}
+
+func (op *linearOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "Linear(w%d,bias=%t)", op.wRank, op.bias)
+	op.writeID(h)
+}
+func (op *linearOp) Hashcode() uint32 { return hashOf(op) }
+func (op *linearOp) String() string   { return "Linear" }
+
+func (op *linearOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	x, w := inputs[0], inputs[1]
+	dx, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDx", ranks: [3]int{2, op.wRank, 2}}, grad, w)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
+	if err != nil {
+		return nil, err
+	}
+	if !op.bias {
+		return G.Nodes{dx, dw}, nil
+	}
+	db, err := G.ApplyOp(&colSumOp{opBase: newOpBase()}, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx, dw, db}, nil
+}
+
+// matMulOp is C = op(A)·B for the linear backward passes: LinearDx is
+// dy(M,N)·W(N,K) and LinearDw is dyᵀ(N,M)·x(M,K), shaped like the weight.
+type matMulOp struct {
+	opBase
+	name     string
+	tA       bool
+	ranks    [3]int // ranks of A, B and the result
+	outShape tensor.Shape
+	out      buffer
+}
+
+func (op *matMulOp) Arity() int    { return 2 }
+func (op *matMulOp) Type() hm.Type { return fnType(op.ranks[0], op.ranks[1], op.ranks[2]) }
+
+func (op *matMulOp) dims(a, b tensor.Shape) (m, n, k int) {
+	a0, a1 := a[0], a.TotalSize()/a[0]
+	b1 := b.TotalSize() / b[0]
+	if op.tA {
+		return a1, b1, a0
+	}
+	return a0, b1, a1
+}
+
+func (op *matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if op.outShape != nil {
+		return op.outShape.Clone(), nil
+	}
+	a, err := shapeOf(op.name, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := shapeOf(op.name, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	m, n, _ := op.dims(a, b)
+	return tensor.Shape{m, n}, nil
+}
+
+func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses(op.name, vs, 2)
+	if err != nil {
+		return nil, err
+	}
+	a, b := in[0], in[1]
+	m, n, k := op.dims(a.Shape(), b.Shape())
+	if kb := b.Shape()[0]; kb != k {
+		return nil, fmt.Errorf("%s: %v and %v do not fit", op.name, a.Shape(), b.Shape())
+	}
+	shape := []int{m, n}
+	if op.outShape != nil {
+		shape = op.outShape
+	}
+	c := op.out.get(a.Dtype(), shape...)
+	lda := a.Shape().TotalSize() / a.Shape()[0]
+	switch a.Dtype() {
+	case tensor.Float32:
+		gemm(op.tA, false, m, n, k, 1, data[float32](a), lda, data[float32](b), n, 0, data[float32](c), n)
+	default:
+		gemm(op.tA, false, m, n, k, 1, data[float64](a), lda, data[float64](b), n, 0, data[float64](c), n)
+	}
+	return c, nil
+}
+
+func (op *matMulOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s(tA=%t,%v,%v)", op.name, op.tA, op.ranks, op.outShape)
+	op.writeID(h)
+}
+func (op *matMulOp) Hashcode() uint32 { return hashOf(op) }
+func (op *matMulOp) String() string   { return op.name }
+
+// colSumOp sums a matrix's rows: (M,N) → (N). It is the bias gradient.
+type colSumOp struct {
+	opBase
+	out buffer
+}
+
+func (op *colSumOp) Arity() int    { return 1 }
+func (op *colSumOp) Type() hm.Type { return fnType(2, 1) }
+func (op *colSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf("ColSum", in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{s[1]}, nil
+}
+
+func (op *colSumOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("ColSum", vs, 1)
+	if err != nil {
+		return nil, err
+	}
+	m, n := in[0].Shape()[0], in[0].Shape()[1]
+	y := op.out.get(in[0].Dtype(), n)
+	switch in[0].Dtype() {
+	case tensor.Float32:
+		colSum(data[float32](y), data[float32](in[0]), m, n)
+	default:
+		colSum(data[float64](y), data[float64](in[0]), m, n)
+	}
+	return y, nil
+}
+
+// colSum: dst[j] = Σ_i x[i,j].
+func colSum[T Float](dst, x []T, m, n int) {
+	clear(dst)
+	for i := 0; i < m; i++ {
+		row := x[i*n : (i+1)*n]
+		for j, v := range row {
+			dst[j] += v
+		}
+	}
+}
+
+func (op *colSumOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "ColSum"); op.writeID(h) }
+func (op *colSumOp) Hashcode() uint32      { return hashOf(op) }
+func (op *colSumOp) String() string        { return "ColSum" }

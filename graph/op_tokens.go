@@ -1,0 +1,397 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Patchify unfolds images (B, C, H, W) into non-overlapping P×P patches, one
+// row per patch: (B·gh·gw, C·P·P) with gh = H/P, gw = W/P. Patches are taken in
+// row-major grid order and each row is laid out channel, then row, then column
+// — the order of a conv weight [D, C, P, P] flattened — so Linear with that
+// weight equals a stride-P, kernel-P convolution.
+func Patchify(img *G.Node, patch int) (*G.Node, error) {
+	s := img.Shape()
+	if img.Dims() != 4 {
+		return nil, fmt.Errorf("Patchify: want images (B,C,H,W), got %v", s)
+	}
+	b, c, h, w := s[0], s[1], s[2], s[3]
+	if patch <= 0 || h%patch != 0 || w%patch != 0 {
+		return nil, fmt.Errorf("Patchify: image %dx%d is not divisible by patch %d", h, w, patch)
+	}
+	gh, gw := h/patch, w/patch
+	perm := make([]int32, b*c*h*w)
+	o := 0
+	for bi := 0; bi < b; bi++ {
+		for py := 0; py < gh; py++ {
+			for px := 0; px < gw; px++ {
+				for ci := 0; ci < c; ci++ {
+					for y := 0; y < patch; y++ {
+						for x := 0; x < patch; x++ {
+							perm[o] = int32(((bi*c+ci)*h+py*patch+y)*w + px*patch + x)
+							o++
+						}
+					}
+				}
+			}
+		}
+	}
+	return Permute(img, tensor.Shape{b * gh * gw, c * patch * patch}, perm, "Patchify")
+}
+
+// ChannelsLast turns a (B, D, gh, gw) feature map into (B·gh·gw, D) token
+// rows, in row-major grid order: a convolutional patch embedding's output in
+// the layout the transformer uses.
+func ChannelsLast(x *G.Node) (*G.Node, error) {
+	s := x.Shape()
+	if x.Dims() != 4 {
+		return nil, fmt.Errorf("ChannelsLast: want (B,D,H,W), got %v", s)
+	}
+	b, d, h, w := s[0], s[1], s[2], s[3]
+	perm := make([]int32, b*d*h*w)
+	o := 0
+	for bi := 0; bi < b; bi++ {
+		for y := 0; y < h; y++ {
+			for xx := 0; xx < w; xx++ {
+				for di := 0; di < d; di++ {
+					perm[o] = int32(((bi*d+di)*h+y)*w + xx)
+					o++
+				}
+			}
+		}
+	}
+	return Permute(x, tensor.Shape{b * h * w, d}, perm, "ChannelsLast")
+}
+
+// Permute gathers the elements of x into a tensor of shape out:
+// y[i] = x[perm[i]]. perm must be a permutation of x's elements; the gradient
+// scatters back through the inverse permutation.
+func Permute(x *G.Node, out tensor.Shape, perm []int32, name string) (*G.Node, error) {
+	n := x.Shape().TotalSize()
+	if out.TotalSize() != n || len(perm) != n {
+		return nil, fmt.Errorf("%s: %d elements cannot become %v", name, n, out)
+	}
+	inv := make([]int32, n)
+	seen := make([]bool, n)
+	for i, p := range perm {
+		if p < 0 || int(p) >= n || seen[p] {
+			return nil, fmt.Errorf("%s: index %d is not a permutation", name, i)
+		}
+		seen[p] = true
+		inv[p] = int32(i)
+	}
+	op := &permuteOp{opBase: newOpBase(), name: name, in: x.Shape().Clone(), outShape: out.Clone(), perm: perm, inv: inv}
+	return G.ApplyOp(op, x)
+}
+
+type permuteOp struct {
+	opBase
+	name         string
+	in, outShape tensor.Shape
+	perm, inv    []int32
+	out          buffer
+}
+
+var _ G.SDOp = (*permuteOp)(nil)
+
+func (op *permuteOp) Arity() int    { return 1 }
+func (op *permuteOp) Type() hm.Type { return fnType(op.in.Dims(), op.outShape.Dims()) }
+func (op *permuteOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return op.outShape.Clone(), nil
+}
+
+func (op *permuteOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses(op.name, vs, 1)
+	if err != nil {
+		return nil, err
+	}
+	if in[0].Shape().TotalSize() != len(op.perm) {
+		return nil, fmt.Errorf("%s: input %v, want %v", op.name, in[0].Shape(), op.in)
+	}
+	y := op.out.get(in[0].Dtype(), op.outShape...)
+	switch in[0].Dtype() {
+	case tensor.Float32:
+		gather(data[float32](y), data[float32](in[0]), op.perm)
+	default:
+		gather(data[float64](y), data[float64](in[0]), op.perm)
+	}
+	return y, nil
+}
+
+func gather[T Float](dst, src []T, idx []int32) {
+	for i, j := range idx {
+		dst[i] = src[j]
+	}
+}
+
+func (op *permuteOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s(%v→%v)", op.name, op.in, op.outShape)
+	op.writeID(h)
+}
+func (op *permuteOp) Hashcode() uint32   { return hashOf(op) }
+func (op *permuteOp) String() string     { return op.name }
+func (op *permuteOp) DiffWRT(int) []bool { return []bool{true} }
+func (op *permuteOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	back := &permuteOp{opBase: newOpBase(), name: op.name + "Grad", in: op.outShape, outShape: op.in, perm: op.inv, inv: op.perm}
+	d, err := G.ApplyOp(back, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{d}, nil
+}
+
+// Tokens assembles the transformer's input sequence: for each of the batch
+// samples, the class token followed by its N patch rows, plus the position
+// table. patches is (B·N, D), cls (1, 1, D), pos (1, N+1, D); the result is
+// (B·(N+1), D).
+func Tokens(patches, cls, pos *G.Node, batch int) (*G.Node, error) {
+	ps, cs, qs := patches.Shape(), cls.Shape(), pos.Shape()
+	if patches.Dims() != 2 || batch <= 0 || ps[0]%batch != 0 {
+		return nil, fmt.Errorf("Tokens: patches %v do not split into %d samples", ps, batch)
+	}
+	n, d := ps[0]/batch, ps[1]
+	if !cs.Eq(tensor.Shape{1, 1, d}) {
+		return nil, fmt.Errorf("Tokens: cls_token is %v, want (1, 1, %d)", cs, d)
+	}
+	if !qs.Eq(tensor.Shape{1, n + 1, d}) {
+		return nil, fmt.Errorf("Tokens: pos_embed is %v, want (1, %d, %d)", qs, n+1, d)
+	}
+	op := &tokensOp{opBase: newOpBase(), batch: batch, n: n, dim: d}
+	return G.ApplyOp(op, patches, cls, pos)
+}
+
+type tokensOp struct {
+	opBase
+	batch, n, dim int
+	out           buffer
+}
+
+var _ G.SDOp = (*tokensOp)(nil)
+
+func (op *tokensOp) Arity() int    { return 3 }
+func (op *tokensOp) Type() hm.Type { return fnType(2, 3, 3, 2) }
+func (op *tokensOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.batch * (op.n + 1), op.dim}, nil
+}
+
+func (op *tokensOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("Tokens", vs, 3)
+	if err != nil {
+		return nil, err
+	}
+	if in[0].Shape().TotalSize() != op.batch*op.n*op.dim || in[2].Shape().TotalSize() != (op.n+1)*op.dim {
+		return nil, fmt.Errorf("Tokens: inputs %v, %v, %v do not fit", in[0].Shape(), in[1].Shape(), in[2].Shape())
+	}
+	y := op.out.get(in[0].Dtype(), op.batch*(op.n+1), op.dim)
+	switch in[0].Dtype() {
+	case tensor.Float32:
+		tokensForward(op, data[float32](y), data[float32](in[0]), data[float32](in[1]), data[float32](in[2]))
+	default:
+		tokensForward(op, data[float64](y), data[float64](in[0]), data[float64](in[1]), data[float64](in[2]))
+	}
+	return y, nil
+}
+
+func tokensForward[T Float](op *tokensOp, y, patches, cls, pos []T) {
+	t, d := op.n+1, op.dim
+	for b := 0; b < op.batch; b++ {
+		yb := y[b*t*d : (b+1)*t*d]
+		for j := 0; j < d; j++ {
+			yb[j] = cls[j] + pos[j]
+		}
+		add(yb[d:], patches[b*op.n*d:(b+1)*op.n*d], pos[d:])
+	}
+}
+
+func (op *tokensOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "Tokens(B%d,N%d,D%d)", op.batch, op.n, op.dim)
+	op.writeID(h)
+}
+func (op *tokensOp) Hashcode() uint32   { return hashOf(op) }
+func (op *tokensOp) String() string     { return "Tokens" }
+func (op *tokensOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+
+func (op *tokensOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	var out G.Nodes
+	for part := 0; part < 3; part++ {
+		n, err := G.ApplyOp(&tokensGradOp{opBase: newOpBase(), fwd: op, part: part}, grad)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// tokensGradOp maps dy (B·T, D) to the gradient of one Tokens input: part 0
+// the patch rows, part 1 the class token (summed over samples), part 2 the
+// position table (summed over samples).
+type tokensGradOp struct {
+	opBase
+	fwd  *tokensOp
+	part int
+	out  buffer
+}
+
+func (op *tokensGradOp) Arity() int { return 1 }
+func (op *tokensGradOp) Type() hm.Type {
+	if op.part == 0 {
+		return fnType(2, 2)
+	}
+	return fnType(2, 3)
+}
+
+func (op *tokensGradOp) shape() tensor.Shape {
+	f := op.fwd
+	switch op.part {
+	case 0:
+		return tensor.Shape{f.batch * f.n, f.dim}
+	case 1:
+		return tensor.Shape{1, 1, f.dim}
+	}
+	return tensor.Shape{1, f.n + 1, f.dim}
+}
+
+func (op *tokensGradOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape(), nil }
+
+func (op *tokensGradOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("TokensGrad", vs, 1)
+	if err != nil {
+		return nil, err
+	}
+	y := op.out.get(in[0].Dtype(), op.shape()...)
+	switch in[0].Dtype() {
+	case tensor.Float32:
+		tokensBackward(op, data[float32](y), data[float32](in[0]))
+	default:
+		tokensBackward(op, data[float64](y), data[float64](in[0]))
+	}
+	return y, nil
+}
+
+func tokensBackward[T Float](op *tokensGradOp, dst, dy []T) {
+	f := op.fwd
+	t, d := f.n+1, f.dim
+	switch op.part {
+	case 0:
+		for b := 0; b < f.batch; b++ {
+			copy(dst[b*f.n*d:(b+1)*f.n*d], dy[(b*t+1)*d:(b+1)*t*d])
+		}
+	case 1:
+		clear(dst)
+		for b := 0; b < f.batch; b++ {
+			add(dst, dst, dy[b*t*d:b*t*d+d])
+		}
+	default:
+		clear(dst)
+		for b := 0; b < f.batch; b++ {
+			add(dst, dst, dy[b*t*d:(b+1)*t*d])
+		}
+	}
+}
+
+func (op *tokensGradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "TokensGrad(%d,%d)", op.fwd.id, op.part)
+	op.writeID(h)
+}
+func (op *tokensGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *tokensGradOp) String() string   { return "TokensGrad" }
+
+// Readout picks each sample's representation from the (B·T, D) token rows:
+// the class token (row 0 of the sample) when mean is false, else the mean of
+// the patch tokens (rows 1…T−1), as timm's global_pool "token" and "avg".
+func Readout(x *G.Node, batch int, mean bool) (*G.Node, error) {
+	s := x.Shape()
+	if x.Dims() != 2 || batch <= 0 || s[0]%batch != 0 || s[0]/batch < 2 {
+		return nil, fmt.Errorf("Readout: %v does not split into %d samples of ≥ 2 tokens", s, batch)
+	}
+	op := &readoutOp{opBase: newOpBase(), batch: batch, tokens: s[0] / batch, dim: s[1], mean: mean}
+	return G.ApplyOp(op, x)
+}
+
+type readoutOp struct {
+	opBase
+	batch, tokens, dim int
+	mean               bool
+	grad               bool // the adjoint: (B, D) → (B·T, D)
+	out                buffer
+}
+
+var _ G.SDOp = (*readoutOp)(nil)
+
+func (op *readoutOp) Arity() int    { return 1 }
+func (op *readoutOp) Type() hm.Type { return fnType(2, 2) }
+func (op *readoutOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	if op.grad {
+		return tensor.Shape{op.batch * op.tokens, op.dim}, nil
+	}
+	return tensor.Shape{op.batch, op.dim}, nil
+}
+
+func (op *readoutOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("Readout", vs, 1)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := op.InferShape()
+	y := op.out.get(in[0].Dtype(), s...)
+	switch in[0].Dtype() {
+	case tensor.Float32:
+		readout(op, data[float32](y), data[float32](in[0]))
+	default:
+		readout(op, data[float64](y), data[float64](in[0]))
+	}
+	return y, nil
+}
+
+func readout[T Float](op *readoutOp, dst, src []T) {
+	t, d := op.tokens, op.dim
+	inv := T(1 / float64(t-1))
+	for b := 0; b < op.batch; b++ {
+		switch {
+		case !op.grad && !op.mean:
+			copy(dst[b*d:(b+1)*d], src[b*t*d:b*t*d+d])
+		case !op.grad:
+			o := dst[b*d : (b+1)*d]
+			clear(o)
+			for i := 1; i < t; i++ {
+				add(o, o, src[(b*t+i)*d:(b*t+i+1)*d])
+			}
+			for j := range o {
+				o[j] *= inv
+			}
+		case !op.mean:
+			o := dst[b*t*d : (b+1)*t*d]
+			clear(o)
+			copy(o[:d], src[b*d:(b+1)*d])
+		default:
+			o := dst[b*t*d : (b+1)*t*d]
+			clear(o[:d])
+			for i := 1; i < t; i++ {
+				for j := 0; j < d; j++ {
+					o[i*d+j] = src[b*d+j] * inv
+				}
+			}
+		}
+	}
+}
+
+func (op *readoutOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "Readout(B%d,T%d,D%d,mean=%t,grad=%t)", op.batch, op.tokens, op.dim, op.mean, op.grad)
+	op.writeID(h)
+}
+func (op *readoutOp) Hashcode() uint32   { return hashOf(op) }
+func (op *readoutOp) String() string     { return "Readout" }
+func (op *readoutOp) DiffWRT(int) []bool { return []bool{true} }
+func (op *readoutOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	back := &readoutOp{opBase: newOpBase(), batch: op.batch, tokens: op.tokens, dim: op.dim, mean: op.mean, grad: true}
+	d, err := G.ApplyOp(back, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{d}, nil
+}
