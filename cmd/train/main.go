@@ -1,0 +1,105 @@
+// Command train trains a Vision Transformer from a YAML config.
+//
+//	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume] [-dry-run] [-log-format text|json]
+//
+// -dry-run validates the config, builds the graph and prints the parameter
+// table. SIGINT/SIGTERM finish the current step, write a checkpoint and exit
+// with status 130; -resume continues from it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/vitgo/vit/train"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var sets multiFlag
+	cfgPath := flag.String("config", "", "YAML config file (required)")
+	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
+	out := flag.String("out", "", "output directory (overrides train.out_dir)")
+	resume := flag.Bool("resume", false, "continue from the output directory's last checkpoint")
+	dry := flag.Bool("dry-run", false, "validate the config, build the graph, print the parameters, and exit")
+	logFormat := flag.String("log-format", "text", "log format: text or json")
+	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) here")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	log := logrus.New()
+	switch *logFormat {
+	case "text":
+	case "json":
+		log.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		fmt.Fprintf(os.Stderr, "train: -log-format must be text or json, got %q\n", *logFormat)
+		return 2
+	}
+	if *verbose {
+		log.SetLevel(logrus.DebugLevel)
+	}
+	if *cfgPath == "" {
+		fmt.Fprintln(os.Stderr, "train: -config is required")
+		flag.Usage()
+		return 2
+	}
+	if *out != "" {
+		sets = append(sets, "train.out_dir="+*out)
+	}
+	cfg, err := train.LoadConfig(*cfgPath, sets)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 2
+	}
+	if *dry {
+		if err := train.Summary(os.Stdout, cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: log, Progress: train.NewProgress(os.Stdout)})
+	if errors.Is(err, train.ErrInterrupted) {
+		log.Errorf("%v", err)
+		fmt.Fprintf(os.Stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+		return 130
+	}
+	if err != nil {
+		log.Errorf("%v", err)
+		return 1
+	}
+	log.Infof("done: %d steps, val top-1 %.4f (best %.4f), outputs in %s", res.Steps, res.Last.Top1, res.BestTop1, res.OutDir)
+	return 0
+}

@@ -1,0 +1,246 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// imageExts are the file extensions a folder data set reads (any case).
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true}
+
+// Folder is a data set of image files in class folders:
+// root/train/<class>/… and root/val/<class>/…, classes sorted by name and
+// taken from root/train (so both splits share the label numbering). Files are
+// listed and their headers checked by Open; pixels are decoded by Item.
+type Folder struct {
+	dir         string
+	classes     []string
+	files       []string
+	labels      []int
+	outC        int
+	mean, std   []float64
+	skipCorrupt bool
+	log         Logger
+	skipped     atomic.Int64
+}
+
+var _ Dataset = (*Folder)(nil)
+
+func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64, log Logger) (*Folder, error) {
+	root := cfg.Root
+	if err := checkDir(NameFolder, root, "train/<class>/ and val/<class>/ image folders"); err != nil {
+		return nil, err
+	}
+	trainDir := filepath.Join(root, "train")
+	classes, err := listClassDirs(trainDir)
+	if err != nil {
+		return nil, err
+	}
+	dir := trainDir
+	if split == Val {
+		dir = filepath.Join(root, "val")
+		valClasses, err := listClassDirs(dir)
+		if err != nil {
+			return nil, err
+		}
+		known := map[string]bool{}
+		for _, c := range classes {
+			known[c] = true
+		}
+		for _, c := range valClasses {
+			if !known[c] {
+				return nil, fmt.Errorf("data: folder: class folder %s has no counterpart in %s (classes are taken from train/)", filepath.Join(dir, c), trainDir)
+			}
+		}
+	}
+	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, log: log}
+	for label, c := range classes {
+		cdir := filepath.Join(dir, c)
+		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
+			continue // a class may have no validation images
+		}
+		n0 := len(f.files)
+		if err := f.listClass(cdir, label); err != nil {
+			return nil, err
+		}
+		if len(f.files) == n0 {
+			return nil, fmt.Errorf("data: folder: class folder %s holds no images (want *.png, *.jpg, *.jpeg or *.gif)", cdir)
+		}
+	}
+	n := limitN(len(f.files), limit)
+	f.files, f.labels = f.files[:n], f.labels[:n]
+	if err := f.checkHeaders(cfg.Workers); err != nil {
+		return nil, err
+	}
+	if len(f.files) == 0 {
+		return nil, fmt.Errorf("data: folder: no readable images in %s", dir)
+	}
+	return f, nil
+}
+
+// listClassDirs returns the sorted names of the class folders in dir; any
+// other non-hidden entry is an error.
+func listClassDirs(dir string) ([]string, error) {
+	if err := checkDir(NameFolder, dir, "one folder per class"); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data: folder: list %s: %w", dir, err)
+	}
+	var classes []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if !e.IsDir() {
+			return nil, fmt.Errorf("data: folder: %s is not a directory; %s must hold only class folders", filepath.Join(dir, e.Name()), dir)
+		}
+		classes = append(classes, e.Name())
+	}
+	if len(classes) == 0 {
+		return nil, fmt.Errorf("data: folder: %s has no class folders", dir)
+	}
+	sort.Strings(classes)
+	return classes, nil
+}
+
+// listClass appends the image files under cdir (recursively, in lexical
+// order, hidden entries ignored) with the given label.
+func (f *Folder) listClass(cdir string, label int) error {
+	return filepath.WalkDir(cdir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("data: folder: walk %s: %w", p, err)
+		}
+		if p != cdir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !imageExts[strings.ToLower(filepath.Ext(p))] {
+			if f.skipCorrupt {
+				f.skip(p, fmt.Errorf("not a .png, .jpg, .jpeg or .gif file"))
+				return nil
+			}
+			return fmt.Errorf("data: folder: %s is not an image file (want .png, .jpg, .jpeg or .gif; data.skip_corrupt skips such files)", p)
+		}
+		f.files = append(f.files, p)
+		f.labels = append(f.labels, label)
+		return nil
+	})
+}
+
+// checkHeaders decodes every file's header (not its pixels) in parallel;
+// a bad file is an error naming it, or a counted, logged skip.
+func (f *Folder) checkHeaders(workers int) error {
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	errs := make([]error, len(f.files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(f.files) {
+					return
+				}
+				errs[i] = checkImageHeader(f.files[i])
+			}
+		}()
+	}
+	wg.Wait()
+	keep := 0
+	for i, err := range errs {
+		if err != nil {
+			if !f.skipCorrupt {
+				return fmt.Errorf("data: folder: %w (data.skip_corrupt skips such files)", err)
+			}
+			f.skip(f.files[i], err)
+			continue
+		}
+		f.files[keep], f.labels[keep] = f.files[i], f.labels[i]
+		keep++
+	}
+	f.files, f.labels = f.files[:keep], f.labels[:keep]
+	return nil
+}
+
+func checkImageHeader(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read image %s: %w", path, err)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("decode image %s: %w", path, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return fmt.Errorf("decode image %s: empty image %dx%d", path, cfg.Width, cfg.Height)
+	}
+	return nil
+}
+
+func (f *Folder) skip(path string, err error) {
+	n := f.skipped.Add(1)
+	f.log.Warnf("skip corrupt image %s (%d skipped so far): %v", path, n, err)
+}
+
+// Name returns "folder".
+func (f *Folder) Name() string { return NameFolder }
+
+// Len returns the number of image files.
+func (f *Folder) Len() int { return len(f.files) }
+
+// Classes returns the class folder names, sorted.
+func (f *Folder) Classes() []string { return f.classes }
+
+// Channels returns the channel count images are converted to.
+func (f *Folder) Channels() int { return f.outC }
+
+// Norm returns the normalization mean and std.
+func (f *Folder) Norm() (mean, std []float64) { return f.mean, f.std }
+
+// Path returns the file of item i.
+func (f *Folder) Path(i int) string { return f.files[i] }
+
+// Skipped returns how many files were skipped as corrupt so far (with
+// data.skip_corrupt).
+func (f *Folder) Skipped() int { return int(f.skipped.Load()) }
+
+// Item decodes file i. An undecodable file is an error naming it; with
+// data.skip_corrupt it is counted and logged and the next decodable item
+// (cyclically) is returned in its place, label included.
+func (f *Folder) Item(i int) (Image, int, error) {
+	if i < 0 || i >= len(f.files) {
+		return Image{}, 0, fmt.Errorf("data: folder: item %d out of range [0,%d)", i, len(f.files))
+	}
+	for k := 0; k < len(f.files); k++ {
+		j := (i + k) % len(f.files)
+		img, err := decodeImageFile(f.files[j], f.outC)
+		if err == nil {
+			return img, f.labels[j], nil
+		}
+		if !f.skipCorrupt {
+			return Image{}, 0, fmt.Errorf("data: folder: %w", err)
+		}
+		f.skip(f.files[j], err)
+	}
+	return Image{}, 0, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
+}

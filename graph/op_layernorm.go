@@ -1,0 +1,305 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// LayerNorm normalises each row of x over its last axis, as PyTorch's
+// nn.LayerNorm(D, eps) does:
+//
+//	y = (x − μ)·rstd·w + b,   rstd = 1/√(var + eps)
+//
+// with μ and the biased variance var taken over the row. x is (M, D); w and b
+// are (D). eps must be > 0 (ViT uses 1e-6). Row statistics are accumulated in
+// float64 for either dtype; μ and rstd are kept for the backward pass:
+//
+//	dx = rstd·(g − mean(g) − x̂·mean(g·x̂)),  g = dy·w,  x̂ = (x − μ)·rstd
+//	dw = Σ_rows dy·x̂,  db = Σ_rows dy.
+func LayerNorm(x, w, b *G.Node, eps float64) (*G.Node, error) {
+	if x == nil || w == nil || b == nil {
+		return nil, fmt.Errorf("LayerNorm: x, w and b must all be given")
+	}
+	if x.Dims() != 2 || w.Dims() != 1 || b.Dims() != 1 {
+		return nil, fmt.Errorf("LayerNorm: want x (M,D), w (D), b (D), got %v, %v, %v", x.Shape(), w.Shape(), b.Shape())
+	}
+	d := x.Shape()[1]
+	if w.Shape()[0] != d || b.Shape()[0] != d {
+		return nil, fmt.Errorf("LayerNorm: x %v has %d features but w is %v and b is %v", x.Shape(), d, w.Shape(), b.Shape())
+	}
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return nil, fmt.Errorf("LayerNorm: eps must be a positive number, got %v", eps)
+	}
+	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d}, x, w, b)
+}
+
+type layerNormOp struct {
+	opBase
+	eps float64
+	d   int
+	out buffer
+
+	// Saved by the last forward run for the backward pass, per row.
+	mean, rstd []float64
+}
+
+var _ G.SDOp = (*layerNormOp)(nil)
+
+func (op *layerNormOp) Arity() int    { return 3 }
+func (op *layerNormOp) Type() hm.Type { return fnType(2, 1, 1, 2) }
+func (op *layerNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf("LayerNorm", in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (op *layerNormOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("LayerNorm", vs, 3)
+	if err != nil {
+		return nil, err
+	}
+	x, w, b := in[0], in[1], in[2]
+	if x.Dims() != 2 || x.Shape()[1] != op.d || w.Size() != op.d || b.Size() != op.d {
+		return nil, fmt.Errorf("LayerNorm: want x (M,%d), w (%d), b (%d), got %v, %v, %v", op.d, op.d, op.d, x.Shape(), w.Shape(), b.Shape())
+	}
+	m := x.Shape()[0]
+	if len(op.mean) != m {
+		op.mean, op.rstd = make([]float64, m), make([]float64, m)
+	}
+	y := op.out.get(x.Dtype(), m, op.d)
+	switch x.Dtype() {
+	case tensor.Float32:
+		layerNormForward(data[float32](y), data[float32](x), data[float32](w), data[float32](b), op.mean, op.rstd, op.d, op.eps)
+	default:
+		layerNormForward(data[float64](y), data[float64](x), data[float64](w), data[float64](b), op.mean, op.rstd, op.d, op.eps)
+	}
+	return y, nil
+}
+
+// layerNormForward: x (M,D) → y (M,D), writing μ and rstd of every row.
+func layerNormForward[T Float](y, x, w, b []T, mean, rstd []float64, d int, eps float64) {
+	parallelFor(len(mean), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row, out := x[i*d:(i+1)*d], y[i*d:(i+1)*d]
+			var s float64
+			for _, v := range row {
+				s += float64(v)
+			}
+			mu := s / float64(d)
+			var ss float64
+			for _, v := range row {
+				c := float64(v) - mu
+				ss += c * c
+			}
+			r := 1 / math.Sqrt(ss/float64(d)+eps)
+			mean[i], rstd[i] = mu, r
+			for j, v := range row {
+				out[j] = T((float64(v)-mu)*r*float64(w[j]) + float64(b[j]))
+			}
+		}
+	})
+}
+
+func (op *layerNormOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "LayerNorm(eps=%v,d=%d)", op.eps, op.d)
+	op.writeID(h)
+}
+func (op *layerNormOp) Hashcode() uint32     { return hashOf(op) }
+func (op *layerNormOp) String() string       { return "LayerNorm" }
+func (op *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
+
+func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	x, w := inputs[0], inputs[1]
+	// The output y is an input of the gradient ops that read μ and rstd only
+	// to order them after the forward op.
+	dx, err := G.ApplyOp(&layerNormDxOp{opBase: newOpBase(), fwd: op}, x, w, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op}, x, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	db, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op, bias: true}, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx, dw, db}, nil
+}
+
+// layerNormDxOp maps (x, w, y, dy) to dx using the forward's μ and rstd.
+type layerNormDxOp struct {
+	opBase
+	fwd *layerNormOp
+	out buffer
+}
+
+func (op *layerNormDxOp) Arity() int    { return 4 }
+func (op *layerNormDxOp) Type() hm.Type { return fnType(2, 1, 2, 2, 2) }
+func (op *layerNormDxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf("LayerNormDx", in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("LayerNormDx", vs, 4)
+	if err != nil {
+		return nil, err
+	}
+	x, w, dy := in[0], in[1], in[3]
+	f := op.fwd
+	m := x.Shape()[0]
+	if len(f.rstd) != m || !dy.Shape().Eq(x.Shape()) {
+		return nil, fmt.Errorf("LayerNormDx: x %v, dy %v and the forward's %d rows do not match", x.Shape(), dy.Shape(), len(f.rstd))
+	}
+	dx := op.out.get(x.Dtype(), m, f.d)
+	switch x.Dtype() {
+	case tensor.Float32:
+		layerNormDx(data[float32](dx), data[float32](x), data[float32](w), data[float32](dy), f.mean, f.rstd, f.d)
+	default:
+		layerNormDx(data[float64](dx), data[float64](x), data[float64](w), data[float64](dy), f.mean, f.rstd, f.d)
+	}
+	return dx, nil
+}
+
+// layerNormDx: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row, g = dy·w.
+func layerNormDx[T Float](dx, x, w, dy []T, mean, rstd []float64, d int) {
+	parallelFor(len(mean), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xr, gr, out := x[i*d:(i+1)*d], dy[i*d:(i+1)*d], dx[i*d:(i+1)*d]
+			mu, r := mean[i], rstd[i]
+			var sg, sgx float64
+			for j, v := range xr {
+				g := float64(gr[j]) * float64(w[j])
+				sg += g
+				sgx += g * (float64(v) - mu) * r
+			}
+			sg /= float64(d)
+			sgx /= float64(d)
+			for j, v := range xr {
+				g := float64(gr[j]) * float64(w[j])
+				out[j] = T(r * (g - sg - (float64(v)-mu)*r*sgx))
+			}
+		}
+	})
+}
+
+func (op *layerNormDxOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "LayerNormDx(fwd#%d)", op.fwd.id)
+	op.writeID(h)
+}
+func (op *layerNormDxOp) Hashcode() uint32 { return hashOf(op) }
+func (op *layerNormDxOp) String() string   { return "LayerNormDx" }
+
+// layerNormParamGradOp is dw = Σ_rows dy·x̂ from (x, y, dy), or, with bias,
+// db = Σ_rows dy from (dy); both (M,D) → (D) with float64 column accumulators.
+type layerNormParamGradOp struct {
+	opBase
+	fwd  *layerNormOp
+	bias bool
+	out  buffer
+	acc  []float64
+}
+
+func (op *layerNormParamGradOp) name() string {
+	if op.bias {
+		return "LayerNormDb"
+	}
+	return "LayerNormDw"
+}
+
+func (op *layerNormParamGradOp) Arity() int {
+	if op.bias {
+		return 1
+	}
+	return 3
+}
+
+func (op *layerNormParamGradOp) Type() hm.Type {
+	if op.bias {
+		return fnType(2, 1)
+	}
+	return fnType(2, 2, 2, 1)
+}
+
+func (op *layerNormParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.fwd.d}, nil
+}
+
+func (op *layerNormParamGradOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses(op.name(), vs, op.Arity())
+	if err != nil {
+		return nil, err
+	}
+	f := op.fwd
+	dy := in[len(in)-1]
+	if dy.Dims() != 2 || dy.Shape()[1] != f.d {
+		return nil, fmt.Errorf("%s: want dy (M,%d), got %v", op.name(), f.d, dy.Shape())
+	}
+	m := dy.Shape()[0]
+	if !op.bias && (len(f.rstd) != m || !in[0].Shape().Eq(dy.Shape())) {
+		return nil, fmt.Errorf("%s: x %v, dy %v and the forward's %d rows do not match", op.name(), in[0].Shape(), dy.Shape(), len(f.rstd))
+	}
+	if len(op.acc) != f.d {
+		op.acc = make([]float64, f.d)
+	}
+	g := op.out.get(dy.Dtype(), f.d)
+	switch dy.Dtype() {
+	case tensor.Float32:
+		var x []float32
+		if !op.bias {
+			x = data[float32](in[0])
+		}
+		layerNormParamGrad(data[float32](g), x, data[float32](dy), f.mean, f.rstd, op.acc, m, f.d)
+	default:
+		var x []float64
+		if !op.bias {
+			x = data[float64](in[0])
+		}
+		layerNormParamGrad(data[float64](g), x, data[float64](dy), f.mean, f.rstd, op.acc, m, f.d)
+	}
+	return g, nil
+}
+
+// layerNormParamGrad: dst[j] = Σ_i dy[i,j]·x̂[i,j], or Σ_i dy[i,j] when x is nil.
+// Workers own disjoint column ranges, so no reduction is needed.
+func layerNormParamGrad[T Float](dst, x, dy []T, mean, rstd, acc []float64, m, d int) {
+	parallelFor(d, func(lo, hi int) {
+		a := acc[lo:hi]
+		clear(a)
+		for i := 0; i < m; i++ {
+			gr := dy[i*d+lo : i*d+hi]
+			if x == nil {
+				for j, g := range gr {
+					a[j] += float64(g)
+				}
+				continue
+			}
+			xr := x[i*d+lo : i*d+hi]
+			mu, r := mean[i], rstd[i]
+			for j, g := range gr {
+				a[j] += float64(g) * (float64(xr[j]) - mu) * r
+			}
+		}
+		for j, v := range a {
+			dst[lo+j] = T(v)
+		}
+	})
+}
+
+func (op *layerNormParamGradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s(fwd#%d)", op.name(), op.fwd.id)
+	op.writeID(h)
+}
+func (op *layerNormParamGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *layerNormParamGradOp) String() string   { return op.name() }

@@ -1,0 +1,9 @@
+// Package layers is the Vision Transformer (Dosovitskiy et al., 2021) built as
+// a Gorgonia graph from the ops in package graph: patch embedding, class
+// token, learned position table, pre-norm blocks of multi-head self-attention
+// and MLP, final LayerNorm, class-token or mean readout, linear head.
+//
+// Parameters carry timm's state_dict names and shapes (`blocks.0.attn.qkv.weight`
+// [3D, D], …), so weights move between this package and timm unchanged. The
+// model knows no training loop, files or data sets.
+package layers

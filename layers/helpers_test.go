@@ -1,0 +1,40 @@
+package layers
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func randFor(name string) *rand.Rand { return rand.New(rand.NewPCG(11, nameHash(name))) }
+
+// weightedSum reduces y to Σ y⊙R for a fixed R, so every output carries a
+// distinct gradient.
+func weightedSum(t *testing.T, y *G.Node) *G.Node {
+	t.Helper()
+	r := tensor.New(tensor.Of(y.Dtype()), tensor.WithShape(y.Shape()...))
+	d := r.Data().([]float64)
+	for i := range d {
+		d[i] = math.Cos(float64(i) * 1.3)
+	}
+	rn := G.NewTensor(y.Graph(), y.Dtype(), y.Dims(), G.WithValue(r), G.WithName("R"))
+	c, err := G.Sum(G.Must(G.HadamardProd(y, rn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func maxDiff(a, b []float64) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	m := 0.0
+	for i := range a {
+		m = math.Max(m, math.Abs(a[i]-b[i]))
+	}
+	return m
+}

@@ -1,0 +1,347 @@
+package layers
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
+)
+
+// Param is one named model parameter. Value holds the weights; every graph
+// built from the model reads the same tensor, so an optimizer updating Value
+// in place updates them all.
+type Param struct {
+	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
+	Shape tensor.Shape // timm's shape, weights stored [out, in]
+	Value *tensor.Dense
+}
+
+// VisionTransformer holds a ViT's configuration and parameters.
+type VisionTransformer struct {
+	Config Config
+	Params []*Param // in timm's state_dict order
+	byName map[string]*Param
+}
+
+// New validates cfg and returns a model whose parameters, of dtype float32
+// or float64, are initialised as timm does (see Init) from seed.
+func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("layers.New: dtype must be float32 or float64, got %v", dt)
+	}
+	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
+	for _, s := range ParamShapes(cfg) {
+		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...))}
+		m.Params = append(m.Params, p)
+		m.byName[p.Name] = p
+	}
+	m.Init(seed)
+	return m, nil
+}
+
+// NamedShape is a parameter name with its shape.
+type NamedShape struct {
+	Name  string
+	Shape tensor.Shape
+}
+
+// ParamShapes lists the parameters of a model with this config, in timm's
+// state_dict order, without allocating them.
+func ParamShapes(c Config) []NamedShape {
+	d, hid, p := c.EmbedDim, c.Hidden(), c.PatchSize
+	out := []NamedShape{
+		{"cls_token", tensor.Shape{1, 1, d}},
+		{"pos_embed", tensor.Shape{1, c.NumPatches() + 1, d}},
+		{"patch_embed.proj.weight", tensor.Shape{d, c.InChans, p, p}},
+		{"patch_embed.proj.bias", tensor.Shape{d}},
+	}
+	for i := 0; i < c.Depth; i++ {
+		b := fmt.Sprintf("blocks.%d.", i)
+		out = append(out,
+			NamedShape{b + "norm1.weight", tensor.Shape{d}},
+			NamedShape{b + "norm1.bias", tensor.Shape{d}},
+			NamedShape{b + "attn.qkv.weight", tensor.Shape{3 * d, d}})
+		if c.QKVBias {
+			out = append(out, NamedShape{b + "attn.qkv.bias", tensor.Shape{3 * d}})
+		}
+		out = append(out,
+			NamedShape{b + "attn.proj.weight", tensor.Shape{d, d}},
+			NamedShape{b + "attn.proj.bias", tensor.Shape{d}},
+			NamedShape{b + "norm2.weight", tensor.Shape{d}},
+			NamedShape{b + "norm2.bias", tensor.Shape{d}},
+			NamedShape{b + "mlp.fc1.weight", tensor.Shape{hid, d}},
+			NamedShape{b + "mlp.fc1.bias", tensor.Shape{hid}},
+			NamedShape{b + "mlp.fc2.weight", tensor.Shape{d, hid}},
+			NamedShape{b + "mlp.fc2.bias", tensor.Shape{d}})
+	}
+	return append(out,
+		NamedShape{"norm.weight", tensor.Shape{d}},
+		NamedShape{"norm.bias", tensor.Shape{d}},
+		NamedShape{"head.weight", tensor.Shape{c.NumClasses, d}},
+		NamedShape{"head.bias", tensor.Shape{c.NumClasses}})
+}
+
+// CountParams is the number of scalars in a model with this config.
+func CountParams(c Config) int {
+	n := 0
+	for _, s := range ParamShapes(c) {
+		n += s.Shape.TotalSize()
+	}
+	return n
+}
+
+// Param returns the parameter with this name, or nil.
+func (m *VisionTransformer) Param(name string) *Param { return m.byName[name] }
+
+// NumParams is the number of scalars in the model.
+func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
+
+// Init re-initialises every parameter as timm's init_weights_vit_timm does,
+// each from its own stream of seed keyed by its name (so adding a layer does
+// not change the others): Linear weights, pos_embed and cls_token
+// trunc_normal(std .02, cut at ±2); biases 0; LayerNorm 1 and 0; the patch
+// projection PyTorch's Conv2d default (kaiming_uniform(a=√5): U(±1/√fan_in),
+// bias likewise); head weight and bias 0 when ZeroInitHead.
+func (m *VisionTransformer) Init(seed uint64) {
+	for _, p := range m.Params {
+		rng := rand.New(rand.NewPCG(seed, nameHash(p.Name)))
+		switch {
+		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
+			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
+			InitUniform(p.Value, 1/math.Sqrt(float64(fanIn)), rng)
+		case (p.Name == "head.weight" || p.Name == "head.bias") && m.Config.ZeroInitHead:
+			InitConst(p.Value, 0)
+		case hasSuffix(p.Name, ".bias") || p.Name == "norm.bias" || p.Name == "head.bias":
+			InitConst(p.Value, 0)
+		case isNormWeight(p.Name):
+			InitConst(p.Value, 1)
+		default:
+			InitTruncNormal(p.Value, 0.02, rng)
+		}
+	}
+}
+
+func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
+
+func isNormWeight(n string) bool {
+	return n == "norm.weight" || hasSuffix(n, "norm1.weight") || hasSuffix(n, "norm2.weight")
+}
+
+func nameHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// InitTruncNormal fills t with N(0, std²) cut to [−2, 2] by resampling, as
+// timm's trunc_normal_(std=std) (whose bounds a=−2, b=2 are absolute).
+func InitTruncNormal(t *tensor.Dense, std float64, rng *rand.Rand) {
+	fill(t, func() float64 {
+		for {
+			if v := rng.NormFloat64() * std; v >= -2 && v <= 2 {
+				return v
+			}
+		}
+	})
+}
+
+// InitUniform fills t with U(−bound, bound).
+func InitUniform(t *tensor.Dense, bound float64, rng *rand.Rand) {
+	fill(t, func() float64 { return (2*rng.Float64() - 1) * bound })
+}
+
+// InitConst fills t with v.
+func InitConst(t *tensor.Dense, v float64) { fill(t, func() float64 { return v }) }
+
+func fill(t *tensor.Dense, f func() float64) {
+	switch d := t.Data().(type) {
+	case []float32:
+		for i := range d {
+			d[i] = float32(f())
+		}
+	case []float64:
+		for i := range d {
+			d[i] = f()
+		}
+	}
+}
+
+// BuildOptions controls one graph built from a model.
+type BuildOptions struct {
+	Training bool   // dropout and drop path active
+	Seed     uint64 // seeds their masks, with the step set in Graph.Stoch
+}
+
+// Graph is one forward graph of the model for a fixed batch size. Several
+// graphs (training, evaluation) share the model's parameter tensors.
+type Graph struct {
+	G        *G.ExprGraph
+	Batch    int
+	Input    *G.Node   // (B, C, H, W), bound to a tensor the caller fills
+	Logits   *G.Node   // (B, num_classes)
+	Features *G.Node   // (B·T, D) token rows after the final norm, before readout
+	Params   []*G.Node // parallel to VisionTransformer.Params
+	Attn     []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
+	Stoch    *graph.Stochastic
+}
+
+// Build makes the forward graph for batch images, from patch embedding to
+// logits, reading the model's parameter tensors. The loss is the caller's.
+func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) {
+	c := m.Config
+	if batch <= 0 {
+		return nil, fmt.Errorf("build: batch must be positive, got %d", batch)
+	}
+	dt := m.Params[0].Value.Dtype()
+	g := G.NewGraph()
+	out := &Graph{G: g, Batch: batch, Stoch: &graph.Stochastic{Training: opts.Training, Seed: opts.Seed}}
+	in := tensor.New(tensor.Of(dt), tensor.WithShape(batch, c.InChans, c.ImgSize[0], c.ImgSize[1]))
+	out.Input = G.NewTensor(g, dt, 4, G.WithValue(in), G.WithName("input"))
+	p := map[string]*G.Node{}
+	for _, pr := range m.Params {
+		n := G.NewTensor(g, dt, pr.Shape.Dims(), G.WithShape(pr.Shape...), G.WithName(pr.Name), G.WithValue(pr.Value))
+		out.Params = append(out.Params, n)
+		p[pr.Name] = n
+	}
+	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch}
+	logits, err := b.forward(out.Input, out)
+	if err != nil {
+		return nil, err
+	}
+	out.Logits = logits
+	return out, nil
+}
+
+// builder carries what the forward pass needs while it adds nodes.
+type builder struct {
+	cfg           Config
+	p             map[string]*G.Node
+	batch, tokens int
+	stoch         *graph.Stochastic
+	err           error
+}
+
+// do records the first error so the forward pass reads top to bottom.
+func (b *builder) do(n *G.Node, err error) *G.Node {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n
+}
+
+// forward: (B, C, H, W) images → (B, num_classes) logits.
+func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
+	c := b.cfg
+	x := b.patchEmbed(img) // (B·N, D)
+	if b.err != nil {
+		return nil, b.err
+	}
+	x = b.do(graph.Tokens(x, b.p["cls_token"], b.p["pos_embed"], b.batch)) // (B·T, D)
+	x = b.dropout(x, "pos_drop")
+	dpr := 0.0
+	for i := 0; i < c.Depth && b.err == nil; i++ {
+		if c.Depth > 1 {
+			dpr = c.DropPathRate * float64(i) / float64(c.Depth-1) // linspace(0, rate, depth)
+		}
+		var attn *G.Node
+		x, attn = b.block(x, i, dpr)
+		out.Attn = append(out.Attn, attn)
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	x = b.do(graph.LayerNorm(x, b.p["norm.weight"], b.p["norm.bias"], c.LNEps))
+	out.Features = x
+	x = b.do(graph.Readout(x, b.batch, c.Readout == ReadoutMean))   // (B, D)
+	x = b.do(graph.Linear(x, b.p["head.weight"], b.p["head.bias"])) // (B, classes)
+	return x, b.err
+}
+
+// patchEmbed: (B, C, H, W) → (B·N, D), as unfold + Linear or as Conv2d.
+func (b *builder) patchEmbed(img *G.Node) *G.Node {
+	w, bias, ps := b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize
+	if b.cfg.PatchEmbed == PatchConv {
+		y := b.do(G.Conv2d(img, w, tensor.Shape{ps, ps}, []int{0, 0}, []int{ps, ps}, []int{1, 1})) // (B, D, gh, gw)
+		if b.err != nil {
+			return nil
+		}
+		y = b.do(graph.ChannelsLast(y)) // (B·N, D)
+		if b.err != nil {
+			return nil
+		}
+		return b.do(G.BroadcastAdd(y, bias, nil, []byte{0}))
+	}
+	x := b.do(graph.Patchify(img, ps)) // (B·N, C·P·P)
+	if b.err != nil {
+		return nil
+	}
+	return b.do(graph.Linear(x, w, bias))
+}
+
+// block is one pre-norm transformer block on (B·T, D) rows:
+//
+//	x = x + drop_path(attn(norm1(x)))
+//	x = x + drop_path(mlp(norm2(x)))
+//
+// It also returns the attention core's node.
+func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
+	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
+	p := func(name string) *G.Node { return b.p[pre+name] }
+	h := b.do(graph.LayerNorm(x, p("norm1.weight"), p("norm1.bias"), c.LNEps))
+	h = b.do(graph.Linear(h, p("attn.qkv.weight"), p("attn.qkv.bias"))) // (B·T, 3D)
+	if b.err != nil {
+		return nil, nil
+	}
+	attn := b.do(graph.Attention(h, b.batch, b.tokens, c.NumHeads)) // (B·T, D)
+	h = b.do(graph.Linear(attn, p("attn.proj.weight"), p("attn.proj.bias")))
+	h = b.dropout(h, pre+"attn.proj_drop")
+	x = b.residual(x, h, dpr, pre+"drop_path1")
+
+	h = b.do(graph.LayerNorm(x, p("norm2.weight"), p("norm2.bias"), c.LNEps))
+	h = b.do(graph.Linear(h, p("mlp.fc1.weight"), p("mlp.fc1.bias"))) // (B·T, hidden)
+	h = b.act(h)
+	h = b.dropout(h, pre+"mlp.drop1")
+	h = b.do(graph.Linear(h, p("mlp.fc2.weight"), p("mlp.fc2.bias"))) // (B·T, D)
+	h = b.dropout(h, pre+"mlp.drop2")
+	return b.residual(x, h, dpr, pre+"drop_path2"), attn
+}
+
+func (b *builder) act(h *G.Node) *G.Node {
+	if b.err != nil {
+		return nil
+	}
+	approx := graph.GELUExact
+	if b.cfg.Act == ActGELUTanh {
+		approx = graph.GELUTanh
+	}
+	return b.do(graph.GELU(h, approx))
+}
+
+// residual returns x + drop_path(h).
+func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
+	if b.err != nil {
+		return nil
+	}
+	if rate > 0 && b.stoch.Training {
+		h = b.do(graph.DropPath(h, rate, b.batch, b.stoch, nameHash(name)))
+		if b.err != nil {
+			return nil
+		}
+	}
+	return b.do(graph.Add(x, h))
+}
+
+func (b *builder) dropout(h *G.Node, name string) *G.Node {
+	if b.err != nil || b.cfg.Dropout == 0 || !b.stoch.Training {
+		return h
+	}
+	return b.do(graph.Dropout(h, b.cfg.Dropout, b.stoch, nameHash(name)))
+}

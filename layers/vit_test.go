@@ -1,0 +1,284 @@
+package layers
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
+)
+
+func TestParamCounts(t *testing.T) {
+	b := Presets["vit_base_patch16_224"]
+	if got := CountParams(b); got != 86567656 {
+		t.Errorf("ViT-B/16: %d parameters, want 86,567,656", got)
+	}
+	if got := CountParams(Presets["vit_tiny_patch16_224"]); got != 5717416 {
+		t.Errorf("ViT-Ti/16: %d parameters, want 5,717,416", got)
+	}
+	parts := map[string]int{}
+	for _, s := range ParamShapes(b) {
+		key := s.Name
+		switch {
+		case strings.HasPrefix(key, "blocks."):
+			key = "blocks"
+		case strings.HasPrefix(key, "patch_embed."):
+			key = "patch_embed"
+		case strings.HasPrefix(key, "norm."):
+			key = "norm"
+		case strings.HasPrefix(key, "head."):
+			key = "head"
+		}
+		parts[key] += s.Shape.TotalSize()
+	}
+	want := map[string]int{"blocks": 85054464, "patch_embed": 590592, "pos_embed": 151296, "cls_token": 768, "norm": 1536, "head": 769000}
+	for k, v := range want {
+		if parts[k] != v {
+			t.Errorf("ViT-B/16 %s: %d, want %d", k, parts[k], v)
+		}
+	}
+}
+
+func TestTimmNamesAndShapes(t *testing.T) {
+	c := tinyConfig()
+	shapes := map[string]tensor.Shape{}
+	for _, s := range ParamShapes(c) {
+		shapes[s.Name] = s.Shape
+	}
+	for name, want := range map[string]tensor.Shape{
+		"cls_token":                {1, 1, 8},
+		"pos_embed":                {1, 5, 8},
+		"patch_embed.proj.weight":  {8, 1, 2, 2},
+		"blocks.1.attn.qkv.weight": {24, 8},
+		"blocks.1.attn.qkv.bias":   {24},
+		"blocks.0.mlp.fc1.weight":  {16, 8},
+		"blocks.0.mlp.fc2.weight":  {8, 16},
+		"head.weight":              {3, 8},
+		"norm.bias":                {8},
+	} {
+		if !shapes[name].Eq(want) {
+			t.Errorf("%s: shape %v, want %v", name, shapes[name], want)
+		}
+	}
+	if len(shapes) != 4+2*12+4 {
+		t.Errorf("%d tensors, want %d", len(shapes), 4+2*12+4)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"patch", func(c *Config) { c.PatchSize = 5 }, "model.img_size"},
+		{"heads", func(c *Config) { c.NumHeads = 3 }, "model.num_heads"},
+		{"readout", func(c *Config) { c.Readout = "max" }, "model.readout"},
+		{"depth", func(c *Config) { c.Depth = 0 }, "model.depth"},
+		{"dim", func(c *Config) { c.EmbedDim = -1 }, "model.embed_dim"},
+		{"drop", func(c *Config) { c.DropPathRate = 1 }, "model.drop_path_rate"},
+		{"chans", func(c *Config) { c.InChans = 0 }, "model.in_chans"},
+	} {
+		c := tinyConfig()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
+		}
+		if _, err := New(c, tensor.Float32, 1); err == nil {
+			t.Errorf("%s: New accepted an invalid config", tc.name)
+		}
+	}
+	if err := tinyConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tinyConfig is a 2-block ViT on 4×4 one-channel images with 2×2 patches.
+func tinyConfig() Config {
+	c := DefaultConfig()
+	c.ImgSize, c.PatchSize, c.InChans, c.EmbedDim, c.Depth, c.NumHeads, c.MLPRatio, c.NumClasses = Size2{4, 4}, 2, 1, 8, 2, 2, 2, 3
+	c.ZeroInitHead = false
+	return c
+}
+
+func runGraph(t *testing.T, g *G.ExprGraph, opts ...G.VMOpt) G.VM {
+	t.Helper()
+	m := G.NewTapeMachine(g, opts...)
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func fillInput(gr *Graph, seed uint64) {
+	d := gr.Input.Value().Data().([]float64)
+	for i := range d {
+		d[i] = math.Sin(float64(i)*0.37+float64(seed)) * 1.5
+	}
+}
+
+func TestViTGradCheck(t *testing.T) {
+	for _, readout := range []Readout{ReadoutCLS, ReadoutMean} {
+		for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {
+			t.Run(string(readout)+"-"+string(form), func(t *testing.T) {
+				c := tinyConfig()
+				c.Readout, c.PatchEmbed = readout, form
+				m, err := New(c, tensor.Float64, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Larger weights than trunc_normal(.02) so every path carries signal.
+				for _, p := range m.Params {
+					if p.Name != "norm.weight" {
+						InitTruncNormal(p.Value, 0.5, randFor(p.Name))
+					}
+				}
+				gr, err := m.Build(2, BuildOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fillInput(gr, 1)
+				cost := weightedSum(t, gr.Logits)
+				wrt := append(G.Nodes{gr.Input}, gr.Params...)
+				res, err := graph.GradCheck(cost, wrt, graph.GradCheckOptions{MaxElem: 6, Seed: 2, RTol: 1e-5, ATol: 1e-7})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("checked %d elements, max |err| %.2g", res.Checked, res.MaxAbsErr)
+			})
+		}
+	}
+}
+
+func TestPatchEmbedEquivalence(t *testing.T) {
+	// The same weights through conv and unfold+linear: outputs and the
+	// input, weight and bias gradients agree to 1e-10.
+	run := func(form PatchEmbedForm, scramble bool) (logits, dIn, dW, dB []float64) {
+		c := tinyConfig()
+		c.ImgSize, c.InChans, c.PatchSize = Size2{6, 4}, 2, 2
+		c.PatchEmbed = form
+		m, err := New(c, tensor.Float64, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Params {
+			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
+		}
+		if scramble {
+			// The wrong-order control: weights laid out (D, P, P, C) reshaped
+			// to (D, C, P, P) without permuting.
+			w := m.Param("patch_embed.proj.weight").Value.Data().([]float64)
+			d, ch, p := c.EmbedDim, c.InChans, c.PatchSize
+			src := append([]float64(nil), w...)
+			for o := 0; o < d; o++ {
+				for ci := 0; ci < ch; ci++ {
+					for y := 0; y < p; y++ {
+						for x := 0; x < p; x++ {
+							w[((o*ch+ci)*p+y)*p+x] = src[((o*p+y)*p+x)*ch+ci]
+						}
+					}
+				}
+			}
+		}
+		gr, err := m.Build(2, BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillInput(gr, 2)
+		cost := weightedSum(t, gr.Logits)
+		w, b := gr.Params[2], gr.Params[3]
+		if _, err := G.Grad(cost, gr.Input, w, b); err != nil {
+			t.Fatal(err)
+		}
+		vm := runGraph(t, gr.G, G.BindDualValues(gr.Input, w, b))
+		defer vm.Close()
+		grad := func(n *G.Node) []float64 {
+			v, err := n.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]float64(nil), v.Data().([]float64)...)
+		}
+		return append([]float64(nil), gr.Logits.Value().Data().([]float64)...), grad(gr.Input), grad(w), grad(b)
+	}
+	l1, i1, w1, b1 := run(PatchLinear, false)
+	l2, i2, w2, b2 := run(PatchConv, false)
+	for name, pair := range map[string][2][]float64{"logits": {l1, l2}, "d input": {i1, i2}, "d weight": {w1, w2}, "d bias": {b1, b2}} {
+		if d := maxDiff(pair[0], pair[1]); d > 1e-10 {
+			t.Errorf("%s: conv and unfold+linear differ by %g", name, d)
+		}
+	}
+	l3, _, _, _ := run(PatchLinear, true)
+	if d := maxDiff(l2, l3); d < 1e-3 {
+		t.Errorf("wrong-order control differs by only %g: the test cannot tell layouts apart", d)
+	}
+}
+
+func TestPermutationEquivariance(t *testing.T) {
+	// Swapping two patches of the image swaps their token rows at the output
+	// of the blocks when there are no positions; a position table breaks it.
+	features := func(zeroPos bool, swap bool) []float64 {
+		c := tinyConfig()
+		c.ImgSize = Size2{4, 6}
+		m, err := New(c, tensor.Float64, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Params {
+			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
+		}
+		if zeroPos {
+			InitConst(m.Param("pos_embed").Value, 0)
+		}
+		gr, err := m.Build(1, BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillInput(gr, 3)
+		if swap { // swap patch (0,0) with patch (1,2) in the 2×3 grid of 2×2 patches
+			img := gr.Input.Value().Data().([]float64)
+			for y := 0; y < 2; y++ {
+				for x := 0; x < 2; x++ {
+					a, b := y*6+x, (2+y)*6+4+x
+					img[a], img[b] = img[b], img[a]
+				}
+			}
+		}
+		vm := runGraph(t, gr.G)
+		defer vm.Close()
+		// The final LayerNorm's input is the last block's output; read the
+		// tokens through the mean readout's gradient-free twin: logits of
+		// per-token heads are not exposed, so use Features.
+		return append([]float64(nil), gr.Features.Value().Data().([]float64)...)
+	}
+	d := 8
+	perm := func(f []float64) []float64 { // swap token rows 1 and 6 (patch 0 and 5)
+		out := append([]float64(nil), f...)
+		copy(out[1*d:2*d], f[6*d:7*d])
+		copy(out[6*d:7*d], f[1*d:2*d])
+		return out
+	}
+	if e := maxDiff(perm(features(true, false)), features(true, true)); e > 1e-12 {
+		t.Errorf("without positions, permuting patches changed features by %g beyond the permutation", e)
+	}
+	if e := maxDiff(perm(features(false, false)), features(false, true)); e < 1e-3 {
+		t.Errorf("with a position table, equivariance should break; max diff only %g", e)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	m, err := New(tinyConfig(), tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Build(0, BuildOptions{}); err == nil {
+		t.Error("batch 0: want an error")
+	}
+	if _, err := New(tinyConfig(), tensor.Int, 1); err == nil {
+		t.Error("int dtype: want an error")
+	}
+}

@@ -1,0 +1,101 @@
+package optim
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestDefaultConfigValid(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+}
+
+// TestConfigYAML decodes over the defaults: absent keys keep them, every
+// documented key is spelled as the tags say.
+func TestConfigYAML(t *testing.T) {
+	c := DefaultConfig()
+	src := `
+lr: 5.0e-4
+betas: [0.9, 0.95]
+sched: step
+warmup_epochs: 0.5
+decay_epochs: 30
+decay_rate: 0.5
+layer_decay: 0.65
+ema: true
+ema_warmup: true
+`
+	if err := yaml.Unmarshal([]byte(src), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.LR, want.Betas, want.Sched, want.WarmupEpochs = 5e-4, []float64{0.9, 0.95}, SchedStep, 0.5
+	want.DecayEpochs, want.DecayRate, want.LayerDecay, want.EMA, want.EMAWarmup = 30, 0.5, 0.65, true, true
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("decoded %+v\nwant    %+v", c, want)
+	}
+	out, err := yaml.Marshal(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"opt", "lr", "weight_decay", "betas", "eps", "sched", "warmup_epochs", "warmup_lr",
+		"min_lr", "decay_epochs", "decay_rate", "clip_grad", "layer_decay", "ema", "ema_decay", "ema_warmup"} {
+		if !strings.Contains(string(out), "\n"+key+":") && !strings.HasPrefix(string(out), key+":") {
+			t.Errorf("key %s missing from the marshalled defaults:\n%s", key, out)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(*Config)
+		errHas string
+	}{
+		{"opt", func(c *Config) { c.Opt = "sgd" }, `optim.opt: must be "adamw", got "sgd"`},
+		{"lr negative", func(c *Config) { c.LR = -1 }, "optim.lr: must be > 0, got -1"},
+		{"lr NaN", func(c *Config) { c.LR = math.NaN() }, "optim.lr: must be > 0, got NaN"},
+		{"weight_decay", func(c *Config) { c.WeightDecay = -0.1 }, "optim.weight_decay: must be >= 0, got -0.1"},
+		{"betas count", func(c *Config) { c.Betas = []float64{0.9} }, "optim.betas: must be two numbers [beta1, beta2], got [0.9]"},
+		{"beta2", func(c *Config) { c.Betas = []float64{0.9, 1} }, "optim.betas[1]: must be in [0,1), got 1"},
+		{"eps", func(c *Config) { c.Eps = 0 }, "optim.eps: must be > 0, got 0"},
+		{"sched", func(c *Config) { c.Sched = "linear" }, `optim.sched: must be one of "cosine", "constant", "step", got "linear"`},
+		{"warmup_epochs", func(c *Config) { c.WarmupEpochs = -1 }, "optim.warmup_epochs: must be >= 0, got -1"},
+		{"warmup_lr", func(c *Config) { c.WarmupLR = math.Inf(1) }, "optim.warmup_lr: must be >= 0, got +Inf"},
+		{"min_lr", func(c *Config) { c.MinLR = -1e-5 }, "optim.min_lr: must be >= 0, got -1e-05"},
+		{"min_lr above lr", func(c *Config) { c.MinLR = 0.1 }, "optim.min_lr: must be <= optim.lr (0.001) for the cosine schedule, got 0.1"},
+		{"decay_epochs", func(c *Config) { c.Sched, c.DecayEpochs = SchedStep, 0 }, "optim.decay_epochs: must be > 0 for the step schedule, got 0"},
+		{"decay_rate", func(c *Config) { c.Sched, c.DecayRate = SchedStep, -2 }, "optim.decay_rate: must be > 0 for the step schedule, got -2"},
+		{"clip_grad", func(c *Config) { c.ClipGrad = -1 }, "optim.clip_grad: must be >= 0 (0 = off), got -1"},
+		{"layer_decay", func(c *Config) { c.LayerDecay = 1.2 }, "optim.layer_decay: must be in [0,1] (0 or 1 = off), got 1.2"},
+		{"ema_decay", func(c *Config) { c.EMADecay = 2 }, "optim.ema_decay: must be in [0,1], got 2"},
+	}
+	for _, tc := range tests {
+		c := DefaultConfig()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.errHas)
+		}
+	}
+	// Every problem is reported, one per line.
+	c := DefaultConfig()
+	c.LR, c.Eps = 0, -1
+	if err := c.Validate(); err == nil || strings.Count(err.Error(), "\n") != 1 {
+		t.Errorf("two bad keys: got %v, want two lines", err)
+	}
+	// The step schedule's keys are not checked for other schedules.
+	c = DefaultConfig()
+	c.DecayEpochs = 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("decay_epochs 0 with the cosine schedule: %v", err)
+	}
+	if _, err := NewAdamW(Config{}, 12); err == nil || !strings.Contains(err.Error(), "optim.opt") {
+		t.Errorf("NewAdamW with a zero Config: %v, want validation errors", err)
+	}
+}

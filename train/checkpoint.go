@@ -1,0 +1,333 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/layers/posembed"
+	"github.com/vitgo/vit/train/safetensors"
+)
+
+// FormatVersion is written as __metadata__["format"] in every model file.
+const FormatVersion = "vitgo/1"
+
+// ModelMeta is what a model file's __metadata__ holds besides the tensors:
+// the architecture, the data normalization and class names, and where in
+// training the weights come from.
+type ModelMeta struct {
+	Model   layers.Config
+	Dataset string    // data.name the model was trained on
+	Mean    []float64 // per-channel normalization applied to inputs
+	Std     []float64
+	Classes []string
+	Epoch   int    // completed epochs
+	Step    int    // optimizer steps
+	Weights string // "raw" or "ema"
+}
+
+// metadata renders m as safetensors string metadata: each model key under
+// its YAML name (img_size, patch_size, …, as JSON), then the rest.
+func (m ModelMeta) metadata() (map[string]string, error) {
+	out := map[string]string{"format": FormatVersion}
+	var node yaml.Node
+	if err := node.Encode(m.Model); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		var v any
+		if err := node.Content[i+1].Decode(&v); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out[node.Content[i].Value] = string(b)
+	}
+	for k, v := range map[string]any{"mean": m.Mean, "std": m.Std, "classes": m.Classes} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = string(b)
+	}
+	out["dataset"] = m.Dataset
+	out["epoch"] = strconv.Itoa(m.Epoch)
+	out["step"] = strconv.Itoa(m.Step)
+	out["weights"] = m.Weights
+	return out, nil
+}
+
+// ParseModelMeta reads ModelMeta back from a file's metadata. ok is false for
+// a file without our format key (a plain timm state_dict).
+func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
+	if md["format"] == "" {
+		return ModelMeta{}, false, nil
+	}
+	if md["format"] != FormatVersion {
+		return ModelMeta{}, true, fmt.Errorf("metadata format %q, this build reads %q", md["format"], FormatVersion)
+	}
+	mc := layers.DefaultConfig()
+	doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	var keys []string
+	for _, s := range layerKeys() {
+		if v, has := md[s]; has {
+			keys = append(keys, s)
+			var val yaml.Node
+			if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) != 1 {
+				return ModelMeta{}, true, fmt.Errorf("metadata %s: bad value %q", s, v)
+			}
+			doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s}, val.Content[0])
+		}
+	}
+	if err := doc.Decode(&mc); err != nil {
+		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
+	}
+	meta = ModelMeta{Model: mc, Dataset: md["dataset"], Weights: md["weights"]}
+	for k, dst := range map[string]any{"mean": &meta.Mean, "std": &meta.Std, "classes": &meta.Classes} {
+		if v, has := md[k]; has && v != "" {
+			if err := json.Unmarshal([]byte(v), dst); err != nil {
+				return ModelMeta{}, true, fmt.Errorf("metadata %s: %w", k, err)
+			}
+		}
+	}
+	for k, dst := range map[string]*int{"epoch": &meta.Epoch, "step": &meta.Step} {
+		if v, has := md[k]; has && v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return ModelMeta{}, true, fmt.Errorf("metadata %s: %w", k, err)
+			}
+			*dst = n
+		}
+	}
+	if err := meta.Model.Validate(); err != nil {
+		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
+	}
+	return meta, true, nil
+}
+
+func layerKeys() []string {
+	var node yaml.Node
+	_ = node.Encode(layers.DefaultConfig())
+	var keys []string
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		keys = append(keys, node.Content[i].Value)
+	}
+	return keys
+}
+
+// SaveModel writes the model's parameters, float32 under timm's names, with
+// meta, atomically to path. values, if not nil, replaces the parameters'
+// own data by name (to save EMA weights).
+func SaveModel(path string, m *layers.VisionTransformer, meta ModelMeta, values map[string][]float32) error {
+	meta.Model = m.Config
+	md, err := meta.metadata()
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	var ts []safetensors.Tensor
+	for _, p := range m.Params {
+		v, ok := values[p.Name]
+		if !ok {
+			v = float32s(p.Value)
+		}
+		ts = append(ts, safetensors.FromFloat32(p.Name, p.Shape, v))
+	}
+	if err := safetensors.Write(path, ts, md); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}
+
+// float32s returns a float32 copy (or view, for float32) of t's data.
+func float32s(t *tensor.Dense) []float32 {
+	switch d := t.Data().(type) {
+	case []float32:
+		return d
+	case []float64:
+		out := make([]float32, len(d))
+		for i, v := range d {
+			out[i] = float32(v)
+		}
+		return out
+	}
+	return nil
+}
+
+// LoadOptions says how LoadWeights may adapt a file to the model.
+type LoadOptions struct {
+	// Interp resamples pos_embed when the patch grid differs ("bicubic" or
+	// "bilinear"; "" means bicubic). Set NoResample to make a grid change an
+	// error instead.
+	Interp     string
+	NoResample bool
+	// ResetHead keeps the model's own (re-initialised) head instead of the
+	// file's; a head whose class count differs is then not an error.
+	ResetHead bool
+	// OldGrid is the file's patch grid, when known from its metadata; else it
+	// is inferred from a square pos_embed.
+	OldGrid [2]int
+}
+
+// LoadWeights copies a file's tensors into the model by name, converting
+// F16/BF16/F64 to the model's dtype. Missing or unexpected tensors and shape
+// mismatches are one error listing every problem. It returns notes on what
+// was adapted (a resampled pos_embed, a reset head).
+func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOptions) ([]string, error) {
+	var problems, notes []string
+	seen := map[string]bool{}
+	for _, p := range m.Params {
+		t, ok := f.Get(p.Name)
+		seen[p.Name] = true
+		isHead := p.Name == "head.weight" || p.Name == "head.bias"
+		if isHead && opts.ResetHead {
+			notes = append(notes, p.Name+" re-initialised (reset_head)")
+			continue
+		}
+		if !ok {
+			problems = append(problems, fmt.Sprintf("missing %s %v", p.Name, p.Shape))
+			continue
+		}
+		v, err := t.Float32()
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if !sameShape(t.Shape, p.Shape) {
+			if p.Name == "pos_embed" && !opts.NoResample && len(t.Shape) == 3 && t.Shape[0] == 1 && t.Shape[2] == p.Shape[2] {
+				rv, note, err := resamplePos(v, t.Shape, m.Config, opts)
+				if err != nil {
+					problems = append(problems, err.Error())
+					continue
+				}
+				v = rv
+				notes = append(notes, note)
+			} else {
+				msg := fmt.Sprintf("shape mismatch %s: model %v, file %v", p.Name, []int(p.Shape), t.Shape)
+				if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[2] != p.Shape[2] {
+					msg += " (a different patch size: projection weights do not resample)"
+				}
+				problems = append(problems, msg)
+				continue
+			}
+		}
+		setData(p.Value, v)
+	}
+	for _, n := range f.Names() {
+		if !seen[n] {
+			problems = append(problems, "unexpected "+n)
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, errors.New("weights do not fit the model:\n  " + strings.Join(problems, "\n  "))
+	}
+	return notes, nil
+}
+
+func sameShape(a []int, b tensor.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func setData(t *tensor.Dense, v []float32) {
+	switch d := t.Data().(type) {
+	case []float32:
+		copy(d, v)
+	case []float64:
+		for i := range d {
+			d[i] = float64(v[i])
+		}
+	}
+}
+
+// resamplePos resizes a (1, 1+gh·gw, D) table to the model's grid.
+func resamplePos(v []float32, shape []int, c layers.Config, opts LoadOptions) ([]float32, string, error) {
+	n := shape[1] - 1
+	gh, gw := opts.OldGrid[0], opts.OldGrid[1]
+	if gh*gw != n {
+		s := isqrt(n)
+		if s*s != n {
+			return nil, "", fmt.Errorf("pos_embed: %d patch rows are not a square grid and the file names no grid", n)
+		}
+		gh, gw = s, s
+	}
+	nh, nw := c.Grid()
+	interp := opts.Interp
+	if interp == "" {
+		interp = "bicubic"
+	}
+	mode, err := posembed.ParseMode(interp)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := posembed.Resample(v, shape[2], 1, gh, gw, nh, nw, posembed.Options{Mode: mode, Antialias: nh < gh || nw < gw})
+	if err != nil {
+		return nil, "", fmt.Errorf("pos_embed: %w", err)
+	}
+	return out, fmt.Sprintf("pos_embed resampled %dx%d → %dx%d (%s)", gh, gw, nh, nw, mode), nil
+}
+
+func isqrt(n int) int {
+	s := 0
+	for (s+1)*(s+1) <= n {
+		s++
+	}
+	return s
+}
+
+// ReadModel opens a model file and parses its metadata; hasMeta is false for
+// a plain state_dict.
+func ReadModel(path string) (*safetensors.File, ModelMeta, bool, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, ModelMeta{}, false, err
+	}
+	meta, ok, err := ParseModelMeta(f.Metadata)
+	if err != nil {
+		return nil, ModelMeta{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, meta, ok, nil
+}
+
+// LoadModel rebuilds a model from one of our model files, with the
+// architecture from its metadata, optionally at another image size
+// (pos_embed resampled with interp).
+func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp string) (*layers.VisionTransformer, ModelMeta, []string, error) {
+	f, meta, ok, err := ReadModel(path)
+	if err != nil {
+		return nil, ModelMeta{}, nil, err
+	}
+	if !ok {
+		return nil, ModelMeta{}, nil, fmt.Errorf("%s: no model metadata (a plain state_dict); use it through finetune.init_from with a model section", path)
+	}
+	cfg := meta.Model
+	oldH, oldW := cfg.Grid()
+	if imgSize != nil {
+		cfg.ImgSize = *imgSize
+	}
+	m, err := layers.New(cfg, dt, 0)
+	if err != nil {
+		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	notes, err := LoadWeights(m, f, LoadOptions{Interp: interp, OldGrid: [2]int{oldH, oldW}})
+	if err != nil {
+		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, meta, notes, nil
+}

@@ -1,0 +1,174 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/layers"
+)
+
+// EvalResult is a model's score on a data set: every image counted, the
+// remainder batch included.
+type EvalResult struct {
+	Top1      float64   `json:"top1"` // fractions
+	Top5      float64   `json:"top5"`
+	Loss      float64   `json:"loss"` // mean cross entropy against the hard labels
+	Images    int       `json:"images"`
+	ImgPerS   float64   `json:"img_per_s"`
+	PerClass  []float64 `json:"per_class"` // top-1 accuracy of each class (NaN-free: 0 for an absent class)
+	Confusion [][]int   `json:"confusion"` // [label][prediction] counts
+}
+
+// Evaluator runs a model's forward graph for a fixed batch size in eval mode
+// (no dropout, no drop path). A short last batch is zero-padded; padded rows
+// are ignored, and since every row is computed independently they change
+// nothing else.
+type Evaluator struct {
+	model *layers.VisionTransformer
+	g     *layers.Graph
+	vm    G.VM
+}
+
+// NewEvaluator builds the evaluation graph for batch images.
+func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
+	g, err := m.Build(batch, layers.BuildOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Evaluator{model: m, g: g, vm: G.NewTapeMachine(g.G)}, nil
+}
+
+// Close releases the machine.
+func (e *Evaluator) Close() { e.vm.Close() }
+
+// Logits runs one padded batch and returns (n, classes) logits; the slice is
+// reused by the next call.
+func (e *Evaluator) Logits(x []float32, n int) ([]float32, error) {
+	in := e.g.Input.Value().Data().([]float32)
+	copy(in, x)
+	clear(in[len(x):])
+	defer e.vm.Reset()
+	if err := e.vm.RunAll(); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	c := e.model.Config.NumClasses
+	return e.g.Logits.Value().Data().([]float32)[:n*c], nil
+}
+
+// Graph is the evaluation graph (for attention maps).
+func (e *Evaluator) Graph() *layers.Graph { return e.g }
+
+// Run evaluates every image the loader yields. onBatch, if not nil, sees
+// each batch's dataset indices, labels and logits.
+func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
+	c := e.model.Config.NumClasses
+	r := EvalResult{Confusion: make([][]int, c), PerClass: make([]float64, c)}
+	for i := range r.Confusion {
+		r.Confusion[i] = make([]int, c)
+	}
+	start := time.Now()
+	it := l.Epoch(0, 0)
+	defer it.Close()
+	var lossSum float64
+	var top1, top5 int
+	for {
+		b, ok, err := it.Next()
+		if err != nil {
+			return EvalResult{}, err
+		}
+		if !ok {
+			break
+		}
+		if b.N > e.g.Batch {
+			return EvalResult{}, fmt.Errorf("eval: batch of %d exceeds the graph's %d", b.N, e.g.Batch)
+		}
+		logits, err := e.Logits(b.X, b.N)
+		if err != nil {
+			return EvalResult{}, err
+		}
+		for i := 0; i < b.N; i++ {
+			row, y := logits[i*c:(i+1)*c], b.Labels[i]
+			lossSum += crossEntropy(row, y)
+			rank := 0
+			pred := 0
+			for j, v := range row {
+				if v > row[y] || (v == row[y] && j < y) {
+					rank++
+				}
+				if v > row[pred] {
+					pred = j
+				}
+			}
+			if rank == 0 {
+				top1++
+			}
+			if rank < 5 {
+				top5++
+			}
+			r.Confusion[y][pred]++
+		}
+		if onBatch != nil {
+			if err := onBatch(b.Indices, b.Labels, logits); err != nil {
+				return EvalResult{}, err
+			}
+		}
+		r.Images += b.N
+		b.Release()
+	}
+	if r.Images == 0 {
+		return EvalResult{}, fmt.Errorf("eval: the data set is empty")
+	}
+	n := float64(r.Images)
+	r.Top1, r.Top5, r.Loss = float64(top1)/n, float64(top5)/n, lossSum/n
+	r.ImgPerS = n / time.Since(start).Seconds()
+	for y, row := range r.Confusion {
+		total := 0
+		for _, v := range row {
+			total += v
+		}
+		if total > 0 {
+			r.PerClass[y] = float64(row[y]) / float64(total)
+		}
+	}
+	return r, nil
+}
+
+// RunWith evaluates with other weights (the EMA's) swapped in by name, then
+// restores the model's own.
+func (e *Evaluator) RunWith(l *data.Loader, weights map[string][]float32) (EvalResult, error) {
+	saved := map[string][]float32{}
+	for _, p := range e.model.Params {
+		w, ok := weights[p.Name]
+		if !ok {
+			continue
+		}
+		d := p.Value.Data().([]float32)
+		saved[p.Name] = append([]float32(nil), d...)
+		copy(d, w)
+	}
+	defer func() {
+		for _, p := range e.model.Params {
+			if s, ok := saved[p.Name]; ok {
+				copy(p.Value.Data().([]float32), s)
+			}
+		}
+	}()
+	return e.Run(l, nil)
+}
+
+// crossEntropy is −log softmax(row)[y], computed stably in float64.
+func crossEntropy(row []float32, y int) float64 {
+	mx := math.Inf(-1)
+	for _, v := range row {
+		mx = math.Max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range row {
+		s += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(s) - float64(row[y])
+}

@@ -1,0 +1,80 @@
+package train
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/vitgo/vit/layers"
+)
+
+// InitFrom loads finetune.init_from into a freshly initialised model built
+// from the run's own model section. The file may be one of our checkpoints
+// or a plain timm state_dict saved as safetensors (no metadata of ours). A
+// different image size resamples pos_embed; a different num_classes, or
+// reset_head, keeps the model's zero-initialised head; anything else that
+// differs is an error listing every difference.
+func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) {
+	if _, err := os.Stat(fc.InitFrom); err != nil {
+		return nil, fmt.Errorf("finetune.init_from: %w", err)
+	}
+	f, meta, ours, err := ReadModel(fc.InitFrom)
+	if err != nil {
+		return nil, fmt.Errorf("finetune.init_from: %w", err)
+	}
+	opts := LoadOptions{Interp: fc.Interp, ResetHead: fc.ResetHead}
+	var notes []string
+	if ours {
+		var diffs []string
+		a, b := meta.Model, m.Config
+		if a.PatchSize != b.PatchSize {
+			diffs = append(diffs, fmt.Sprintf("patch_size %d in the file, %d in the config (projection weights do not resample)", a.PatchSize, b.PatchSize))
+		}
+		for _, d := range []struct {
+			key  string
+			x, y int
+		}{{"in_chans", a.InChans, b.InChans}, {"embed_dim", a.EmbedDim, b.EmbedDim}, {"depth", a.Depth, b.Depth}, {"num_heads", a.NumHeads, b.NumHeads}} {
+			if d.x != d.y {
+				diffs = append(diffs, fmt.Sprintf("%s %d in the file, %d in the config", d.key, d.x, d.y))
+			}
+		}
+		if a.MLPRatio != b.MLPRatio {
+			diffs = append(diffs, fmt.Sprintf("mlp_ratio %v in the file, %v in the config", a.MLPRatio, b.MLPRatio))
+		}
+		if a.QKVBias != b.QKVBias {
+			diffs = append(diffs, fmt.Sprintf("qkv_bias %v in the file, %v in the config", a.QKVBias, b.QKVBias))
+		}
+		if len(diffs) > 0 {
+			return nil, fmt.Errorf("finetune.init_from %s: the model differs from the config's:\n  %s", fc.InitFrom, joinLines(diffs))
+		}
+		gh, gw := a.Grid()
+		opts.OldGrid = [2]int{gh, gw}
+		if a.NumClasses != b.NumClasses {
+			opts.ResetHead = true
+		}
+	} else if t, ok := f.Get("head.weight"); ok && len(t.Shape) == 2 && t.Shape[0] != m.Config.NumClasses {
+		opts.ResetHead = true
+	}
+	if opts.ResetHead {
+		layers.InitConst(m.Param("head.weight").Value, 0)
+		layers.InitConst(m.Param("head.bias").Value, 0)
+		if f2, ok := f.Get("head.weight"); ok {
+			notes = append(notes, fmt.Sprintf("head re-initialised to zero (file has %v, model %v)", f2.Shape, []int(m.Param("head.weight").Shape)))
+		}
+	}
+	n2, err := LoadWeights(m, f, opts)
+	if err != nil {
+		return nil, fmt.Errorf("finetune.init_from %s: %w", fc.InitFrom, err)
+	}
+	return append(notes, n2...), nil
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, l := range s {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}

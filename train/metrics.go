@@ -1,0 +1,89 @@
+package train
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// MetricsRow is one line of metrics.csv, written after each epoch (and at a
+// max_steps stop). Accuracies are fractions.
+type MetricsRow struct {
+	Epoch, Step         int
+	LR                  float64
+	TrainLoss, GradNorm float64 // means over the epoch's steps
+	Val, ValEMA         *EvalResult
+	ImgPerS, Elapsed    float64
+}
+
+// MetricsHeader is metrics.csv's first line.
+var MetricsHeader = []string{"epoch", "step", "lr", "train_loss", "val_loss", "val_top1", "val_top5", "grad_norm", "img_per_s", "elapsed_s", "ema_val_loss", "ema_val_top1", "ema_val_top5"}
+
+// MetricsLog appends rows to a CSV file.
+type MetricsLog struct{ Path string }
+
+// Create starts the file with its header, replacing any old one.
+func (l *MetricsLog) Create() error {
+	return l.write([][]string{MetricsHeader}, os.O_CREATE|os.O_TRUNC|os.O_WRONLY)
+}
+
+// Append adds one row.
+func (l *MetricsLog) Append(r MetricsRow) error {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	rec := []string{strconv.Itoa(r.Epoch), strconv.Itoa(r.Step), f(r.LR), f(r.TrainLoss), "", "", "", f(r.GradNorm), f(r.ImgPerS), f(r.Elapsed), "", "", ""}
+	if r.Val != nil {
+		rec[4], rec[5], rec[6] = f(r.Val.Loss), f(r.Val.Top1), f(r.Val.Top5)
+	}
+	if r.ValEMA != nil {
+		rec[10], rec[11], rec[12] = f(r.ValEMA.Loss), f(r.ValEMA.Top1), f(r.ValEMA.Top5)
+	}
+	return l.write([][]string{rec}, os.O_APPEND|os.O_CREATE|os.O_WRONLY)
+}
+
+func (l *MetricsLog) write(recs [][]string, flag int) error {
+	f, err := os.OpenFile(l.Path, flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(recs); err != nil {
+		f.Close()
+		return fmt.Errorf("metrics %s: %w", l.Path, err)
+	}
+	return f.Close()
+}
+
+// ReadMetrics parses a metrics.csv into its header and rows.
+func ReadMetrics(path string) ([]string, [][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics: %w", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics %s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, nil, fmt.Errorf("metrics %s: empty", path)
+	}
+	return recs[0], recs[1:], nil
+}
+
+// Truncate drops rows past step (a resumed run writes them again); a missing
+// file is created.
+func (l *MetricsLog) Truncate(step int) error {
+	_, rows, err := ReadMetrics(l.Path)
+	if err != nil {
+		return l.Create()
+	}
+	keep := [][]string{MetricsHeader}
+	for _, r := range rows {
+		if s, err := strconv.Atoi(r[1]); err == nil && s <= step {
+			keep = append(keep, r)
+		}
+	}
+	return l.write(keep, os.O_CREATE|os.O_TRUNC|os.O_WRONLY)
+}

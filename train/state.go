@@ -1,0 +1,106 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vitgo/vit/train/safetensors"
+)
+
+// State is what a run needs beyond the model weights to resume exactly. It
+// lives in a sibling file (last.train.safetensors): the optimizer moments
+// under "optim.m.<param>" and "optim.v.<param>", the EMA weights under
+// "ema.<param>", and the counters and resolved config as metadata. The
+// random streams (data order, augmentation, Mixup, dropout, drop path) are
+// counter-based functions of (seed, epoch, step), so the counters are their
+// state.
+type State struct {
+	Step      int     // optimizer steps done
+	Epoch     int     // epoch the next step belongs to
+	EpochStep int     // steps of that epoch already done
+	BestTop1  float64 // best validation top-1 so far
+	Seed      uint64
+	Config    string // the resolved config YAML
+	OptStep   int
+	M, V      map[string][]float32
+	EMA       map[string][]float32 // nil without EMA
+}
+
+// SaveState writes st atomically to path.
+func SaveState(path string, st State) error {
+	md := map[string]string{
+		"format":     FormatVersion + "/train",
+		"step":       strconv.Itoa(st.Step),
+		"epoch":      strconv.Itoa(st.Epoch),
+		"epoch_step": strconv.Itoa(st.EpochStep),
+		"best_top1":  strconv.FormatFloat(st.BestTop1, 'g', -1, 64),
+		"seed":       strconv.FormatUint(st.Seed, 10),
+		"optim_step": strconv.Itoa(st.OptStep),
+		"config":     st.Config,
+		"rng":        "counter-based: streams are functions of (seed, epoch, step)",
+	}
+	var ts []safetensors.Tensor
+	add := func(prefix string, m map[string][]float32) {
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			ts = append(ts, safetensors.FromFloat32(prefix+n, []int{len(m[n])}, m[n]))
+		}
+	}
+	add("optim.m.", st.M)
+	add("optim.v.", st.V)
+	add("ema.", st.EMA)
+	if err := safetensors.Write(path, ts, md); err != nil {
+		return fmt.Errorf("save state %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadState reads a state file written by SaveState.
+func LoadState(path string) (State, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return State{}, fmt.Errorf("load state: %w", err)
+	}
+	md := f.Metadata
+	if md["format"] != FormatVersion+"/train" {
+		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], FormatVersion+"/train")
+	}
+	st := State{Config: md["config"], M: map[string][]float32{}, V: map[string][]float32{}}
+	for key, dst := range map[string]*int{"step": &st.Step, "epoch": &st.Epoch, "epoch_step": &st.EpochStep, "optim_step": &st.OptStep} {
+		if *dst, err = strconv.Atoi(md[key]); err != nil {
+			return State{}, fmt.Errorf("load state %s: metadata %s: %w", path, key, err)
+		}
+	}
+	if st.BestTop1, err = strconv.ParseFloat(md["best_top1"], 64); err != nil {
+		return State{}, fmt.Errorf("load state %s: metadata best_top1: %w", path, err)
+	}
+	if st.Seed, err = strconv.ParseUint(md["seed"], 10, 64); err != nil {
+		return State{}, fmt.Errorf("load state %s: metadata seed: %w", path, err)
+	}
+	for _, t := range f.Tensors {
+		v, err := t.Float32()
+		if err != nil {
+			return State{}, fmt.Errorf("load state %s: %w", path, err)
+		}
+		switch {
+		case strings.HasPrefix(t.Name, "optim.m."):
+			st.M[strings.TrimPrefix(t.Name, "optim.m.")] = v
+		case strings.HasPrefix(t.Name, "optim.v."):
+			st.V[strings.TrimPrefix(t.Name, "optim.v.")] = v
+		case strings.HasPrefix(t.Name, "ema."):
+			if st.EMA == nil {
+				st.EMA = map[string][]float32{}
+			}
+			st.EMA[strings.TrimPrefix(t.Name, "ema.")] = v
+		default:
+			return State{}, fmt.Errorf("load state %s: unexpected tensor %s", path, t.Name)
+		}
+	}
+	return st, nil
+}

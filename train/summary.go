@@ -1,0 +1,50 @@
+package train
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/layers"
+)
+
+// Summary validates cfg, builds the model's training graph for one image
+// (proving the graph assembles) and prints the parameter table and total.
+func Summary(w io.Writer, cfg Config) error {
+	m, err := layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Build(1, layers.BuildOptions{Training: true}); err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	c := cfg.Model
+	gh, gw := c.Grid()
+	fmt.Fprintf(w, "ViT: img %v, patch %d (grid %dx%d, %d tokens), dim %d, depth %d, heads %d, mlp %d, classes %d, readout %s\n\n",
+		c.ImgSize, c.PatchSize, gh, gw, c.NumPatches()+1, c.EmbedDim, c.Depth, c.NumHeads, c.Hidden(), c.NumClasses, c.Readout)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "name\tshape\tparams\t")
+	total := 0
+	for _, p := range m.Params {
+		n := p.Shape.TotalSize()
+		total += n
+		fmt.Fprintf(tw, "%s\t%v\t%s\t\n", p.Name, []int(p.Shape), commas(n))
+	}
+	fmt.Fprintf(tw, "total\t\t%s\t\n", commas(total))
+	return tw.Flush()
+}
+
+// commas formats n with thousands separators: 86,567,656.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	out := ""
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out += ","
+		}
+		out += string(c)
+	}
+	return out
+}
