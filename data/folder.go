@@ -1,7 +1,7 @@
 package data
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"image"
 	"io/fs"
@@ -183,11 +183,12 @@ func (f *Folder) checkHeaders(workers int) error {
 }
 
 func checkImageHeader(path string) error {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read image %s: %w", path, err)
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("decode image %s: %w", path, err)
 	}

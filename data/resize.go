@@ -86,7 +86,7 @@ func antialiasTaps(in, out int) *axisTaps {
 	return t
 }
 
-// resizer resizes CHW float32 images, caching the taps of the last sizes.
+// resizer resizes CHW images to float32, caching the taps of the last sizes.
 type resizer struct {
 	aa      bool
 	hTaps   *axisTaps // along W
@@ -95,7 +95,7 @@ type resizer struct {
 }
 
 func (r *resizer) taps(cur *axisTaps, in, out int) *axisTaps {
-	if cur != nil && cur.in == in && cur.out == out {
+	if cur != nil && cur.in == in && cur.out == out && cur.aa == r.aa {
 		return cur
 	}
 	if r.aa {
@@ -104,26 +104,26 @@ func (r *resizer) taps(cur *axisTaps, in, out int) *axisTaps {
 	return bilinearTaps(in, out)
 }
 
+// tmp returns the intermediate buffer for n values: dst itself when the
+// vertical pass is skipped.
+func (r *resizer) tmp(dst []float32, n int, direct bool) []float32 {
+	if direct {
+		return dst[:n]
+	}
+	if cap(r.scratch) < n {
+		r.scratch = make([]float32, n)
+	}
+	return r.scratch[:n]
+}
+
 // resize writes src (c, inH, inW) resized to (c, outH, outW) into dst:
 // separable, along W first, then along H; an axis whose size does not change
 // is copied, as PyTorch does.
 func (r *resizer) resize(dst, src []float32, c, inH, inW, outH, outW int) {
-	if inH == outH && inW == outW {
-		copy(dst[:c*outH*outW], src)
-		return
-	}
 	tmp := src
 	if inW != outW {
+		tmp = r.tmp(dst, c*inH*outW, inH == outH)
 		r.hTaps = r.taps(r.hTaps, inW, outW)
-		n := c * inH * outW
-		if inH == outH {
-			tmp = dst[:n]
-		} else {
-			if cap(r.scratch) < n {
-				r.scratch = make([]float32, n)
-			}
-			tmp = r.scratch[:n]
-		}
 		t := r.hTaps
 		for row := 0; row < c*inH; row++ {
 			in := src[row*inW : (row+1)*inW]
@@ -137,23 +137,58 @@ func (r *resizer) resize(dst, src []float32, c, inH, inW, outH, outW int) {
 			}
 		}
 	}
-	if inH != outH {
-		r.vTaps = r.taps(r.vTaps, inH, outH)
-		t := r.vTaps
-		for ch := 0; ch < c; ch++ {
-			in := tmp[ch*inH*outW : (ch+1)*inH*outW]
-			out := dst[ch*outH*outW : (ch+1)*outH*outW]
-			for o := 0; o < outH; o++ {
-				orow := out[o*outW : (o+1)*outW]
-				for x := range orow {
-					orow[x] = 0
-				}
+	r.vpass(dst, tmp, c, inH, outH, outW)
+}
+
+// resizeU8 is resize of the image whose values are lut[src[i]], without
+// converting the whole (possibly large) source to float32 first; the result
+// is bit-identical to converting first.
+func (r *resizer) resizeU8(dst []float32, src []uint8, lut *[256]float32, c, inH, inW, outH, outW int) {
+	tmp := r.tmp(dst, c*inH*outW, inH == outH)
+	if inW != outW {
+		r.hTaps = r.taps(r.hTaps, inW, outW)
+		t := r.hTaps
+		for row := 0; row < c*inH; row++ {
+			in := src[row*inW : (row+1)*inW]
+			out := tmp[row*outW : (row+1)*outW]
+			for o := range out {
+				var s float32
 				for k := t.off[o]; k < t.off[o+1]; k++ {
-					w := t.w[k]
-					irow := in[t.idx[k]*outW : (t.idx[k]+1)*outW]
-					for x := range orow {
-						orow[x] += w * irow[x]
-					}
+					s += t.w[k] * lut[in[t.idx[k]]]
+				}
+				out[o] = s
+			}
+		}
+	} else {
+		for i, v := range src[:c*inH*inW] {
+			tmp[i] = lut[v]
+		}
+	}
+	r.vpass(dst, tmp, c, inH, outH, outW)
+}
+
+// vpass resizes tmp (c, inH, outW) along H into dst (c, outH, outW), or
+// copies it when the height does not change.
+func (r *resizer) vpass(dst, tmp []float32, c, inH, outH, outW int) {
+	if inH == outH {
+		if len(tmp) > 0 && &tmp[0] != &dst[0] {
+			copy(dst[:c*outH*outW], tmp)
+		}
+		return
+	}
+	r.vTaps = r.taps(r.vTaps, inH, outH)
+	t := r.vTaps
+	for ch := 0; ch < c; ch++ {
+		in := tmp[ch*inH*outW : (ch+1)*inH*outW]
+		out := dst[ch*outH*outW : (ch+1)*outH*outW]
+		for o := 0; o < outH; o++ {
+			orow := out[o*outW : (o+1)*outW]
+			clear(orow)
+			for k := t.off[o]; k < t.off[o+1]; k++ {
+				w := t.w[k]
+				irow := in[t.idx[k]*outW : (t.idx[k]+1)*outW]
+				for x := range orow {
+					orow[x] += w * irow[x]
 				}
 			}
 		}
@@ -169,3 +204,12 @@ func Resize(src []float32, c, inH, inW, outH, outW int, antialias bool) []float3
 	r.resize(dst, src, c, inH, inW, outH, outW)
 	return dst
 }
+
+// Look-up tables from uint8 to float32: ToTensor's v/255, and v itself.
+var lutUnit, lutIdentity = func() (u, id [256]float32) {
+	for i := range u {
+		u[i] = float32(i) / 255
+		id[i] = float32(i)
+	}
+	return u, id
+}()

@@ -113,7 +113,7 @@ func (p *Pipeline) apply(dst []float32, img Image, epoch, pos int, s *scratch) e
 		x = growF(s.fb, n)
 		s.fb = x
 		for i, v := range u {
-			x[i] = float32(v) / 255
+			x[i] = lutUnit[v]
 		}
 	} else {
 		x = p.toFloatResized(img, s)
@@ -137,17 +137,15 @@ func (p *Pipeline) apply(dst []float32, img Image, epoch, pos int, s *scratch) e
 
 // toFloatResized is ToTensor (÷255) followed by the resize to (H, W).
 func (p *Pipeline) toFloatResized(img Image, s *scratch) []float32 {
-	in := growF(s.fa, len(img.Pix))
-	s.fa = in
-	for i, v := range img.Pix {
-		in[i] = float32(v) / 255
-	}
+	out := growF(s.fa, p.C*p.H*p.W)
+	s.fa = out
 	if img.H == p.H && img.W == p.W {
-		return in
+		for i, v := range img.Pix {
+			out[i] = lutUnit[v]
+		}
+		return out
 	}
-	out := growF(s.fb, p.C*p.H*p.W)
-	s.fb = out
-	s.rs.resize(out, in, p.C, img.H, img.W, p.H, p.W)
+	s.rs.resizeU8(out, img.Pix, &lutUnit, p.C, img.H, img.W, p.H, p.W)
 	return out
 }
 
@@ -160,14 +158,9 @@ func (p *Pipeline) resizeU8(img Image, s *scratch) []uint8 {
 		copy(u, img.Pix)
 		return u
 	}
-	in := growF(s.fa, len(img.Pix))
-	s.fa = in
-	for i, v := range img.Pix {
-		in[i] = float32(v)
-	}
 	out := growF(s.fb, n)
 	s.fb = out
-	s.rs.resize(out, in, p.C, img.H, img.W, p.H, p.W)
+	s.rs.resizeU8(out, img.Pix, &lutIdentity, p.C, img.H, img.W, p.H, p.W)
 	for i, v := range out {
 		u[i] = uint8(min(max(v+0.5, 0), 255))
 	}

@@ -143,14 +143,16 @@ func (op *attentionOp) String() string       { return fmt.Sprintf("Attention(h=%
 func (op *attentionOp) DiffWRT(n int) []bool { return []bool{true} }
 
 func (op *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	d, err := G.ApplyOp(&attentionGradOp{opBase: newOpBase(), fwd: op}, inputs[0], grad)
+	// The forward output is an input only to order the gradient after the
+	// forward pass, whose saved probabilities it reads.
+	d, err := G.ApplyOp(&attentionGradOp{opBase: newOpBase(), fwd: op}, inputs[0], output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{d}, nil
 }
 
-// attentionGradOp maps (qkv, dy) to dqkv using the forward's saved
+// attentionGradOp maps (qkv, y, dy) to dqkv using the forward's saved
 // probabilities:
 //
 //	dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P)),
@@ -163,20 +165,20 @@ type attentionGradOp struct {
 	tmp64 []float64
 }
 
-func (op *attentionGradOp) Arity() int    { return 2 }
-func (op *attentionGradOp) Type() hm.Type { return fnType(2, 2, 2) }
+func (op *attentionGradOp) Arity() int    { return 3 }
+func (op *attentionGradOp) Type() hm.Type { return fnType(2, 2, 2, 2) }
 func (op *attentionGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	f := op.fwd
 	return tensor.Shape{f.batch * f.tokens, 3 * f.dim}, nil
 }
 
 func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("AttentionGrad", vs, 2)
+	in, err := denses("AttentionGrad", vs, 3)
 	if err != nil {
 		return nil, err
 	}
 	f := op.fwd
-	qkv, dy := in[0], in[1]
+	qkv, dy := in[0], in[2]
 	dq := op.out.get(qkv.Dtype(), f.batch*f.tokens, 3*f.dim)
 	n := f.batch * f.tokens * f.tokens
 	switch qkv.Dtype() {

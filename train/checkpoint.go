@@ -193,7 +193,7 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 			continue
 		}
 		if !ok {
-			problems = append(problems, fmt.Sprintf("missing %s %v", p.Name, p.Shape))
+			problems = append(problems, fmt.Sprintf("missing %s %v", p.Name, []int(p.Shape)))
 			continue
 		}
 		v, err := t.Float32()
