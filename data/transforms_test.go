@@ -35,7 +35,7 @@ func TestPipelineEvalIsResizeNormalize(t *testing.T) {
 		for i := range want {
 			ch := i / hw
 			w := (want[i] - float32(mean[ch])) / float32(std[ch])
-			if math.Abs(float64(got[i]-w)) > 1e-6 {
+			if got[i] != w {
 				t.Fatalf("%+v: value %d = %v, want %v", tc, i, got[i], w)
 			}
 		}
