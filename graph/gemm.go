@@ -3,6 +3,8 @@ package graph
 import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 var gonumBLAS gonum.Implementation
@@ -32,13 +34,14 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	}
 }
 
-// sgemm is the float32 matrix product every hot op goes through.
+// sgemm is the float32 matrix product every hot op goes through: our
+// packed AVX2/FMA kernels (or OpenBLAS with -tags openblas).
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if k == 0 {
 		scaleOrZero(c, m, n, ldc, beta)
 		return
 	}
-	gonumBLAS.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	kernels.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func scaleOrZero[T Float](c []T, m, n, ldc int, beta T) {

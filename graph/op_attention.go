@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // Attention is the core of multi-head self-attention, working directly on the
@@ -104,11 +106,20 @@ func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
 				v := qkv[base+2*d+h*hd:]
 				p := probs[(b*op.heads+h)*t*t:][:t*t]
 				gemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
-				softmaxRows(p, t, t)
+				softmax(p, t, t)
 				gemm(false, false, t, hd, t, 1, p, t, v, 3*d, 0, y[b*t*d+h*hd:], d)
 			}
 		}
 	})
+}
+
+// softmax is softmaxRows, vectorised for float32.
+func softmax[T Float](x []T, rows, cols int) {
+	if x32, ok := any(x).([]float32); ok {
+		kernels.SoftmaxRows(x32, rows, cols)
+		return
+	}
+	softmaxRows(x, rows, cols)
 }
 
 // softmaxRows replaces each row of the (rows, cols) matrix x by its softmax.
@@ -233,3 +244,18 @@ func (op *attentionGradOp) WriteHash(h hash.Hash) {
 }
 func (op *attentionGradOp) Hashcode() uint32 { return hashOf(op) }
 func (op *attentionGradOp) String() string   { return "AttentionGrad" }
+
+// AttentionProbs returns the softmax probabilities (B, H, T, T) that the
+// Attention node n computed in its graph's last forward run, as float64,
+// with their dimensions. It is how attention maps are read.
+func AttentionProbs(n *G.Node) (probs []float64, b, h, t int, err error) {
+	op, ok := n.Op().(*attentionOp)
+	if !ok {
+		return nil, 0, 0, 0, fmt.Errorf("AttentionProbs: %v is not an Attention node", n.Name())
+	}
+	p := op.Probs()
+	if len(p) != op.batch*op.heads*op.tokens*op.tokens {
+		return nil, 0, 0, 0, fmt.Errorf("AttentionProbs: the graph has not run yet")
+	}
+	return p, op.batch, op.heads, op.tokens, nil
+}

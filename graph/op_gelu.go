@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // GELUApprox selects the form of GELU, like PyTorch's approximate argument.
@@ -188,10 +190,10 @@ func (op *geluGradOp) String() string   { return fmt.Sprintf("GELUGrad(%v)", op.
 // The float32 entry points; vectorised kernels replace their bodies.
 
 // geluForward32: dst = GELU(src), exact erf form.
-func geluForward32(dst, src []float32) { geluExact(dst, src) }
+func geluForward32(dst, src []float32) { kernels.GELU(dst, src) }
 
 // geluBackward32: dx = dy·GELU′(x), exact erf form.
-func geluBackward32(dx, x, dy []float32) { geluExactGrad(dx, x, dy) }
+func geluBackward32(dx, x, dy []float32) { kernels.GELUBackward(dx, x, dy) }
 
 // geluTanhForward32: dst = GELU(src), tanh form.
 func geluTanhForward32(dst, src []float32) { geluTanh(dst, src) }

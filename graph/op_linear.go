@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // Linear returns x·Wᵀ + b, PyTorch's nn.Linear on a matrix of rows.
@@ -97,6 +99,13 @@ func biasData[T Float](in []*tensor.Dense, has bool) []T {
 
 // linearForward: (M,K)·(N,K)ᵀ + b → (M,N).
 func linearForward[T Float](y, x, w, b []T, m, n, k int) {
+	if y32, ok := any(y).([]float32); ok {
+		gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n)
+		if b != nil {
+			kernels.AddBias(y32, any(b).([]float32), m, n)
+		}
+		return
+	}
 	var beta T
 	if b != nil {
 		for i := 0; i < m; i++ {

@@ -12,6 +12,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -25,9 +26,11 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-func main() { os.Exit(run()) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func run() int {
+func run(args []string, stdout, stderr io.Writer) int {
+	flag := flag.NewFlagSet("eval", flag.ContinueOnError)
+	flag.SetOutput(stderr)
 	var sets multiFlag
 	ckpt := flag.String("checkpoint", "", "model .safetensors to evaluate (required)")
 	cfgPath := flag.String("config", "", "YAML config whose data section (and train.eval_batch_size) to use")
@@ -38,9 +41,11 @@ func run() int {
 	results := flag.String("results", "", "write the results as JSON here")
 	preds := flag.String("predictions", "", "write per-image predictions as CSV here")
 	conf := flag.String("confusion-png", "", "draw the confusion matrix as PNG here")
-	flag.Parse()
+	if err := flag.Parse(args); err != nil {
+		return 2
+	}
 	if *ckpt == "" {
-		fmt.Fprintln(os.Stderr, "eval: -checkpoint is required")
+		fmt.Fprintln(stderr, "eval: -checkpoint is required")
 		flag.Usage()
 		return 2
 	}
@@ -48,7 +53,7 @@ func run() int {
 	if *imgSize != "" {
 		s, err := parseSize(*imgSize)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "eval: -img-size: %v\n", err)
+			fmt.Fprintf(stderr, "eval: -img-size: %v\n", err)
 			return 2
 		}
 		o.ImgSize = &s
@@ -61,26 +66,26 @@ func run() int {
 		} else {
 			_, meta, _, rerr := train.ReadModel(*ckpt)
 			if rerr != nil {
-				fmt.Fprintf(os.Stderr, "eval: %v\n", rerr)
+				fmt.Fprintf(stderr, "eval: %v\n", rerr)
 				return 1
 			}
 			cfg, err = train.ParseConfig([]byte("data: {name: "+meta.Dataset+"}\n"), sets)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "eval: %v\n", err)
+			fmt.Fprintf(stderr, "eval: %v\n", err)
 			return 2
 		}
 		o.Config = &cfg
 	}
 	r, meta, notes, err := train.EvaluateCheckpoint(o)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "eval: %v\n", err)
+		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 1
 	}
 	for _, n := range notes {
-		fmt.Printf("note: %s\n", n)
+		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	train.FormatReport(os.Stdout, r, meta.Classes)
+	train.FormatReport(stdout, r, meta.Classes)
 	return 0
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -29,10 +30,12 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
-	os.Exit(run())
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run() int {
+func run(args []string, stdout, stderr io.Writer) int {
+	flag := flag.NewFlagSet("train", flag.ContinueOnError)
+	flag.SetOutput(stderr)
 	var sets multiFlag
 	cfgPath := flag.String("config", "", "YAML config file (required)")
 	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
@@ -42,34 +45,37 @@ func run() int {
 	logFormat := flag.String("log-format", "text", "log format: text or json")
 	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) here")
-	flag.Parse()
+	if err := flag.Parse(args); err != nil {
+		return 2
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
 		defer pprof.StopCPUProfile()
 	}
 
 	log := logrus.New()
+	log.SetOutput(stderr)
 	switch *logFormat {
 	case "text":
 	case "json":
 		log.SetFormatter(&logrus.JSONFormatter{})
 	default:
-		fmt.Fprintf(os.Stderr, "train: -log-format must be text or json, got %q\n", *logFormat)
+		fmt.Fprintf(stderr, "train: -log-format must be text or json, got %q\n", *logFormat)
 		return 2
 	}
 	if *verbose {
 		log.SetLevel(logrus.DebugLevel)
 	}
 	if *cfgPath == "" {
-		fmt.Fprintln(os.Stderr, "train: -config is required")
+		fmt.Fprintln(stderr, "train: -config is required")
 		flag.Usage()
 		return 2
 	}
@@ -78,12 +84,12 @@ func run() int {
 	}
 	cfg, err := train.LoadConfig(*cfgPath, sets)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
 	}
 	if *dry {
-		if err := train.Summary(os.Stdout, cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		if err := train.Summary(stdout, cfg); err != nil {
+			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 1
 		}
 		return 0
@@ -93,7 +99,7 @@ func run() int {
 	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: log, Progress: train.NewProgress(os.Stdout)})
 	if errors.Is(err, train.ErrInterrupted) {
 		log.Errorf("%v", err)
-		fmt.Fprintf(os.Stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+		fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
 		return 130
 	}
 	if err != nil {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/vitgo/vit/train"
+)
+
+func TestEvalCheckpointAtTwoSizes(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := train.ParseConfig([]byte(`
+model: {img_size: 28, patch_size: 7, in_chans: 1, embed_dim: 16, depth: 1, num_heads: 2, mlp_ratio: 2, num_classes: 10}
+data: {limit_train: 128, limit_val: 50}
+train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
+`), []string{"train.out_dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	if _, err := train.Run(context.Background(), cfg, train.Options{Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, train.LastModel)
+	for _, size := range []string{"", "56", "56x42"} {
+		args := []string{"-checkpoint", ckpt, "-set", "data.limit_val=50", "-results", filepath.Join(dir, "r.json"), "-predictions", filepath.Join(dir, "p.csv"), "-confusion-png", filepath.Join(dir, "c.png")}
+		if size != "" {
+			args = append(args, "-img-size", size, "-interp", "bilinear")
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("size %q: exit %d: %s", size, code, errb.String())
+		}
+		if size != "" && !strings.Contains(out.String(), "pos_embed resampled 4x4 →") {
+			t.Errorf("size %s: no resampling note in %q", size, out.String())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"top1", "top5", "loss", "images", "img_per_s", "per_class", "confusion"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("results lack %q", k)
+			}
+		}
+		if r["images"].(float64) != 50 {
+			t.Errorf("images %v, want 50", r["images"])
+		}
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-checkpoint is required"},
+		{[]string{"-checkpoint", "missing.safetensors"}, "missing.safetensors"},
+		{[]string{"-checkpoint", "x", "-img-size", "abc"}, "-img-size"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
