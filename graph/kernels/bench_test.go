@@ -1,0 +1,137 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// vitGemmShapes are the products of one ViT training step at batch 128,
+// 50 tokens (M = 6400 rows), for the TINY (d 64) and SMALL (d 192) models.
+// Linear weights are stored (out, in) as in PyTorch: forward is X·Wᵀ, the
+// input gradient dY·W and the weight gradient dYᵀ·X.
+var vitGemmShapes = []struct {
+	name    string
+	tA, tB  bool
+	m, n, k int
+}{
+	{"fwd_d64_qkv", false, true, 6400, 192, 64},
+	{"fwd_d64_fc1", false, true, 6400, 256, 64},
+	{"fwd_d64_fc2", false, true, 6400, 64, 256},
+	{"bwd_d64_dX_qkv", false, false, 6400, 64, 192},
+	{"bwd_d64_dW_qkv", true, false, 192, 64, 6400},
+	{"bwd_d64_dW_fc2", true, false, 64, 256, 6400},
+	{"fwd_d192_qkv", false, true, 6400, 576, 192},
+	{"fwd_d192_proj", false, true, 6400, 192, 192},
+	{"fwd_d192_fc1", false, true, 6400, 768, 192},
+	{"fwd_d192_fc2", false, true, 6400, 192, 768},
+	{"bwd_d192_dX_fc1", false, false, 6400, 192, 768},
+	{"bwd_d192_dW_fc1", true, false, 768, 192, 6400},
+	{"bwd_d192_dW_proj", true, false, 192, 192, 6400},
+	{"nn_6400x192x64", false, false, 6400, 192, 64},
+	{"nn_6400x256x64", false, false, 6400, 256, 64},
+	{"nn_6400x64x256", false, false, 6400, 64, 256},
+	{"tn_64x192x6400", true, false, 64, 192, 6400},
+}
+
+func BenchmarkSgemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, s := range vitGemmShapes {
+		b.Run(s.name, func(b *testing.B) {
+			a := randSlice(r, s.m*s.k)
+			bb := randSlice(r, s.k*s.n)
+			c := make([]float32, s.m*s.n)
+			lda, ldb := s.k, s.n
+			if s.tA {
+				lda = s.m
+			}
+			if s.tB {
+				ldb = s.k
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+			}
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkSgemmStrided times the attention products of one SMALL layer:
+// 128 images × 3 heads of 50×50 scores over head dim 64.
+func BenchmarkSgemmStrided(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const batch, t, hd = 384, 50, 64
+	for _, s := range []struct {
+		name    string
+		tA, tB  bool
+		m, n, k int
+	}{
+		{"QKt", false, true, t, t, hd},
+		{"PV", false, false, t, hd, t},
+		{"dP_dOVt", false, true, t, t, hd},
+		{"dV_PtdO", true, false, t, hd, t},
+	} {
+		b.Run(fmt.Sprintf("%s_%dx%dx%dx%d", s.name, batch, s.m, s.n, s.k), func(b *testing.B) {
+			a := randSlice(r, batch*s.m*s.k)
+			bb := randSlice(r, batch*s.k*s.n)
+			c := make([]float32, batch*s.m*s.n)
+			lda, ldb := s.k, s.n
+			if s.tA {
+				lda = s.m
+			}
+			if s.tB {
+				ldb = s.k
+			}
+			for b.Loop() {
+				SgemmStrided(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, s.m*s.k, bb, ldb, s.k*s.n, 0, c, s.n, s.m*s.n, batch)
+			}
+			b.ReportMetric(2*float64(batch*s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// elementwiseBenches are the elementwise kernels at the sizes of one SMALL
+// ViT layer at batch 128: GELU over the MLP hidden (6400×768), softmax
+// over attention rows (128·3·50 rows of 50), LayerNorm over 6400×192.
+func elementwiseBenches() []struct {
+	name  string
+	elems int
+	run   func()
+} {
+	r := rand.New(rand.NewPCG(2, 2))
+	const hidden, tokens, d = 6400 * 768, 6400, 192
+	x, y, dy := randSlice(r, hidden), make([]float32, hidden), randSlice(r, hidden)
+	att := randSlice(r, 384*50*50)
+	lnX, lnY, lnDy := randSlice(r, tokens*d), make([]float32, tokens*d), randSlice(r, tokens*d)
+	w, b, dw, db := randSlice(r, d), randSlice(r, d), make([]float32, d), make([]float32, d)
+	mean, rstd := make([]float32, tokens), make([]float32, tokens)
+	bias768 := randSlice(r, 768)
+	return []struct {
+		name  string
+		elems int
+		run   func()
+	}{
+		{"Exp_4.9M", hidden, func() { Exp(y, x) }},
+		{"GELU_4.9M", hidden, func() { GELU(y, x) }},
+		{"GELUBackward_4.9M", hidden, func() { GELUBackward(y, x, dy) }},
+		{"SoftmaxRows_19200x50", len(att), func() { SoftmaxRows(att, 384*50, 50) }},
+		{"SoftmaxBackwardRows_19200x50", len(att), func() { SoftmaxBackwardRows(att, att, att, 384*50, 50) }},
+		{"LayerNormRows_6400x192", tokens * d, func() { LayerNormRows(lnY, mean, rstd, lnX, w, b, tokens, d, 1e-6) }},
+		{"LayerNormBackwardRows_6400x192", tokens * d, func() { LayerNormBackwardRows(lnY, dw, db, lnDy, lnX, mean, rstd, w, tokens, d) }},
+		{"AddBias_6400x768", hidden, func() { AddBias(y, bias768, 6400, 768) }},
+		{"ColSum_6400x768", hidden, func() { ColSum(bias768, x, 6400, 768) }},
+		{"Axpy_4.9M", hidden, func() { Axpy(0.5, x, y) }},
+	}
+}
+
+func BenchmarkElementwise(b *testing.B) {
+	for _, e := range elementwiseBenches() {
+		b.Run(e.name, func(b *testing.B) {
+			for b.Loop() {
+				e.run()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(e.elems), "ns/elem")
+		})
+	}
+}

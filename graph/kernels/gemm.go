@@ -1,0 +1,60 @@
+package kernels
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices with
+// the semantics of cblas_sgemm(CblasRowMajor, …): op(A) is m×k (A is stored
+// m×k, or k×m when transA), op(B) is k×n (B stored k×n, or n×k when
+// transB), C is m×n; lda, ldb and ldc are the row strides. When beta == 0, C
+// is only written, so NaNs in it do not propagate; when alpha == 0 or k ==
+// 0, A and B are not read.
+//
+// Large products are split over GOMAXPROCS goroutines. Inconsistent
+// arguments (a leading dimension below the row length, a slice too short)
+// panic with a message naming the argument, as gonum's BLAS does.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkSgemm("Sgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return
+	}
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
+}
+
+// SgemmStrided computes batch independent products
+//
+//	C_i = alpha·op(A_i)·op(B_i) + beta·C_i,  i < batch,
+//
+// where A_i = a[i·strideA:], B_i = b[i·strideB:] and C_i = c[i·strideC:]
+// follow the Sgemm conventions (a stride of 0 reuses one matrix for the
+// whole batch). The C matrices must not overlap. Batches of small products
+// (attention heads) are spread over the cores one product per goroutine;
+// large ones are split internally.
+func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	checkStrided(transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch)
+	if m == 0 || n == 0 || batch == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		for i := 0; i < batch; i++ {
+			scaleMatrix(m, n, beta, c[i*strideC:], ldc)
+		}
+		return
+	}
+	one := func(i int, parallel bool) {
+		sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc, parallel)
+	}
+	if batch == 1 || m*n*k >= 4*parallelMinWork {
+		for i := 0; i < batch; i++ {
+			one(i, true)
+		}
+		return
+	}
+	grain := splitGrain(batch, 4, max(1, parallelMinWork/(m*n*k)))
+	parallelFor(batch, grain, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			one(i, false)
+		}
+	})
+}

@@ -1,0 +1,48 @@
+//go:build amd64 && !purego
+
+package kernels
+
+//go:generate go run gen_gemm_asm.go
+
+// Register-tile micro-kernels in gemm_kernel_amd64.s (generated). See
+// gemmKernel for the contract.
+
+//go:noescape
+func sgemm14x32AVX512RowA(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm14x32AVX512ColA(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm6x16AVX2RowA(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm6x16AVX2ColA(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+var (
+	kernelAVX512 = &gemmKernel{name: "avx512 14x32", mr: 14, nr: 32, rowA: sgemm14x32AVX512RowA, colA: sgemm14x32AVX512ColA}
+	kernelAVX2   = &gemmKernel{name: "avx2 6x16", mr: 6, nr: 16, rowA: sgemm6x16AVX2RowA, colA: sgemm6x16AVX2ColA}
+)
+
+// bestKernel returns the fastest micro-kernel this CPU runs.
+func bestKernel() *gemmKernel {
+	switch {
+	case hasAVX512:
+		return kernelAVX512
+	case hasAVX2:
+		return kernelAVX2
+	}
+	return kernelGo
+}
+
+// allKernels lists every micro-kernel this CPU can run, for tests.
+func allKernels() []*gemmKernel {
+	ks := []*gemmKernel{kernelGo}
+	if hasAVX2 {
+		ks = append(ks, kernelAVX2)
+	}
+	if hasAVX512 {
+		ks = append(ks, kernelAVX512)
+	}
+	return ks
+}

@@ -1,0 +1,80 @@
+package kernels
+
+import "unsafe"
+
+// gemmKernel is an MR×NR register-tile micro-kernel. Both functions compute
+//
+//	C[i, j] = alpha·Σ_{p<kc} A(i, p)·B(p, j) + beta·C[i, j]
+//
+// for i < mr and the columns j whose bit is set in mask; other elements of
+// C are not touched, and C is not read when beta == 0 (cblas semantics). B(p, ·)
+// is NR contiguous floats at b + p·bs; all NR of them must be readable.
+// rowA reads A(i, p) at a + i·as + p, colA at a + i + p·as; all MR rows must be
+// readable whatever mr is (the driver packs partial row panels).
+type gemmKernel struct {
+	name   string
+	mr, nr int
+	rowA   kernelFunc
+	colA   kernelFunc
+}
+
+type kernelFunc func(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+// kernelGo is the portable micro-kernel, used without assembly.
+var kernelGo = &gemmKernel{
+	name: "go 4x4", mr: 4, nr: 4,
+	rowA: func(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64) {
+		goKernel4x4(kc, a, as, 1, b, bs, c, ldc, alpha, beta, mr, mask)
+	},
+	colA: func(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64) {
+		goKernel4x4(kc, a, 1, as, b, bs, c, ldc, alpha, beta, mr, mask)
+	},
+}
+
+// goKernel4x4 is the 4×4 tile kernel in Go; A(i, p) is at a + i·rs + p·cs.
+func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float32, ldc int, alpha, beta float32, mr int, mask uint64) {
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
+	if kc > 0 {
+		a := unsafe.Slice(ap, 3*rs+(kc-1)*cs+1)
+		b := unsafe.Slice(bp, (kc-1)*bs+4)
+		ia, ib := 0, 0
+		for p := 0; p < kc; p++ {
+			bb := b[ib : ib+4 : ib+4]
+			b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
+			a0, a1, a2, a3 := a[ia], a[ia+rs], a[ia+2*rs], a[ia+3*rs]
+			c00 += a0 * b0
+			c01 += a0 * b1
+			c02 += a0 * b2
+			c03 += a0 * b3
+			c10 += a1 * b0
+			c11 += a1 * b1
+			c12 += a1 * b2
+			c13 += a1 * b3
+			c20 += a2 * b0
+			c21 += a2 * b1
+			c22 += a2 * b2
+			c23 += a2 * b3
+			c30 += a3 * b0
+			c31 += a3 * b1
+			c32 += a3 * b2
+			c33 += a3 * b3
+			ia += cs
+			ib += bs
+		}
+	}
+	acc := [4][4]float32{{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}}
+	for i := 0; i < mr; i++ {
+		for j := 0; j < 4; j++ {
+			if mask&(1<<j) == 0 {
+				continue
+			}
+			// One element at a time: C may end before column 3 of the last row.
+			e := (*float32)(unsafe.Add(unsafe.Pointer(cp), 4*(i*ldc+j)))
+			v := alpha * acc[i][j]
+			if beta != 0 {
+				v += beta * *e
+			}
+			*e = v
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// refSgemm is the float64 triple loop the kernels are checked against.
+func refSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) []float64 {
+	out := make([]float64, len(c))
+	for i := range c {
+		out[i] = float64(c[i])
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				ai, bi := i*lda+p, p*ldb+j
+				if transA {
+					ai = p*lda + i
+				}
+				if transB {
+					bi = j*ldb + p
+				}
+				av, bv := a[ai], b[bi]
+				s += float64(av) * float64(bv)
+			}
+			v := float64(alpha) * s
+			if beta != 0 {
+				v += float64(beta) * float64(c[i*ldc+j])
+			}
+			out[i*ldc+j] = v
+		}
+	}
+	return out
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// gemmCase is one product; pad is added to every minimal leading dimension.
+type gemmCase struct {
+	tA, tB      bool
+	m, n, k     int
+	pad         int
+	alpha, beta float32
+}
+
+func (tc gemmCase) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,pad=%d,alpha=%g,beta=%g", tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.pad, tc.alpha, tc.beta)
+}
+
+// operands builds A, B and C for tc; C holds NaN where beta == 0 (it must
+// be ignored) and marker values in the padding (they must survive).
+func (tc gemmCase) operands(r *rand.Rand) (a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	ar, ac := tc.m, tc.k
+	if tc.tA {
+		ar, ac = tc.k, tc.m
+	}
+	br, bc := tc.k, tc.n
+	if tc.tB {
+		br, bc = tc.n, tc.k
+	}
+	lda, ldb, ldc = max(ac, 1)+tc.pad, max(bc, 1)+tc.pad, max(tc.n, 1)+tc.pad
+	a = randSlice(r, needLen(ar, ac, lda))
+	b = randSlice(r, needLen(br, bc, ldb))
+	c = randSlice(r, needLen(tc.m, tc.n, ldc)+tc.pad)
+	for i := range c {
+		if i%ldc >= tc.n || i >= needLen(tc.m, tc.n, ldc) {
+			c[i] = 12345
+		} else if tc.beta == 0 {
+			c[i] = float32(math.NaN())
+		}
+	}
+	return
+}
+
+// checkGemm compares got with the float64 reference; the bound scales with
+// k and the operand magnitudes (|a|,|b| ~ 1).
+func checkGemm(t *testing.T, tc gemmCase, want []float64, got []float32) {
+	t.Helper()
+	tol := 1e-5 * (float64(tc.k) + 4) * (math.Abs(float64(tc.alpha)) + math.Abs(float64(tc.beta)) + 1)
+	bad := 0
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
+			if bad < 3 {
+				t.Errorf("%v: c[%d] = %g, want %g (tol %g)", tc, i, got[i], want[i], tol)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%v: %d bad elements", tc, bad)
+	}
+}
+
+func gemmCases() []gemmCase {
+	var cases []gemmCase
+	sizes := []int{1, 2, 3, 7, 17, 33, 65, 129}
+	i := 0
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for _, m := range sizes {
+				for _, n := range sizes {
+					// A rotating k keeps the case count (and test time) down
+					// while every (m, n) pair meets several depths.
+					k := sizes[(i*5+m+n)%len(sizes)]
+					i++
+					ab := [][2]float32{{1, 0}, {0.5, 1}, {-1.5, 0.25}, {1, 1}}[i%4]
+					cases = append(cases, gemmCase{tA, tB, m, n, k, i % 3, ab[0], ab[1]})
+				}
+			}
+			// Several K blocks, several M blocks and a partial B panel.
+			cases = append(cases,
+				gemmCase{tA, tB, 471, 67, 600, 1, 1, 0},
+				gemmCase{tA, tB, 30, 70, 513, 0, 0.5, -1},
+				gemmCase{tA, tB, 6, 16, 4, 0, 1, 0},
+				gemmCase{tA, tB, 14, 32, 8, 0, 2, 3},
+			)
+		}
+	}
+	return cases
+}
+
+// TestSgemmKernels runs every micro-kernel this CPU supports, serial and
+// split over goroutines, against the float64 reference.
+func TestSgemmKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, kern := range allKernels() {
+		t.Run(strings.ReplaceAll(kern.name, " ", "_"), func(t *testing.T) {
+			for _, tc := range gemmCases() {
+				a, lda, b, ldb, c, ldc := tc.operands(r)
+				want := refSgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				sgemmNative(kern, tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, true)
+				checkGemm(t, tc, want, c)
+			}
+		})
+	}
+}
+
+// TestSgemm checks the exported entry point (whichever backend is built).
+func TestSgemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := append(gemmCases(),
+		gemmCase{false, false, 5, 6, 0, 1, 1, 0},      // k = 0: C = beta·C = 0
+		gemmCase{false, true, 5, 6, 0, 1, 1, 0.5},     // k = 0: C = beta·C
+		gemmCase{true, false, 5, 6, 7, 0, 0, 2},       // alpha = 0: C = beta·C
+		gemmCase{false, false, 0, 6, 7, 0, 1, 0},      // empty
+		gemmCase{false, false, 6400, 64, 64, 0, 1, 0}, // a ViT shape, split over cores
+	)
+	for _, tc := range cases {
+		a, lda, b, ldb, c, ldc := tc.operands(r)
+		want := refSgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		Sgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		checkGemm(t, tc, want, c)
+	}
+}
+
+// TestSgemmAlphaZeroIgnoresAB checks that A and B are not read when alpha
+// is 0 (cblas semantics): NaNs there must not reach C.
+func TestSgemmAlphaZeroIgnoresAB(t *testing.T) {
+	nan := float32(math.NaN())
+	a := []float32{nan, nan, nan, nan}
+	b := []float32{nan, nan, nan, nan}
+	c := []float32{1, 2, 3, 4}
+	Sgemm(false, false, 2, 2, 2, 0, a, 2, b, 2, 2, c, 2)
+	if want := []float32{2, 4, 6, 8}; fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Fatalf("c = %v, want %v", c, want)
+	}
+}
+
+func TestSgemmStrided(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		gemmCase
+		batch, extra int // extra: gap between matrices
+		shareB       bool
+	}{
+		{gemmCase{false, true, 50, 50, 64, 0, 0.125, 0}, 12, 0, false}, // attention scores
+		{gemmCase{false, false, 50, 64, 50, 0, 1, 0}, 12, 3, false},    // attention·V
+		{gemmCase{true, false, 17, 9, 33, 2, 1, 1}, 5, 7, false},
+		{gemmCase{false, true, 3, 130, 7, 1, -1, 0.5}, 4, 1, true},
+		{gemmCase{false, false, 300, 300, 64, 0, 1, 0}, 3, 0, false}, // large: split inside
+	} {
+		_, lda, _, ldb, _, ldc := tc.operands(r)
+		ar, br := tc.m, tc.k
+		if tc.tA {
+			ar = tc.k
+		}
+		if tc.tB {
+			br = tc.n
+		}
+		sa, sb, sc := ar*lda+tc.extra, br*ldb+tc.extra, tc.m*ldc+tc.extra
+		if tc.shareB {
+			sb = 0
+		}
+		a := randSlice(r, sa*tc.batch)
+		b := randSlice(r, sb*tc.batch+br*ldb)
+		c := randSlice(r, sc*tc.batch)
+		want := make([][]float64, tc.batch)
+		for i := range want {
+			want[i] = refSgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a[i*sa:], lda, b[i*sb:], ldb, tc.beta, c[i*sc:i*sc+needLen(tc.m, tc.n, ldc)], ldc)
+		}
+		SgemmStrided(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, sa, b, ldb, sb, tc.beta, c, ldc, sc, tc.batch)
+		for i := range want {
+			checkGemm(t, tc.gemmCase, want[i], c[i*sc:i*sc+needLen(tc.m, tc.n, ldc)])
+		}
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	ok := make([]float32, 100)
+	for _, tc := range []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"lda", func() { Sgemm(false, false, 4, 4, 4, 1, ok, 3, ok, 4, 0, ok, 4) }, "lda = 3"},
+		{"ldb", func() { Sgemm(false, true, 4, 5, 4, 1, ok, 4, ok, 3, 0, ok, 5) }, "ldb = 3"},
+		{"ldc", func() { Sgemm(false, false, 4, 5, 4, 1, ok, 4, ok, 5, 0, ok, 4) }, "ldc = 4"},
+		{"len a", func() { Sgemm(true, false, 4, 4, 30, 1, ok, 4, ok[:], 4, 0, ok, 4) }, "len(a) = 100"},
+		{"len c", func() { Sgemm(false, false, 9, 9, 1, 1, ok, 1, ok, 9, 0, ok[:80], 9) }, "len(c) = 80"},
+		{"neg", func() { Sgemm(false, false, -1, 4, 4, 1, ok, 4, ok, 4, 0, ok, 4) }, "negative dimension"},
+		{"overlap", func() { SgemmStrided(false, false, 2, 2, 2, 1, ok, 2, 4, ok, 2, 4, 0, ok, 2, 3, 2) }, "overlap"},
+		{"batch len", func() { SgemmStrided(false, false, 2, 2, 2, 1, ok, 2, 60, ok, 2, 4, 0, ok, 2, 4, 3) }, "len(a)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if s, _ := r.(string); !strings.Contains(s, tc.want) {
+					t.Fatalf("panic %v, want one containing %q", r, tc.want)
+				}
+			}()
+			tc.call()
+		})
+	}
+}

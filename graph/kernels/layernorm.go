@@ -1,0 +1,97 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// LayerNormRows normalises each row of the rows×cols matrix x as PyTorch's
+// LayerNorm does (biased variance):
+//
+//	mean_r = Σ_c x/cols,  rstd_r = 1/√(Σ_c (x−mean_r)²/cols + eps)
+//	y[r, c] = (x[r, c] − mean_r)·rstd_r·w[c] + b[c]
+//
+// and saves mean and rstd (length rows) for LayerNormBackwardRows. w and b
+// have length cols; nil means ones and zeros. y may alias x.
+func LayerNormRows(y, mean, rstd, x, w, b []float32, rows, cols int, eps float32) {
+	const fn = "LayerNormRows"
+	checkRowsCols(fn, rows, cols)
+	checkLens(fn, rows*cols, "y,x", len(y), len(x))
+	checkLens(fn, rows, "mean,rstd", len(mean), len(rstd))
+	w, b = affineOrDefault(fn, w, b, cols)
+	if cols == 0 {
+		return
+	}
+	if !(eps >= 0) {
+		panic(fmt.Sprintf("kernels.%s: eps = %g, want ≥ 0", fn, eps))
+	}
+	inv := 1 / float32(cols)
+	forRows(rows, cols, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr := x[r*cols : (r+1)*cols]
+			m := sumVec(xr) * inv
+			v := sumSqDevVec(xr, m) * inv
+			rs := float32(1 / math.Sqrt(float64(v+eps)))
+			mean[r], rstd[r] = m, rs
+			lnForwardVec(y[r*cols:(r+1)*cols], xr, w, b, m, rs)
+		}
+	})
+}
+
+// LayerNormBackwardRows computes the gradients of LayerNormRows from the
+// output gradient dy and the saved mean and rstd:
+//
+//	x̂ = (x−mean)·rstd,  g = dy·w
+//	dx = rstd·(g − mean_c(g) − x̂·mean_c(g·x̂))      (overwritten)
+//	dw += Σ_r dy·x̂,  db += Σ_r dy                     (accumulated)
+//
+// dw and db may be nil (not wanted), w nil means ones. dx may alias dy.
+// The dw and db sums do not depend on the number of cores.
+func LayerNormBackwardRows(dx, dw, db, dy, x, mean, rstd, w []float32, rows, cols int) {
+	const fn = "LayerNormBackwardRows"
+	checkRowsCols(fn, rows, cols)
+	checkLens(fn, rows*cols, "dx,dy,x", len(dx), len(dy), len(x))
+	checkLens(fn, rows, "mean,rstd", len(mean), len(rstd))
+	w, _ = affineOrDefault(fn, w, nil, cols)
+	if dw != nil {
+		checkLens(fn, cols, "dw", len(dw))
+	} else {
+		dw = make([]float32, cols)
+	}
+	if db != nil {
+		checkLens(fn, cols, "db", len(db))
+	} else {
+		db = make([]float32, cols)
+	}
+	if cols == 0 {
+		return
+	}
+	inv := 1 / float32(cols)
+	reduceRows(rows, cols, [][]float32{dw, db}, func(lo, hi int, acc [][]float32) {
+		for r := lo; r < hi; r++ {
+			o := r * cols
+			xr, dyr := x[o:o+cols], dy[o:o+cols]
+			sg, sgx := lnBackwardSumsVec(dyr, xr, w, acc[0], acc[1], mean[r], rstd[r])
+			lnBackwardDxVec(dx[o:o+cols], dyr, xr, w, mean[r], rstd[r], sg*inv, sgx*inv)
+		}
+	})
+}
+
+// affineOrDefault checks w and b (length cols) and replaces nil ones by
+// ones and zeros.
+func affineOrDefault(fn string, w, b []float32, cols int) ([]float32, []float32) {
+	if w == nil {
+		w = make([]float32, cols)
+		for i := range w {
+			w[i] = 1
+		}
+	} else {
+		checkLens(fn, cols, "w", len(w))
+	}
+	if b == nil {
+		b = make([]float32, cols)
+	} else {
+		checkLens(fn, cols, "b", len(b))
+	}
+	return w, b
+}

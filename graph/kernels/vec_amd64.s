@@ -1,0 +1,1249 @@
+//go:build amd64 && !purego
+
+// AVX2+FMA versions of the vector primitives in vec_generic.go. Each
+// processes 8 floats per step and finishes the last n mod 8 one at a time
+// with the same code on the low lane, so there is no separate tail path.
+
+#include "textflag.h"
+
+// one: 1.0 ×8
+DATA one<>+0(SB)/8, $0x3f8000003f800000
+DATA one<>+8(SB)/8, $0x3f8000003f800000
+DATA one<>+16(SB)/8, $0x3f8000003f800000
+DATA one<>+24(SB)/8, $0x3f8000003f800000
+GLOBL one<>(SB), RODATA|NOPTR, $32
+
+// half: 0.5 ×8
+DATA half<>+0(SB)/8, $0x3f0000003f000000
+DATA half<>+8(SB)/8, $0x3f0000003f000000
+DATA half<>+16(SB)/8, $0x3f0000003f000000
+DATA half<>+24(SB)/8, $0x3f0000003f000000
+GLOBL half<>(SB), RODATA|NOPTR, $32
+
+// mhalf: -0.5 ×8
+DATA mhalf<>+0(SB)/8, $0xbf000000bf000000
+DATA mhalf<>+8(SB)/8, $0xbf000000bf000000
+DATA mhalf<>+16(SB)/8, $0xbf000000bf000000
+DATA mhalf<>+24(SB)/8, $0xbf000000bf000000
+GLOBL mhalf<>(SB), RODATA|NOPTR, $32
+
+// absmask: 0x7fffffff ×8
+DATA absmask<>+0(SB)/8, $0x7fffffff7fffffff
+DATA absmask<>+8(SB)/8, $0x7fffffff7fffffff
+DATA absmask<>+16(SB)/8, $0x7fffffff7fffffff
+DATA absmask<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
+// i127: 0x7f ×8
+DATA i127<>+0(SB)/8, $0x0000007f0000007f
+DATA i127<>+8(SB)/8, $0x0000007f0000007f
+DATA i127<>+16(SB)/8, $0x0000007f0000007f
+DATA i127<>+24(SB)/8, $0x0000007f0000007f
+GLOBL i127<>(SB), RODATA|NOPTR, $32
+
+// neginf: 0xff800000 ×8
+DATA neginf<>+0(SB)/8, $0xff800000ff800000
+DATA neginf<>+8(SB)/8, $0xff800000ff800000
+DATA neginf<>+16(SB)/8, $0xff800000ff800000
+DATA neginf<>+24(SB)/8, $0xff800000ff800000
+GLOBL neginf<>(SB), RODATA|NOPTR, $32
+
+// explo: -104.0 ×8
+DATA explo<>+0(SB)/8, $0xc2d00000c2d00000
+DATA explo<>+8(SB)/8, $0xc2d00000c2d00000
+DATA explo<>+16(SB)/8, $0xc2d00000c2d00000
+DATA explo<>+24(SB)/8, $0xc2d00000c2d00000
+GLOBL explo<>(SB), RODATA|NOPTR, $32
+
+// exphi: 89.0 ×8
+DATA exphi<>+0(SB)/8, $0x42b2000042b20000
+DATA exphi<>+8(SB)/8, $0x42b2000042b20000
+DATA exphi<>+16(SB)/8, $0x42b2000042b20000
+DATA exphi<>+24(SB)/8, $0x42b2000042b20000
+GLOBL exphi<>(SB), RODATA|NOPTR, $32
+
+// log2e: 1.4426950408889634 ×8
+DATA log2e<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA log2e<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA log2e<>+16(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA log2e<>+24(SB)/8, $0x3fb8aa3b3fb8aa3b
+GLOBL log2e<>(SB), RODATA|NOPTR, $32
+
+// ln2hi: 0.693359375 ×8
+DATA ln2hi<>+0(SB)/8, $0x3f3180003f318000
+DATA ln2hi<>+8(SB)/8, $0x3f3180003f318000
+DATA ln2hi<>+16(SB)/8, $0x3f3180003f318000
+DATA ln2hi<>+24(SB)/8, $0x3f3180003f318000
+GLOBL ln2hi<>(SB), RODATA|NOPTR, $32
+
+// ln2lo: -0.00021219444 ×8
+DATA ln2lo<>+0(SB)/8, $0xb95e8083b95e8083
+DATA ln2lo<>+8(SB)/8, $0xb95e8083b95e8083
+DATA ln2lo<>+16(SB)/8, $0xb95e8083b95e8083
+DATA ln2lo<>+24(SB)/8, $0xb95e8083b95e8083
+GLOBL ln2lo<>(SB), RODATA|NOPTR, $32
+
+// p0: 0.000198756915 ×8
+DATA p0<>+0(SB)/8, $0x3950696739506967
+DATA p0<>+8(SB)/8, $0x3950696739506967
+DATA p0<>+16(SB)/8, $0x3950696739506967
+DATA p0<>+24(SB)/8, $0x3950696739506967
+GLOBL p0<>(SB), RODATA|NOPTR, $32
+
+// p1: 0.0013981999507 ×8
+DATA p1<>+0(SB)/8, $0x3ab743ce3ab743ce
+DATA p1<>+8(SB)/8, $0x3ab743ce3ab743ce
+DATA p1<>+16(SB)/8, $0x3ab743ce3ab743ce
+DATA p1<>+24(SB)/8, $0x3ab743ce3ab743ce
+GLOBL p1<>(SB), RODATA|NOPTR, $32
+
+// p2: 0.0083334519073 ×8
+DATA p2<>+0(SB)/8, $0x3c0889083c088908
+DATA p2<>+8(SB)/8, $0x3c0889083c088908
+DATA p2<>+16(SB)/8, $0x3c0889083c088908
+DATA p2<>+24(SB)/8, $0x3c0889083c088908
+GLOBL p2<>(SB), RODATA|NOPTR, $32
+
+// p3: 0.041665795894 ×8
+DATA p3<>+0(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA p3<>+8(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA p3<>+16(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA p3<>+24(SB)/8, $0x3d2aa9c13d2aa9c1
+GLOBL p3<>(SB), RODATA|NOPTR, $32
+
+// p4: 0.16666665459 ×8
+DATA p4<>+0(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA p4<>+8(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA p4<>+16(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA p4<>+24(SB)/8, $0x3e2aaaaa3e2aaaaa
+GLOBL p4<>(SB), RODATA|NOPTR, $32
+
+// p5: 0.50000001201 ×8
+DATA p5<>+0(SB)/8, $0x3f0000003f000000
+DATA p5<>+8(SB)/8, $0x3f0000003f000000
+DATA p5<>+16(SB)/8, $0x3f0000003f000000
+DATA p5<>+24(SB)/8, $0x3f0000003f000000
+GLOBL p5<>(SB), RODATA|NOPTR, $32
+
+// xmax: 14.142135 ×8
+DATA xmax<>+0(SB)/8, $0x4162462f4162462f
+DATA xmax<>+8(SB)/8, $0x4162462f4162462f
+DATA xmax<>+16(SB)/8, $0x4162462f4162462f
+DATA xmax<>+24(SB)/8, $0x4162462f4162462f
+GLOBL xmax<>(SB), RODATA|NOPTR, $32
+
+// emax: 15.0 ×8
+DATA emax<>+0(SB)/8, $0x4170000041700000
+DATA emax<>+8(SB)/8, $0x4170000041700000
+DATA emax<>+16(SB)/8, $0x4170000041700000
+DATA emax<>+24(SB)/8, $0x4170000041700000
+GLOBL emax<>(SB), RODATA|NOPTR, $32
+
+// tscale: 0.35355339059327373 ×8
+DATA tscale<>+0(SB)/8, $0x3eb504f33eb504f3
+DATA tscale<>+8(SB)/8, $0x3eb504f33eb504f3
+DATA tscale<>+16(SB)/8, $0x3eb504f33eb504f3
+DATA tscale<>+24(SB)/8, $0x3eb504f33eb504f3
+GLOBL tscale<>(SB), RODATA|NOPTR, $32
+
+// invsqrt2pi: 0.3989422804014327 ×8
+DATA invsqrt2pi<>+0(SB)/8, $0x3ecc422a3ecc422a
+DATA invsqrt2pi<>+8(SB)/8, $0x3ecc422a3ecc422a
+DATA invsqrt2pi<>+16(SB)/8, $0x3ecc422a3ecc422a
+DATA invsqrt2pi<>+24(SB)/8, $0x3ecc422a3ecc422a
+GLOBL invsqrt2pi<>(SB), RODATA|NOPTR, $32
+
+// q0: 0.2820644974708557 ×8
+DATA q0<>+0(SB)/8, $0x3e906ac23e906ac2
+DATA q0<>+8(SB)/8, $0x3e906ac23e906ac2
+DATA q0<>+16(SB)/8, $0x3e906ac23e906ac2
+DATA q0<>+24(SB)/8, $0x3e906ac23e906ac2
+GLOBL q0<>(SB), RODATA|NOPTR, $32
+
+// q1: 0.2828570306301117 ×8
+DATA q1<>+0(SB)/8, $0x3e90d2a33e90d2a3
+DATA q1<>+8(SB)/8, $0x3e90d2a33e90d2a3
+DATA q1<>+16(SB)/8, $0x3e90d2a33e90d2a3
+DATA q1<>+24(SB)/8, $0x3e90d2a33e90d2a3
+GLOBL q1<>(SB), RODATA|NOPTR, $32
+
+// q2: 0.23864488303661346 ×8
+DATA q2<>+0(SB)/8, $0x3e745f533e745f53
+DATA q2<>+8(SB)/8, $0x3e745f533e745f53
+DATA q2<>+16(SB)/8, $0x3e745f533e745f53
+DATA q2<>+24(SB)/8, $0x3e745f533e745f53
+GLOBL q2<>(SB), RODATA|NOPTR, $32
+
+// q3: 0.2255416363477707 ×8
+DATA q3<>+0(SB)/8, $0x3e66f4633e66f463
+DATA q3<>+8(SB)/8, $0x3e66f4633e66f463
+DATA q3<>+16(SB)/8, $0x3e66f4633e66f463
+DATA q3<>+24(SB)/8, $0x3e66f4633e66f463
+GLOBL q3<>(SB), RODATA|NOPTR, $32
+
+// q4: -0.09831701219081879 ×8
+DATA q4<>+0(SB)/8, $0xbdc95a6ebdc95a6e
+DATA q4<>+8(SB)/8, $0xbdc95a6ebdc95a6e
+DATA q4<>+16(SB)/8, $0xbdc95a6ebdc95a6e
+DATA q4<>+24(SB)/8, $0xbdc95a6ebdc95a6e
+GLOBL q4<>(SB), RODATA|NOPTR, $32
+
+// q5: 0.4212731719017029 ×8
+DATA q5<>+0(SB)/8, $0x3ed7b11e3ed7b11e
+DATA q5<>+8(SB)/8, $0x3ed7b11e3ed7b11e
+DATA q5<>+16(SB)/8, $0x3ed7b11e3ed7b11e
+DATA q5<>+24(SB)/8, $0x3ed7b11e3ed7b11e
+GLOBL q5<>(SB), RODATA|NOPTR, $32
+
+// q6: -0.6700212359428406 ×8
+DATA q6<>+0(SB)/8, $0xbf2b8683bf2b8683
+DATA q6<>+8(SB)/8, $0xbf2b8683bf2b8683
+DATA q6<>+16(SB)/8, $0xbf2b8683bf2b8683
+DATA q6<>+24(SB)/8, $0xbf2b8683bf2b8683
+GLOBL q6<>(SB), RODATA|NOPTR, $32
+
+// q7: 0.42892757058143616 ×8
+DATA q7<>+0(SB)/8, $0x3edb9c653edb9c65
+DATA q7<>+8(SB)/8, $0x3edb9c653edb9c65
+DATA q7<>+16(SB)/8, $0x3edb9c653edb9c65
+DATA q7<>+24(SB)/8, $0x3edb9c653edb9c65
+GLOBL q7<>(SB), RODATA|NOPTR, $32
+
+// q8: -0.12325438112020493 ×8
+DATA q8<>+0(SB)/8, $0xbdfc6ccbbdfc6ccb
+DATA q8<>+8(SB)/8, $0xbdfc6ccbbdfc6ccb
+DATA q8<>+16(SB)/8, $0xbdfc6ccbbdfc6ccb
+DATA q8<>+24(SB)/8, $0xbdfc6ccbbdfc6ccb
+GLOBL q8<>(SB), RODATA|NOPTR, $32
+
+// q9: 0.012283828109502792 ×8
+DATA q9<>+0(SB)/8, $0x3c49421c3c49421c
+DATA q9<>+8(SB)/8, $0x3c49421c3c49421c
+DATA q9<>+16(SB)/8, $0x3c49421c3c49421c
+DATA q9<>+24(SB)/8, $0x3c49421c3c49421c
+GLOBL q9<>(SB), RODATA|NOPTR, $32
+// EXPY sets X = e^X (8 lanes), the algorithm of expParts with b = 0.
+// N, R, P are scratch.
+#define EXPY(X, N, R, P) \
+	VMOVUPS explo<>(SB), N; \
+	VMAXPS  X, N, X; \
+	VMOVUPS exphi<>(SB), N; \
+	VMINPS  X, N, X; \
+	VMULPS  log2e<>(SB), X, N; \
+	VROUNDPS $0, N, N; \
+	VFNMADD231PS ln2hi<>(SB), N, X; \
+	VFNMADD231PS ln2lo<>(SB), N, X; \
+	EXPTAIL(X, N, R, P)
+
+// EXP2Y sets A = e^(A+B) for a small low part B (expParts). B is
+// clobbered; N, R, P are scratch.
+#define EXP2Y(A, B, N, R, P) \
+	VMOVUPS explo<>(SB), N; \
+	VMAXPS  A, N, A; \
+	VMOVUPS exphi<>(SB), N; \
+	VMINPS  A, N, A; \
+	VMULPS  log2e<>(SB), A, N; \
+	VROUNDPS $0, N, N; \
+	VFNMADD231PS ln2hi<>(SB), N, A; \
+	VFNMADD231PS ln2lo<>(SB), N, A; \
+	VADDPS  B, A, A; \
+	EXPTAIL(A, N, R, P)
+
+// EXPTAIL finishes e^(n·ln2 + r) for r in X and n in N: the polynomial,
+// then the scaling by 2^n in two halves (subnormal and near-overflow
+// results stay right).
+#define EXPTAIL(X, N, R, P) \
+	VMOVUPS p0<>(SB), P; \
+	VFMADD213PS p1<>(SB), X, P; \
+	VFMADD213PS p2<>(SB), X, P; \
+	VFMADD213PS p3<>(SB), X, P; \
+	VFMADD213PS p4<>(SB), X, P; \
+	VFMADD213PS p5<>(SB), X, P; \
+	VMULPS  X, X, R; \
+	VFMADD213PS X, R, P; \
+	VADDPS  one<>(SB), P, P; \
+	VCVTPS2DQ N, N; \
+	VPSRAD  $1, N, R; \
+	VPSUBD  R, N, N; \
+	VPADDD  i127<>(SB), R, R; \
+	VPSLLD  $23, R, R; \
+	VPADDD  i127<>(SB), N, N; \
+	VPSLLD  $23, N, N; \
+	VMULPS  R, P, P; \
+	VMULPS  N, P, X
+
+// NORMPARTS computes, for x in Y0, h = t·Q(t)/2 in Y8 and e = e^(−x²/2)
+// in Y3 (see normParts). Clobbers Y1, Y2, Y4–Y7.
+#define NORMPARTS \
+	VANDPS  absmask<>(SB), Y0, Y1; \
+	VMINPS  xmax<>(SB), Y1, Y2; \
+	VMOVUPS one<>(SB), Y5; \
+	VFMADD231PS tscale<>(SB), Y2, Y5; \
+	VMOVUPS one<>(SB), Y2; \
+	VDIVPS  Y5, Y2, Y2; \
+	VMINPS  emax<>(SB), Y1, Y1; \
+	VMULPS  Y1, Y1, Y3; \
+	VMOVAPS Y3, Y4; \
+	VFMSUB231PS Y1, Y1, Y4; \
+	VMULPS  mhalf<>(SB), Y3, Y3; \
+	VMULPS  mhalf<>(SB), Y4, Y4; \
+	EXP2Y(Y3, Y4, Y5, Y6, Y7); \
+	VMOVUPS q9<>(SB), Y8; \
+	VFMADD213PS q8<>(SB), Y2, Y8; \
+	VFMADD213PS q7<>(SB), Y2, Y8; \
+	VFMADD213PS q6<>(SB), Y2, Y8; \
+	VFMADD213PS q5<>(SB), Y2, Y8; \
+	VFMADD213PS q4<>(SB), Y2, Y8; \
+	VFMADD213PS q3<>(SB), Y2, Y8; \
+	VFMADD213PS q2<>(SB), Y2, Y8; \
+	VFMADD213PS q1<>(SB), Y2, Y8; \
+	VFMADD213PS q0<>(SB), Y2, Y8; \
+	VMULPS  Y2, Y8, Y8; \
+	VMULPS  half<>(SB), Y8, Y8
+
+// GELUY sets Y0 = gelu(Y0): (x·h)·e for x < 0, x·(1 − h·e) otherwise.
+#define GELUY \
+	NORMPARTS; \
+	VMULPS  Y0, Y8, Y5; \
+	VMULPS  Y3, Y5, Y5; \
+	VMULPS  Y3, Y8, Y6; \
+	VMOVUPS one<>(SB), Y7; \
+	VSUBPS  Y6, Y7, Y7; \
+	VMULPS  Y0, Y7, Y7; \
+	VBLENDVPS Y0, Y5, Y7, Y0
+
+// GELUGRADY sets Y0 = dy·(Φ(x) + x·φ(x)) for x in Y0 and dy in Y9:
+// e·(h + x·c) for x < 0, 1 + e·(x·c − h) otherwise.
+#define GELUGRADY \
+	NORMPARTS; \
+	VMULPS  invsqrt2pi<>(SB), Y0, Y5; \
+	VADDPS  Y8, Y5, Y6; \
+	VMULPS  Y3, Y6, Y6; \
+	VSUBPS  Y8, Y5, Y7; \
+	VFMADD213PS one<>(SB), Y3, Y7; \
+	VBLENDVPS Y0, Y6, Y7, Y7; \
+	VMULPS  Y9, Y7, Y0
+
+// HSUM sets the low lane of X (the low half of Y) to the sum of Y's 8
+// lanes. T is an XMM scratch register.
+#define HSUM(Y, X, T) \
+	VEXTRACTF128 $1, Y, T; \
+	VADDPS  T, X, X; \
+	VMOVHLPS X, X, T; \
+	VADDPS  T, X, X; \
+	VMOVSHDUP X, T; \
+	VADDSS  T, X, X
+
+// func expAVX2(dst, src *float32, n int)
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ AX, AX
+exp8:
+	CMPQ AX, BX
+	JGE  exp1
+	VMOVUPS (SI)(AX*4), Y0
+	EXPY(Y0, Y1, Y2, Y3)
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  exp8
+exp1:
+	CMPQ AX, CX
+	JGE  expdone
+	VMOVSS (SI)(AX*4), X0
+	EXPY(Y0, Y1, Y2, Y3)
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  exp1
+expdone:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(dst, src *float32, n int)
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ AX, AX
+gelu8:
+	CMPQ AX, BX
+	JGE  gelu1
+	VMOVUPS (SI)(AX*4), Y0
+	GELUY
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  gelu8
+gelu1:
+	CMPQ AX, CX
+	JGE  geludone
+	VMOVSS (SI)(AX*4), X0
+	GELUY
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  gelu1
+geludone:
+	VZEROUPPER
+	RET
+
+// func geluBackwardAVX2(dx, x, dy *float32, n int)
+TEXT ·geluBackwardAVX2(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ AX, AX
+gb8:
+	CMPQ AX, BX
+	JGE  gb1
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS (DX)(AX*4), Y9
+	GELUGRADY
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  gb8
+gb1:
+	CMPQ AX, CX
+	JGE  gbdone
+	VMOVSS (SI)(AX*4), X0
+	VMOVSS (DX)(AX*4), X9
+	GELUGRADY
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  gb1
+gbdone:
+	VZEROUPPER
+	RET
+
+// func sumAVX2(x *float32, n int) float32
+TEXT ·sumAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+sum32:
+	CMPQ AX, BX
+	JGE  sum8init
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y1, Y1
+	VADDPS 64(SI)(AX*4), Y2, Y2
+	VADDPS 96(SI)(AX*4), Y3, Y3
+	ADDQ $32, AX
+	JMP  sum32
+sum8init:
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	MOVQ CX, BX
+	ANDQ $-8, BX
+sum8:
+	CMPQ AX, BX
+	JGE  sumred
+	VADDPS (SI)(AX*4), Y0, Y0
+	ADDQ $8, AX
+	JMP  sum8
+sumred:
+	HSUM(Y0, X0, X1)
+sum1:
+	CMPQ AX, CX
+	JGE  sumdone
+	VADDSS (SI)(AX*4), X0, X0
+	INCQ AX
+	JMP  sum1
+sumdone:
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func dotAVX2(x, y *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+dot32:
+	CMPQ AX, BX
+	JGE  dot8init
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ $32, AX
+	JMP  dot32
+dot8init:
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	MOVQ CX, BX
+	ANDQ $-8, BX
+dot8:
+	CMPQ AX, BX
+	JGE  dotred
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ $8, AX
+	JMP  dot8
+dotred:
+	HSUM(Y0, X0, X1)
+dot1:
+	CMPQ AX, CX
+	JGE  dotdone
+	VMOVSS (SI)(AX*4), X4
+	VFMADD231SS (DI)(AX*4), X4, X0
+	INCQ AX
+	JMP  dot1
+dotdone:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func sumSqDevAVX2(x *float32, n int, mean float32) float32
+TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mean+16(FP), Y8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+ssd32:
+	CMPQ AX, BX
+	JGE  ssd8init
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VSUBPS Y8, Y4, Y4
+	VSUBPS Y8, Y5, Y5
+	VSUBPS Y8, Y6, Y6
+	VSUBPS Y8, Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ $32, AX
+	JMP  ssd32
+ssd8init:
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	MOVQ CX, BX
+	ANDQ $-8, BX
+ssd8:
+	CMPQ AX, BX
+	JGE  ssdred
+	VMOVUPS (SI)(AX*4), Y4
+	VSUBPS Y8, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ $8, AX
+	JMP  ssd8
+ssdred:
+	HSUM(Y0, X0, X1)
+ssd1:
+	CMPQ AX, CX
+	JGE  ssddone
+	VMOVSS (SI)(AX*4), X4
+	VSUBSS X8, X4, X4
+	VFMADD231SS X4, X4, X0
+	INCQ AX
+	JMP  ssd1
+ssddone:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS neginf<>(SB), Y0
+	VMOVUPS neginf<>(SB), Y1
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+max16:
+	CMPQ AX, BX
+	JGE  max8init
+	VMAXPS (SI)(AX*4), Y0, Y0
+	VMAXPS 32(SI)(AX*4), Y1, Y1
+	ADDQ $16, AX
+	JMP  max16
+max8init:
+	VMAXPS Y1, Y0, Y0
+	MOVQ CX, BX
+	ANDQ $-8, BX
+max8:
+	CMPQ AX, BX
+	JGE  maxred
+	VMAXPS (SI)(AX*4), Y0, Y0
+	ADDQ $8, AX
+	JMP  max8
+maxred:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X1, X0, X0
+max1:
+	CMPQ AX, CX
+	JGE  maxdone
+	VMAXSS (SI)(AX*4), X0, X0
+	INCQ AX
+	JMP  max1
+maxdone:
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func expSubSumAVX2(x *float32, n int, m float32) float32
+TEXT ·expSubSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y8
+	VXORPS Y10, Y10, Y10
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+ess8:
+	CMPQ AX, BX
+	JGE  essred
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS Y8, Y0, Y0
+	EXPY(Y0, Y1, Y2, Y3)
+	VMOVUPS Y0, (SI)(AX*4)
+	VADDPS Y0, Y10, Y10
+	ADDQ $8, AX
+	JMP  ess8
+essred:
+	HSUM(Y10, X10, X1)
+ess1:
+	CMPQ AX, CX
+	JGE  essdone
+	VMOVSS (SI)(AX*4), X0
+	VSUBSS X8, X0, X0
+	EXPY(Y0, Y1, Y2, Y3)
+	VMOVSS X0, (SI)(AX*4)
+	VADDSS X0, X10, X10
+	INCQ AX
+	JMP  ess1
+essdone:
+	VMOVSS X10, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(alpha float32, x, y *float32, n int)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS alpha+0(FP), Y8
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+axpy16:
+	CMPQ AX, BX
+	JGE  axpy8init
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VFMADD231PS (SI)(AX*4), Y8, Y0
+	VFMADD231PS 32(SI)(AX*4), Y8, Y1
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  axpy16
+axpy8init:
+	MOVQ CX, BX
+	ANDQ $-8, BX
+axpy8:
+	CMPQ AX, BX
+	JGE  axpy1
+	VMOVUPS (DI)(AX*4), Y0
+	VFMADD231PS (SI)(AX*4), Y8, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  axpy8
+axpy1:
+	CMPQ AX, CX
+	JGE  axpydone
+	VMOVSS (DI)(AX*4), X0
+	VFMADD231SS (SI)(AX*4), X8, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  axpy1
+axpydone:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(alpha float32, x *float32, n int)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	VBROADCASTSS alpha+0(FP), Y8
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+scale8:
+	CMPQ AX, BX
+	JGE  scale1
+	VMULPS (SI)(AX*4), Y8, Y0
+	VMOVUPS Y0, (SI)(AX*4)
+	ADDQ $8, AX
+	JMP  scale8
+scale1:
+	CMPQ AX, CX
+	JGE  scaledone
+	VMULSS (SI)(AX*4), X8, X0
+	VMOVSS X0, (SI)(AX*4)
+	INCQ AX
+	JMP  scale1
+scaledone:
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, src *float32, n int)
+TEXT ·addAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+add16:
+	CMPQ AX, BX
+	JGE  add8init
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y1, Y1
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  add16
+add8init:
+	MOVQ CX, BX
+	ANDQ $-8, BX
+add8:
+	CMPQ AX, BX
+	JGE  add1
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  add8
+add1:
+	CMPQ AX, CX
+	JGE  adddone
+	VMOVSS (DI)(AX*4), X0
+	VADDSS (SI)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  add1
+adddone:
+	VZEROUPPER
+	RET
+
+// func softmaxBackwardAVX2(dx, y, dy *float32, n int, s float32)
+TEXT ·softmaxBackwardAVX2(SB), NOSPLIT, $0-36
+	MOVQ dx+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y8
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+smb8:
+	CMPQ AX, BX
+	JGE  smb1
+	VMOVUPS (DX)(AX*4), Y0
+	VSUBPS Y8, Y0, Y0
+	VMULPS (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  smb8
+smb1:
+	CMPQ AX, CX
+	JGE  smbdone
+	VMOVSS (DX)(AX*4), X0
+	VSUBSS X8, X0, X0
+	VMULSS (SI)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  smb1
+smbdone:
+	VZEROUPPER
+	RET
+
+// func lnForwardAVX2(y, x, w, b *float32, n int, mean, rstd float32)
+TEXT ·lnForwardAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ b+24(FP), R8
+	MOVQ n+32(FP), CX
+	VBROADCASTSS mean+40(FP), Y8
+	VBROADCASTSS rstd+44(FP), Y9
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+lnf8:
+	CMPQ AX, BX
+	JGE  lnf1
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS Y8, Y0, Y0
+	VMULPS Y9, Y0, Y0
+	VMOVUPS (R8)(AX*4), Y1
+	VFMADD231PS (DX)(AX*4), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  lnf8
+lnf1:
+	CMPQ AX, CX
+	JGE  lnfdone
+	VMOVSS (SI)(AX*4), X0
+	VSUBSS X8, X0, X0
+	VMULSS X9, X0, X0
+	VMOVSS (R8)(AX*4), X1
+	VFMADD231SS (DX)(AX*4), X0, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP  lnf1
+lnfdone:
+	VZEROUPPER
+	RET
+
+// func lnBackwardSumsAVX2(dy, x, w, dw, db *float32, n int, mean, rstd float32) (sg, sgx float32)
+TEXT ·lnBackwardSumsAVX2(SB), NOSPLIT, $0-64
+	MOVQ dy+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ dw+24(FP), R9
+	MOVQ db+32(FP), R10
+	MOVQ n+40(FP), CX
+	VBROADCASTSS mean+48(FP), Y8
+	VBROADCASTSS rstd+52(FP), Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+lnbs8:
+	CMPQ AX, BX
+	JGE  lnbsred
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS Y8, Y0, Y0
+	VMULPS Y9, Y0, Y0
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS (R8)(AX*4), Y1, Y2
+	VADDPS Y2, Y10, Y10
+	VFMADD231PS Y2, Y0, Y11
+	VMOVUPS (R9)(AX*4), Y3
+	VFMADD231PS Y1, Y0, Y3
+	VMOVUPS Y3, (R9)(AX*4)
+	VADDPS (R10)(AX*4), Y1, Y4
+	VMOVUPS Y4, (R10)(AX*4)
+	ADDQ $8, AX
+	JMP  lnbs8
+lnbsred:
+	HSUM(Y10, X10, X5)
+	HSUM(Y11, X11, X5)
+lnbs1:
+	CMPQ AX, CX
+	JGE  lnbsdone
+	VMOVSS (SI)(AX*4), X0
+	VSUBSS X8, X0, X0
+	VMULSS X9, X0, X0
+	VMOVSS (DX)(AX*4), X1
+	VMULSS (R8)(AX*4), X1, X2
+	VADDSS X2, X10, X10
+	VFMADD231SS X2, X0, X11
+	VMOVSS (R9)(AX*4), X3
+	VFMADD231SS X1, X0, X3
+	VMOVSS X3, (R9)(AX*4)
+	VADDSS (R10)(AX*4), X1, X4
+	VMOVSS X4, (R10)(AX*4)
+	INCQ AX
+	JMP  lnbs1
+lnbsdone:
+	VMOVSS X10, sg+56(FP)
+	VMOVSS X11, sgx+60(FP)
+	VZEROUPPER
+	RET
+
+// func lnBackwardDxAVX2(dx, dy, x, w *float32, n int, mean, rstd, c1, c2 float32)
+TEXT ·lnBackwardDxAVX2(SB), NOSPLIT, $0-56
+	MOVQ dx+0(FP), DI
+	MOVQ dy+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), R8
+	MOVQ n+32(FP), CX
+	VBROADCASTSS mean+40(FP), Y8
+	VBROADCASTSS rstd+44(FP), Y9
+	VBROADCASTSS c1+48(FP), Y10
+	VBROADCASTSS c2+52(FP), Y11
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+lnbd8:
+	CMPQ AX, BX
+	JGE  lnbd1
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS Y8, Y0, Y0
+	VMULPS Y9, Y0, Y0
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS (R8)(AX*4), Y1, Y1
+	VSUBPS Y10, Y1, Y1
+	VFNMADD231PS Y11, Y0, Y1
+	VMULPS Y9, Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  lnbd8
+lnbd1:
+	CMPQ AX, CX
+	JGE  lnbddone
+	VMOVSS (SI)(AX*4), X0
+	VSUBSS X8, X0, X0
+	VMULSS X9, X0, X0
+	VMOVSS (DX)(AX*4), X1
+	VMULSS (R8)(AX*4), X1, X1
+	VSUBSS X10, X1, X1
+	VFNMADD231SS X11, X0, X1
+	VMULSS X9, X1, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP  lnbd1
+lnbddone:
+	VZEROUPPER
+	RET
+
+// hq0: q0/2
+DATA hq0<>+0(SB)/4, $0x3e106ac2
+GLOBL hq0<>(SB), RODATA|NOPTR, $4
+
+// hq1: q1/2
+DATA hq1<>+0(SB)/4, $0x3e10d2a3
+GLOBL hq1<>(SB), RODATA|NOPTR, $4
+
+// hq2: q2/2
+DATA hq2<>+0(SB)/4, $0x3df45f53
+GLOBL hq2<>(SB), RODATA|NOPTR, $4
+
+// hq3: q3/2
+DATA hq3<>+0(SB)/4, $0x3de6f463
+GLOBL hq3<>(SB), RODATA|NOPTR, $4
+
+// hq4: q4/2
+DATA hq4<>+0(SB)/4, $0xbd495a6e
+GLOBL hq4<>(SB), RODATA|NOPTR, $4
+
+// hq5: q5/2
+DATA hq5<>+0(SB)/4, $0x3e57b11e
+GLOBL hq5<>(SB), RODATA|NOPTR, $4
+
+// hq6: q6/2
+DATA hq6<>+0(SB)/4, $0xbeab8683
+GLOBL hq6<>(SB), RODATA|NOPTR, $4
+
+// hq7: q7/2
+DATA hq7<>+0(SB)/4, $0x3e5b9c65
+GLOBL hq7<>(SB), RODATA|NOPTR, $4
+
+// hq8: q8/2
+DATA hq8<>+0(SB)/4, $0xbd7c6ccb
+GLOBL hq8<>(SB), RODATA|NOPTR, $4
+
+// hq9: q9/2
+DATA hq9<>+0(SB)/4, $0x3bc9421c
+GLOBL hq9<>(SB), RODATA|NOPTR, $4
+
+// ---- AVX-512 versions (16 lanes; the last n mod 16 under a k mask) ----
+// Constants are read with embedded broadcasts from the tables above.
+
+// EXPZTAIL finishes e^(n·ln2 + r) for r in X and n in N; VSCALEFPS applies
+// 2^n with correct subnormal and overflow results.
+#define EXPZTAIL(X, N, R, P) \
+	VBROADCASTSS p0<>(SB), P; \
+	VFMADD213PS.BCST p1<>(SB), X, P; \
+	VFMADD213PS.BCST p2<>(SB), X, P; \
+	VFMADD213PS.BCST p3<>(SB), X, P; \
+	VFMADD213PS.BCST p4<>(SB), X, P; \
+	VFMADD213PS.BCST p5<>(SB), X, P; \
+	VMULPS X, X, R; \
+	VFMADD213PS X, R, P; \
+	VADDPS.BCST one<>(SB), P, P; \
+	VSCALEFPS N, P, X
+
+// EXPZ sets X = e^X; the clamps keep NaN (X is the second source).
+#define EXPZ(X, N, R, P) \
+	VBROADCASTSS explo<>(SB), N; \
+	VMAXPS X, N, X; \
+	VBROADCASTSS exphi<>(SB), N; \
+	VMINPS X, N, X; \
+	VMULPS.BCST log2e<>(SB), X, N; \
+	VRNDSCALEPS $0, N, N; \
+	VFNMADD231PS.BCST ln2hi<>(SB), N, X; \
+	VFNMADD231PS.BCST ln2lo<>(SB), N, X; \
+	EXPZTAIL(X, N, R, P)
+
+// NORMPARTSZ: for x in Z0, h = t·Q(t)/2 in Z8, e = e^(−x²/2) in Z3 and
+// the sign of x in K1. Clobbers Z1, Z2, Z4–Z7. The exponent lies in
+// [−112.5, 0] and VSCALEFPS takes any n, so no clamps are needed.
+#define NORMPARTSZ \
+	VPANDD.BCST absmask<>(SB), Z0, Z1; \
+	VMINPS.BCST xmax<>(SB), Z1, Z2; \
+	VBROADCASTSS one<>(SB), Z5; \
+	VFMADD231PS.BCST tscale<>(SB), Z2, Z5; \
+	VBROADCASTSS one<>(SB), Z2; \
+	VDIVPS Z5, Z2, Z2; \
+	VMINPS.BCST emax<>(SB), Z1, Z1; \
+	VMULPS Z1, Z1, Z3; \
+	VMOVAPS Z3, Z4; \
+	VFMSUB231PS Z1, Z1, Z4; \
+	VMULPS.BCST mhalf<>(SB), Z3, Z3; \
+	VMULPS.BCST mhalf<>(SB), Z4, Z4; \
+	VMULPS.BCST log2e<>(SB), Z3, Z5; \
+	VRNDSCALEPS $0, Z5, Z5; \
+	VFNMADD231PS.BCST ln2hi<>(SB), Z5, Z3; \
+	VFNMADD231PS.BCST ln2lo<>(SB), Z5, Z3; \
+	VADDPS Z4, Z3, Z3; \
+	EXPZTAIL(Z3, Z5, Z6, Z7); \
+	VBROADCASTSS hq9<>(SB), Z8; \
+	VFMADD213PS.BCST hq8<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq7<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq6<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq5<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq4<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq3<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq2<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq1<>(SB), Z2, Z8; \
+	VFMADD213PS.BCST hq0<>(SB), Z2, Z8; \
+	VMULPS Z2, Z8, Z8; \
+	VPMOVD2M Z0, K1
+
+// GELUZ sets Z0 = gelu(Z0): (x·h)·e for x < 0, x·(1 − h·e) otherwise.
+#define GELUZ \
+	NORMPARTSZ; \
+	VMULPS Z0, Z8, Z5; \
+	VMULPS Z3, Z5, Z5; \
+	VFNMADD213PS.BCST one<>(SB), Z3, Z8; \
+	VMULPS Z0, Z8, Z0; \
+	VMOVAPS Z5, K1, Z0
+
+// GELUGRADZ sets Z0 = dy·(Φ(x) + x·φ(x)) for x in Z0, dy in Z9.
+#define GELUGRADZ \
+	NORMPARTSZ; \
+	VMULPS.BCST invsqrt2pi<>(SB), Z0, Z5; \
+	VADDPS Z8, Z5, Z6; \
+	VMULPS Z3, Z6, Z6; \
+	VSUBPS Z8, Z5, Z0; \
+	VFMADD213PS.BCST one<>(SB), Z3, Z0; \
+	VMOVAPS Z6, K1, Z0; \
+	VMULPS Z9, Z0, Z0
+
+// TAILMASK sets K2 to the low CX−AX bits (1 ≤ CX−AX < 16).
+#define TAILMASK \
+	MOVQ CX, R11; \
+	SUBQ AX, R11; \
+	MOVQ $1, R12; \
+	SHLXQ R11, R12, R12; \
+	DECQ R12; \
+	KMOVW R12, K2
+
+// func expAVX512(dst, src *float32, n int)
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	XORQ AX, AX
+zexp16:
+	CMPQ AX, BX
+	JGE  zexptail
+	VMOVUPS (SI)(AX*4), Z0
+	EXPZ(Z0, Z1, Z2, Z3)
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	JMP  zexp16
+zexptail:
+	CMPQ AX, CX
+	JGE  zexpdone
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K2, Z0
+	EXPZ(Z0, Z1, Z2, Z3)
+	VMOVUPS Z0, K2, (DI)(AX*4)
+zexpdone:
+	VZEROUPPER
+	RET
+
+// func geluAVX512(dst, src *float32, n int)
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	XORQ AX, AX
+zgelu16:
+	CMPQ AX, BX
+	JGE  zgelutail
+	VMOVUPS (SI)(AX*4), Z0
+	GELUZ
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	JMP  zgelu16
+zgelutail:
+	CMPQ AX, CX
+	JGE  zgeludone
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K2, Z0
+	GELUZ
+	VMOVUPS Z0, K2, (DI)(AX*4)
+zgeludone:
+	VZEROUPPER
+	RET
+
+// func geluBackwardAVX512(dx, x, dy *float32, n int)
+TEXT ·geluBackwardAVX512(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	XORQ AX, AX
+zgb16:
+	CMPQ AX, BX
+	JGE  zgbtail
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS (DX)(AX*4), Z9
+	GELUGRADZ
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	JMP  zgb16
+zgbtail:
+	CMPQ AX, CX
+	JGE  zgbdone
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K2, Z0
+	VMOVUPS.Z (DX)(AX*4), K2, Z9
+	GELUGRADZ
+	VMOVUPS Z0, K2, (DI)(AX*4)
+zgbdone:
+	VZEROUPPER
+	RET
+
+// func softmaxRowsAVX512(x *float32, rows, cols int)
+// Each row in place: m = max, x = e^(x−m), s = Σx, x /= s... as x·(1/s).
+TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ cols+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	// K2: mask of the last partial vector (all ones if cols%16 == 0: unused).
+	MOVQ CX, R11
+	ANDQ $15, R11
+	MOVQ $1, R12
+	SHLXQ R11, R12, R12
+	DECQ R12
+	KMOVW R12, K2
+	TESTQ R8, R8
+	JZ   zsmdone
+zsmrow:
+	// max
+	VBROADCASTSS neginf<>(SB), Z10
+	XORQ AX, AX
+zsmmax:
+	CMPQ AX, BX
+	JGE  zsmmaxtail
+	VMAXPS (SI)(AX*4), Z10, Z10
+	ADDQ $16, AX
+	JMP  zsmmax
+zsmmaxtail:
+	CMPQ AX, CX
+	JGE  zsmmaxred
+	VMAXPS (SI)(AX*4), Z10, K2, Z10
+zsmmaxred:
+	VEXTRACTF32X8 $1, Z10, Y11
+	VMAXPS Y11, Y10, Y10
+	VEXTRACTF128 $1, Y10, X11
+	VMAXPS X11, X10, X10
+	VMOVHLPS X10, X10, X11
+	VMAXPS X11, X10, X10
+	VMOVSHDUP X10, X11
+	VMAXSS X11, X10, X10
+	VBROADCASTSS X10, Z10
+	// exp and sum
+	VPXORD Z11, Z11, Z11
+	XORQ AX, AX
+zsmexp:
+	CMPQ AX, BX
+	JGE  zsmexptail
+	VMOVUPS (SI)(AX*4), Z0
+	VSUBPS Z10, Z0, Z0
+	EXPZ(Z0, Z1, Z2, Z3)
+	VMOVUPS Z0, (SI)(AX*4)
+	VADDPS Z0, Z11, Z11
+	ADDQ $16, AX
+	JMP  zsmexp
+zsmexptail:
+	CMPQ AX, CX
+	JGE  zsmsum
+	VMOVUPS.Z (SI)(AX*4), K2, Z0
+	VSUBPS Z10, Z0, Z0
+	EXPZ(Z0, Z1, Z2, Z3)
+	VMOVUPS Z0, K2, (SI)(AX*4)
+	VADDPS Z0, Z11, K2, Z11
+zsmsum:
+	VEXTRACTF32X8 $1, Z11, Y12
+	VADDPS Y12, Y11, Y11
+	HSUM(Y11, X11, X12)
+	VBROADCASTSS one<>(SB), X12
+	VDIVSS X11, X12, X12
+	VBROADCASTSS X12, Z12
+	XORQ AX, AX
+zsmscale:
+	CMPQ AX, BX
+	JGE  zsmscaletail
+	VMULPS (SI)(AX*4), Z12, Z0
+	VMOVUPS Z0, (SI)(AX*4)
+	ADDQ $16, AX
+	JMP  zsmscale
+zsmscaletail:
+	CMPQ AX, CX
+	JGE  zsmnext
+	VMULPS.Z (SI)(AX*4), Z12, K2, Z0
+	VMOVUPS Z0, K2, (SI)(AX*4)
+zsmnext:
+	LEAQ (SI)(CX*4), SI
+	DECQ R8
+	JNZ  zsmrow
+zsmdone:
+	VZEROUPPER
+	RET
