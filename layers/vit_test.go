@@ -282,3 +282,80 @@ func TestBuildErrors(t *testing.T) {
 		t.Error("int dtype: want an error")
 	}
 }
+
+// TestFloat32MatchesFloat64 runs the same weights through the float32 path
+// (SIMD kernels, our sgemm) and the float64 path (scalar reference, gonum
+// dgemm): logits and every parameter gradient of the loss must agree.
+func TestFloat32MatchesFloat64(t *testing.T) {
+	c := tinyConfig()
+	c.ImgSize, c.PatchSize, c.EmbedDim, c.NumHeads, c.Depth = Size2{12, 8}, 4, 16, 4, 2
+	run := func(dt tensor.Dtype) (logits []float64, grads [][]float64) {
+		m, err := New(c, dt, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Params {
+			InitTruncNormal(p.Value, 0.3, randFor(p.Name)) // same draws in both dtypes
+		}
+		gr, err := m.Build(3, BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tgt := tensor.New(tensor.Of(dt), tensor.WithShape(3, c.NumClasses))
+		in := tensor.New(tensor.Of(dt), tensor.WithShape(gr.Input.Shape()...))
+		for i := 0; i < in.Size(); i++ {
+			in.SetAt(convert(dt, math.Sin(float64(i)*0.7)), i/(12*8)%3, 0, i/8%12, i%8)
+		}
+		for i := 0; i < 3; i++ {
+			tgt.SetAt(convert(dt, 1), i, i%c.NumClasses)
+		}
+		if err := G.Let(gr.Input, in); err != nil {
+			t.Fatal(err)
+		}
+		targets := G.NewTensor(gr.G, dt, 2, G.WithValue(tgt), G.WithName("t"))
+		loss, err := graph.SoftmaxCrossEntropy(gr.Logits, targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := G.Grad(loss, gr.Params...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := runGraph(t, gr.G)
+		defer vm.Close()
+		for _, g := range append(G.Nodes{gr.Logits}, gs...) {
+			var v []float64
+			switch d := g.Value().Data().(type) {
+			case []float32:
+				for _, x := range d {
+					v = append(v, float64(x))
+				}
+			case []float64:
+				v = append(v, d...)
+			}
+			grads = append(grads, v)
+		}
+		return grads[0], grads[1:]
+	}
+	l32, g32 := run(tensor.Float32)
+	l64, g64 := run(tensor.Float64)
+	if d := maxDiff(l32, l64); d > 1e-5 {
+		t.Errorf("logits differ by %g", d)
+	}
+	for i := range g32 {
+		scale := 1e-3
+		for _, v := range g64[i] {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		if d := maxDiff(g32[i], g64[i]); d > 1e-4*scale {
+			t.Errorf("gradient %d differs by %g (scale %g)", i, d, scale)
+		}
+	}
+}
+
+func convert(dt tensor.Dtype, v float64) any {
+	if dt == tensor.Float32 {
+		return float32(v)
+	}
+	return v
+}

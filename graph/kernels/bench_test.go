@@ -57,21 +57,26 @@ func BenchmarkSgemm(b *testing.B) {
 	}
 }
 
+// attentionShapes are the per-head products of attention with 50 tokens
+// and head dim 64: scores Q·Kᵀ, output P·V, and the backward dP = dO·Vᵀ
+// and dV = Pᵀ·dO.
+var attentionShapes = []struct {
+	name    string
+	tA, tB  bool
+	m, n, k int
+}{
+	{"QKt", false, true, 50, 50, 64},
+	{"PV", false, false, 50, 64, 50},
+	{"dP_dOVt", false, true, 50, 50, 64},
+	{"dV_PtdO", true, false, 50, 64, 50},
+}
+
 // BenchmarkSgemmStrided times the attention products of one SMALL layer:
 // 128 images × 3 heads of 50×50 scores over head dim 64.
 func BenchmarkSgemmStrided(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	const batch, t, hd = 384, 50, 64
-	for _, s := range []struct {
-		name    string
-		tA, tB  bool
-		m, n, k int
-	}{
-		{"QKt", false, true, t, t, hd},
-		{"PV", false, false, t, hd, t},
-		{"dP_dOVt", false, true, t, t, hd},
-		{"dV_PtdO", true, false, t, hd, t},
-	} {
+	const batch = 384
+	for _, s := range attentionShapes {
 		b.Run(fmt.Sprintf("%s_%dx%dx%dx%d", s.name, batch, s.m, s.n, s.k), func(b *testing.B) {
 			a := randSlice(r, batch*s.m*s.k)
 			bb := randSlice(r, batch*s.k*s.n)

@@ -2,7 +2,8 @@ package kernels
 
 import "fmt"
 
-// checkLen panics unless every named slice length equals want.
+// checkLens panics unless every length in lens equals want; names holds
+// their comma-separated names for the message.
 func checkLens(fn string, want int, names string, lens ...int) {
 	for i, l := range lens {
 		if l != want {

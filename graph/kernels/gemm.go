@@ -51,9 +51,23 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 		}
 		return
 	}
+	ar, ac, br, bc := m, k, k, n
+	if transA {
+		ar, ac = k, m
+	}
+	if transB {
+		br, bc = n, k
+	}
+	la, lb := needLen(ar, ac, lda), needLen(br, bc, ldb)
 	grain := splitGrain(batch, 4, max(1, parallelMinWork/(m*n*k)))
 	parallelFor(batch, grain, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if i+1 < hi {
+				// Small products are limited by fetching their operands:
+				// start on the next ones while this one computes.
+				prefetch(a[(i+1)*strideA:][:la])
+				prefetch(b[(i+1)*strideB:][:lb])
+			}
 			one(i, false)
 		}
 	})

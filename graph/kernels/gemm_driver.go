@@ -9,11 +9,10 @@ import (
 // ir). A is read in place (only a last partial MR-row panel is packed), B is
 // read in place when not transposed (only a last partial NR-column panel is
 // packed) and packed into NR-wide panels when transposed.
-var (
-	kcBlock  = 512  // depth of one pass (C is read and written once per pass)
-	mcBlock  = 448  // rows of A per pass (rounded to MR); mc×kc stays in L2
-	ncBlock  = 2048 // columns of B packed at once
-	packAllB = false
+const (
+	kcBlock = 512  // depth of one pass (C is read and written once per pass)
+	mcBlock = 448  // rows of A per pass (rounded to MR); mc×kc stays in L2
+	ncBlock = 2048 // columns of B packed at once when transB
 )
 
 // parallelMinWork is the m·n·k below which a product runs on one core.
@@ -84,7 +83,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 	kstep := (k + nkb - 1) / nkb
 	mc := max(mcBlock/MR, 1) * MR
 	ws.a = alignedFloats(ws.a, MR*kstep)
-	if transB || packAllB {
+	if transB {
 		ws.b = alignedFloats(ws.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
 	} else {
 		ws.b = alignedFloats(ws.b, kstep*NR)
@@ -100,10 +99,6 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 			if transB {
 				for jr := 0; jr < nc; jr += NR {
 					packBTrans(ws.b[jr*kc:(jr+NR)*kc], b, ldb, jc+jr, min(NR, nc-jr), pc, kc, NR)
-				}
-			} else if packAllB {
-				for jr := 0; jr < nc; jr += NR {
-					packBEdge(ws.b[jr*kc:(jr+NR)*kc], b, ldb, jc+jr, min(NR, nc-jr), pc, kc, NR)
 				}
 			} else if nc%NR != 0 {
 				jr := nc / NR * NR
@@ -121,7 +116,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 					var bp *float32
 					bs := NR
 					switch {
-					case transB || packAllB:
+					case transB:
 						bp = &ws.b[jr*kc]
 					case nr < NR:
 						bp = &ws.b[0]
@@ -129,7 +124,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 						bp = &b[pc*ldb+jc+jr]
 						bs = ldb
 					}
-					cp := (ic)*ldc + jc + jr
+					cp := ic*ldc + jc + jr
 					for ir := 0; ir < mfull; ir += MR {
 						if transA {
 							kern.colA(kc, &a[pc*lda+ic+ir], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)

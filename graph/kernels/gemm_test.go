@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -124,6 +125,7 @@ func gemmCases() []gemmCase {
 				gemmCase{tA, tB, 30, 70, 513, 0, 0.5, -1},
 				gemmCase{tA, tB, 6, 16, 4, 0, 1, 0},
 				gemmCase{tA, tB, 14, 32, 8, 0, 2, 3},
+				gemmCase{tA, tB, 3, ncBlock + 70, 5, 1, 1, 0.5}, // several column blocks
 			)
 		}
 	}
@@ -242,4 +244,24 @@ func TestSgemmPanics(t *testing.T) {
 			tc.call()
 		})
 	}
+}
+
+// TestSgemmConcurrent calls Sgemm from several goroutines at once (the
+// packing buffers come from a pool and must not be shared).
+func TestSgemmConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for _, tc := range []gemmCase{{false, true, 130, 70, 40, 0, 1, 0}, {true, false, 65, 129, 33, 1, 0.5, 1}} {
+				a, lda, b, ldb, c, ldc := tc.operands(r)
+				want := refSgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				Sgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				checkGemm(t, tc, want, c)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -58,5 +58,3 @@ func splitGrain(n, perWorker, minGrain int) int {
 	}
 	return g
 }
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
