@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // LayerNorm normalises each row of x over its last axis, as PyTorch's
@@ -46,6 +48,9 @@ type layerNormOp struct {
 
 	// Saved by the last forward run for the backward pass, per row.
 	mean, rstd []float64
+	// The float32 path keeps float32 statistics for the SIMD kernels, and
+	// its dx op computes dw and db in the same pass, for the param ops.
+	mean32, rstd32, dw32, db32 []float32
 }
 
 var _ G.SDOp = (*layerNormOp)(nil)
@@ -76,7 +81,14 @@ func (op *layerNormOp) Do(vs ...G.Value) (G.Value, error) {
 	y := op.out.get(x.Dtype(), m, op.d)
 	switch x.Dtype() {
 	case tensor.Float32:
-		layerNormForward(data[float32](y), data[float32](x), data[float32](w), data[float32](b), op.mean, op.rstd, op.d, op.eps)
+		if len(op.mean32) != m {
+			op.mean32, op.rstd32 = make([]float32, m), make([]float32, m)
+			op.dw32, op.db32 = make([]float32, op.d), make([]float32, op.d)
+		}
+		kernels.LayerNormRows(data[float32](y), op.mean32, op.rstd32, data[float32](x), data[float32](w), data[float32](b), m, op.d, float32(op.eps))
+		for i := range op.mean32 {
+			op.mean[i], op.rstd[i] = float64(op.mean32[i]), float64(op.rstd32[i])
+		}
 	default:
 		layerNormForward(data[float64](y), data[float64](x), data[float64](w), data[float64](b), op.mean, op.rstd, op.d, op.eps)
 	}
@@ -123,11 +135,13 @@ func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	if err != nil {
 		return nil, err
 	}
-	dw, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op}, x, output, grad)
+	// dx is an input of the parameter-gradient ops only to order them after
+	// it: on the float32 path it computes dw and db in its own pass.
+	dw, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op}, x, output, dx, grad)
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op, bias: true}, grad)
+	db, err := G.ApplyOp(&layerNormParamGradOp{opBase: newOpBase(), fwd: op, bias: true}, dx, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +179,9 @@ func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {
 	dx := op.out.get(x.Dtype(), m, f.d)
 	switch x.Dtype() {
 	case tensor.Float32:
-		layerNormDx(data[float32](dx), data[float32](x), data[float32](w), data[float32](dy), f.mean, f.rstd, f.d)
+		clear(f.dw32)
+		clear(f.db32)
+		kernels.LayerNormBackwardRows(data[float32](dx), f.dw32, f.db32, data[float32](dy), data[float32](x), f.mean32, f.rstd32, data[float32](w), m, f.d)
 	default:
 		layerNormDx(data[float64](dx), data[float64](x), data[float64](w), data[float64](dy), f.mean, f.rstd, f.d)
 	}
@@ -220,16 +236,16 @@ func (op *layerNormParamGradOp) name() string {
 
 func (op *layerNormParamGradOp) Arity() int {
 	if op.bias {
-		return 1
+		return 2
 	}
-	return 3
+	return 4
 }
 
 func (op *layerNormParamGradOp) Type() hm.Type {
 	if op.bias {
-		return fnType(2, 1)
+		return fnType(2, 2, 1)
 	}
-	return fnType(2, 2, 2, 1)
+	return fnType(2, 2, 2, 2, 1)
 }
 
 func (op *layerNormParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -255,12 +271,12 @@ func (op *layerNormParamGradOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	g := op.out.get(dy.Dtype(), f.d)
 	switch dy.Dtype() {
-	case tensor.Float32:
-		var x []float32
-		if !op.bias {
-			x = data[float32](in[0])
+	case tensor.Float32: // computed by the dx op (an input, so it ran first)
+		if op.bias {
+			copy(data[float32](g), f.db32)
+		} else {
+			copy(data[float32](g), f.dw32)
 		}
-		layerNormParamGrad(data[float32](g), x, data[float32](dy), f.mean, f.rstd, op.acc, m, f.d)
 	default:
 		var x []float64
 		if !op.bias {
