@@ -122,6 +122,25 @@ func softmax[T Float](x []T, rows, cols int) {
 	softmaxRows(x, rows, cols)
 }
 
+// softmaxBackward overwrites dp by the softmax input gradient
+// p ⊙ (dp − rowsum(dp ⊙ p)), given the softmax output p.
+func softmaxBackward[T Float](dp, p []T, rows, cols int) {
+	if d32, ok := any(dp).([]float32); ok {
+		kernels.SoftmaxBackwardRows(d32, any(p).([]float32), d32, rows, cols)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		pr, dr := p[r*cols:(r+1)*cols], dp[r*cols:(r+1)*cols]
+		var dot T
+		for j := range pr {
+			dot += pr[j] * dr[j]
+		}
+		for j := range pr {
+			dr[j] = pr[j] * (dr[j] - dot)
+		}
+	}
+}
+
 // softmaxRows replaces each row of the (rows, cols) matrix x by its softmax.
 func softmaxRows[T Float](x []T, rows, cols int) {
 	for r := 0; r < rows; r++ {
@@ -221,16 +240,7 @@ func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs, tmp []T) {
 				do := dy[b*t*d+h*hd:]
 				gemm(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)
 				gemm(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)
-				for r := 0; r < t; r++ {
-					pr, dr := p[r*t:(r+1)*t], dp[r*t:(r+1)*t]
-					var dot T
-					for j := range pr {
-						dot += pr[j] * dr[j]
-					}
-					for j := range pr {
-						dr[j] = pr[j] * (dr[j] - dot)
-					}
-				}
+				softmaxBackward(dp, p, t, t) // dS = P ⊙ (dP − rowsum(dP ⊙ P)), in place
 				gemm(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d)
 				gemm(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)
 			}

@@ -247,7 +247,9 @@ func (op *colSumOp) Do(vs ...G.Value) (G.Value, error) {
 	y := op.out.get(in[0].Dtype(), n)
 	switch in[0].Dtype() {
 	case tensor.Float32:
-		colSum(data[float32](y), data[float32](in[0]), m, n)
+		y32 := data[float32](y)
+		clear(y32)
+		kernels.ColSum(y32, data[float32](in[0]), m, n)
 	default:
 		colSum(data[float64](y), data[float64](in[0]), m, n)
 	}
