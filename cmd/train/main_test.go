@@ -2,8 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDryRunPrintsParameterCounts(t *testing.T) {
@@ -36,5 +42,61 @@ func TestBadInvocations(t *testing.T) {
 		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to mention %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestSIGINTWritesCheckpoint sends a real SIGINT to a training process: it
+// must finish the step, write last.*, exit 130 and say how to resume.
+func TestSIGINTWritesCheckpoint(t *testing.T) {
+	if os.Getenv("VIT_TRAIN_MAIN") != "" {
+		os.Exit(run(strings.Fields(os.Getenv("VIT_TRAIN_MAIN")), os.Stdout, os.Stderr))
+	}
+	if testing.Short() {
+		t.Skip("spawns a training process")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+model: {img_size: 28, patch_size: 7, in_chans: 1, embed_dim: 16, depth: 1, num_heads: 2, mlp_ratio: 2, num_classes: 10}
+data: {limit_train: 512, limit_val: 50}
+train: {epochs: 1000, batch_size: 16}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGINTWritesCheckpoint$")
+	cmd.Env = append(os.Environ(), "VIT_TRAIN_MAIN=-config "+cfg+" -out "+out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first epoch's checkpoint exists, so training is under way.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(out, "last.train.safetensors")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no checkpoint appeared: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "training interrupted") || !strings.Contains(stderr.String(), "-resume") {
+		t.Fatalf("stderr does not say how to resume:\n%s", stderr.String())
+	}
+	// And -resume picks it up (one more epoch).
+	var o, e bytes.Buffer
+	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.max_steps=40"}, &o, &e); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, e.String())
 	}
 }
