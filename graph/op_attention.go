@@ -95,6 +95,10 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 }
 
 func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
+	if y32, ok := any(y).([]float32); ok {
+		attnForward32(op, y32, any(qkv).([]float32), any(probs).([]float32))
+		return
+	}
 	t, d, hd := op.tokens, op.dim, op.dim/op.heads
 	scale := T(op.scale())
 	parallelFor(op.batch, func(lo, hi int) {
@@ -111,6 +115,22 @@ func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
 			}
 		}
 	})
+}
+
+// attnForward32 is attnForward as 2H batched strided sgemm calls over the
+// samples and one softmax over all B·H·T rows.
+func attnForward32(op *attentionOp, y, qkv, probs []float32) {
+	b, t, d, nh := op.batch, op.tokens, op.dim, op.heads
+	hd, scale := d/nh, float32(op.scale())
+	for h := 0; h < nh; h++ { // S = scale·Q·Kᵀ into probs[b, h]
+		kernels.SgemmStrided(false, true, t, t, hd, scale, qkv[h*hd:], 3*d, t*3*d, qkv[d+h*hd:], 3*d, t*3*d,
+			0, probs[h*t*t:], t, nh*t*t, b)
+	}
+	kernels.SoftmaxRows(probs, b*nh*t, t)
+	for h := 0; h < nh; h++ { // O = P·V into the head's columns of y
+		kernels.SgemmStrided(false, false, t, hd, t, 1, probs[h*t*t:], t, nh*t*t, qkv[2*d+h*hd:], 3*d, t*3*d,
+			0, y[h*hd:], d, t*d, b)
+	}
 }
 
 // softmax is softmaxRows, vectorised for float32.
@@ -210,7 +230,7 @@ func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
 	f := op.fwd
 	qkv, dy := in[0], in[2]
 	dq := op.out.get(qkv.Dtype(), f.batch*f.tokens, 3*f.dim)
-	n := f.batch * f.tokens * f.tokens
+	n := f.batch * f.heads * f.tokens * f.tokens
 	switch qkv.Dtype() {
 	case tensor.Float32:
 		if len(op.tmp32) != n {
@@ -227,6 +247,10 @@ func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
 }
 
 func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs, tmp []T) {
+	if d32, ok := any(dqkv).([]float32); ok {
+		attnBackward32(op, d32, any(qkv).([]float32), any(dy).([]float32), any(probs).([]float32), any(tmp).([]float32))
+		return
+	}
 	t, d, hd := op.tokens, op.dim, op.dim/op.heads
 	scale := T(op.scale())
 	parallelFor(op.batch, func(lo, hi int) {
@@ -246,6 +270,29 @@ func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs, tmp []T) {
 			}
 		}
 	})
+}
+
+// attnBackward32 is attnBackward as batched strided sgemm calls; tmp holds
+// dP, then dS, for all (B, H) at once.
+func attnBackward32(op *attentionOp, dqkv, qkv, dy, probs, tmp []float32) {
+	b, t, d, nh := op.batch, op.tokens, op.dim, op.heads
+	hd, scale := d/nh, float32(op.scale())
+	for h := 0; h < nh; h++ {
+		// dV = Pᵀ·dO
+		kernels.SgemmStrided(true, false, t, hd, t, 1, probs[h*t*t:], t, nh*t*t, dy[h*hd:], d, t*d,
+			0, dqkv[2*d+h*hd:], 3*d, t*3*d, b)
+		// dP = dO·Vᵀ
+		kernels.SgemmStrided(false, true, t, t, hd, 1, dy[h*hd:], d, t*d, qkv[2*d+h*hd:], 3*d, t*3*d,
+			0, tmp[h*t*t:], t, nh*t*t, b)
+	}
+	kernels.SoftmaxBackwardRows(tmp, probs, tmp, b*nh*t, t) // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+	for h := 0; h < nh; h++ {
+		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
+		kernels.SgemmStrided(false, false, t, hd, t, scale, tmp[h*t*t:], t, nh*t*t, qkv[d+h*hd:], 3*d, t*3*d,
+			0, dqkv[h*hd:], 3*d, t*3*d, b)
+		kernels.SgemmStrided(true, false, t, hd, t, scale, tmp[h*t*t:], t, nh*t*t, qkv[h*hd:], 3*d, t*3*d,
+			0, dqkv[d+h*hd:], 3*d, t*3*d, b)
+	}
 }
 
 func (op *attentionGradOp) WriteHash(h hash.Hash) {
