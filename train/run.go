@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -84,6 +85,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("model.num_classes: %d, but %s has %d classes", cfg.Model.NumClasses, trainSet.Name(), n)
 	}
 	mean, std := trainSet.Norm()
+	debug.FreeOSMemory() // return the decompression buffers of loading before training starts
 	trainLoader, err := data.NewLoader(trainSet, loaderConfig(cfg, true, mean, std))
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logFormat := flag.String("log-format", "text", "log format: text or json")
 	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) here")
+	memProfile := flag.String("memprofile", "", "write a heap profile (pprof) here at the end")
 	if err := flag.Parse(args); err != nil {
 		return 2
 	}
@@ -93,6 +95,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if *memProfile != "" {
+		defer func() {
+			f, err := os.Create(*memProfile)
+			if err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}()
+	}
+	if os.Getenv("GOGC") == "" {
+		// A steady-state step allocates almost nothing (ops own their
+		// buffers), so a tight GC target costs no time and keeps the peak
+		// RSS near the live heap.
+		debug.SetGCPercent(20)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
