@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestNanStep(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{errors.New("step 17: loss is NaN (non-finite); the last good checkpoint is kept in x"), 17},
+		{fmt.Errorf("wrapped: %w", errors.New("step 3: gradient of head.weight is non-finite")), 3},
+		{errors.New("non-finite somewhere"), -1},
+	} {
+		if got := nanStep(c.err); got != c.want {
+			t.Errorf("nanStep(%q) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestCellStats(t *testing.T) {
+	c := &cell{Runs: []outcome{{Top1: 0.9}, {NaN: true}, {Top1: 0.7}, {Top1: 0.15}}}
+	mean, std, lo, nan := c.stats()
+	wantMean := (0.9 + 0.7 + 0.15) / 3
+	var ss float64
+	for _, x := range []float64{0.9, 0.7, 0.15} {
+		ss += (x - wantMean) * (x - wantMean)
+	}
+	if math.Abs(mean-wantMean) > 1e-12 || math.Abs(std-math.Sqrt(ss/2)) > 1e-12 || lo != 0.15 || nan != 1 {
+		t.Errorf("stats = %v, %v, %v, %d", mean, std, lo, nan)
+	}
+	if got := c.collapsed(); got != 1 {
+		t.Errorf("collapsed = %d, want 1", got)
+	}
+	all := &cell{Runs: []outcome{{NaN: true}}}
+	if m, _, _, n := all.stats(); !math.IsNaN(m) || n != 1 {
+		t.Errorf("all diverged: mean %v, nan %d", m, n)
+	}
+	if tab := formatTable([]*cell{all}); !strings.Contains(tab, "| — | — | 1 / 1 |") {
+		t.Errorf("table of an all-NaN cell:\n%s", tab)
+	}
+}
+
+func TestPickVariants(t *testing.T) {
+	vs, err := pickVariants("no_clip, default")
+	if err != nil || len(vs) != 2 || vs[0].Name != "default" || vs[1].Name != "no_clip" {
+		t.Fatalf("pickVariants = %v, %v; want default, no_clip in table order", vs, err)
+	}
+	if _, err := pickVariants("no_such"); err == nil || !strings.Contains(err.Error(), `"no_such"`) {
+		t.Errorf("want an error naming the unknown variant, got %v", err)
+	}
+	if vs, _ := pickVariants("all"); len(vs) != len(variants) {
+		t.Errorf("all = %d variants, want %d", len(vs), len(variants))
+	}
+}
