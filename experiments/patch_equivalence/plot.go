@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// floor is where the log-scale bars start; an exact zero is drawn at it.
+const floor = 1e-18
+
+// series is one bar per group.
+type series struct {
+	name   string
+	values []float64
+}
+
+// logBars draws grouped bars of positive values on a log y axis: each bar
+// stacks on an undrawn one of height floor, so it rises from floor instead
+// of from 0 (which a log scale cannot show).
+func logBars(title, ylabel string, groups []string, ss []series, path string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decades{}
+	w := vg.Points(60 / float64(len(ss)))
+	for i, s := range ss {
+		base := make(plotter.Values, len(groups))
+		top := make(plotter.Values, len(groups))
+		for j := range groups {
+			base[j] = floor
+			v := s.values[j]
+			if !(v > floor) || math.IsInf(v, 0) {
+				v = floor * 1.0001 // zero (or below the axis): a stub at the floor
+			}
+			top[j] = v - floor
+		}
+		under, err := plotter.NewBarChart(base, w)
+		if err != nil {
+			return err
+		}
+		bars, err := plotter.NewBarChart(top, w)
+		if err != nil {
+			return err
+		}
+		bars.StackOn(under)
+		off := vg.Length(float64(i)-float64(len(ss)-1)/2) * w
+		under.Offset, bars.Offset = off, off
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		p.Legend.Add(s.name, bars)
+		var zeros plotter.XYLabels
+		for j, v := range s.values {
+			if v == 0 {
+				zeros.XYs = append(zeros.XYs, plotter.XY{X: float64(j), Y: floor * 3})
+				zeros.Labels = append(zeros.Labels, "0")
+			}
+		}
+		if len(zeros.XYs) > 0 {
+			l, err := plotter.NewLabels(zeros)
+			if err != nil {
+				return err
+			}
+			l.Offset = vg.Point{X: off - w/4}
+			p.Add(l)
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Y.Min, p.Y.Max = floor, 1e9 // headroom for the legend
+	p.NominalX(groups...)
+	return p.Save(200*vg.Millimeter, 110*vg.Millimeter, path)
+}
+
+// decades labels every third power of ten as 1e±k and marks the others.
+type decades struct{}
+
+// Ticks implements plot.Ticker.
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		t := plot.Tick{Value: math.Pow(10, float64(e))}
+		if e%3 == 0 {
+			t.Label = fmt.Sprintf("1e%d", e)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// floor is where an exact zero is drawn on the log axis.
+const floor = 1e-18
+
+// plotRel draws each condition's relative error of the patch tokens after
+// each block on a log y axis.
+func plotRel(rs []result, depth int, path string) error {
+	p := plot.New()
+	p.Title.Text = "shuffled patches: ‖Δ‖/‖tokens‖ after un-shuffling"
+	p.X.Label.Text = "after block (normed residual stream)"
+	p.Y.Label.Text = "relative error"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decades{}
+	p.Add(plotter.NewGrid())
+	for i, r := range rs {
+		var xy plotter.XYs
+		for b, v := range r.relBlock {
+			xy = append(xy, plotter.XY{X: float64(b + 1), Y: math.Max(v, floor)})
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		s.Shape = plotutil.Shape(i)
+		if r.c.dtype() == "float32" {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l, s)
+		p.Legend.Add(fmt.Sprintf("%s, pos %s, %s", r.c.weights, r.c.pos, r.c.dtype()), l, s)
+	}
+	var ticks []plot.Tick
+	for b := 1; b <= depth; b++ {
+		ticks = append(ticks, plot.Tick{Value: float64(b), Label: fmt.Sprint(b)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min, p.Y.Max = 1e-18, 1e3
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return p.Save(180*vg.Millimeter, 120*vg.Millimeter, path)
+}
+
+// decades labels every third power of ten as 1e±k and marks the others.
+type decades struct{}
+
+// Ticks implements plot.Ticker.
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		t := plot.Tick{Value: math.Pow(10, float64(e))}
+		if e%3 == 0 {
+			t.Label = fmt.Sprintf("1e%d", e)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}

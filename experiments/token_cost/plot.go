@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// plotCost draws two log-log panels side by side: forward FLOPs of each
+// part against the token count, and the measured training step time per
+// image (with the time the FLOPs predict at the median achieved rate).
+func plotCost(rows []row, o opts, path string) error {
+	left, err := flopsPanel(rows, o)
+	if err != nil {
+		return err
+	}
+	panels := []*plot.Plot{left}
+	if o.measure {
+		right, err := timePanel(rows)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, right)
+	}
+	const h = 130 * vg.Millimeter
+	w := vg.Length(len(panels)) * 150 * vg.Millimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 4, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2}
+	cs := plot.Align([][]*plot.Plot{panels}, tiles, dc)
+	for i, p := range panels {
+		p.Draw(cs[0][i])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func logLog(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return p
+}
+
+func flopsPanel(rows []row, o opts) (*plot.Plot, error) {
+	p := logLog(fmt.Sprintf("forward FLOPs by part (D=%d, depth %d, %d heads, mlp %g)", o.dim, o.depth, o.heads, o.mlp),
+		"tokens T", "FLOPs per image")
+	sorted := byTokens(rows)
+	for i, part := range parts {
+		if part == "patch proj" || part == "head" {
+			continue // not functions of T alone: drawn per input size below
+		}
+		var xy plotter.XYs
+		for _, r := range sorted {
+			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.flops[part]})
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		label := part + " (∝T)"
+		switch part {
+		case "scores QKᵀ":
+			l.Width, label = vg.Points(4), part+" (∝T²)"
+		case "weighted sum PV":
+			label = part + " (∝T², = QKᵀ)"
+		}
+		p.Add(l, s)
+		p.Legend.Add(label, l, s)
+	}
+	for k, part := range []string{"patch proj", "head"} {
+		for j, size := range []int{28, 224} {
+			var xy plotter.XYs
+			for _, r := range sorted {
+				if r.cfg.ImgSize[0] == size {
+					xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.flops[part]})
+				}
+			}
+			l, s, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return nil, err
+			}
+			c := plotutil.Color(len(parts) + k)
+			l.Color, s.Color = c, c
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2 + 2*float64(j))}
+			s.Shape = plotutil.Shape(j + 1)
+			p.Add(l, s)
+			p.Legend.Add(fmt.Sprintf("%s, %d×%d (const)", part, size, size), l, s)
+		}
+	}
+	for j, size := range []int{28, 224} {
+		var tot plotter.XYs
+		for _, r := range sorted {
+			if r.cfg.ImgSize[0] == size {
+				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: total(r.flops)})
+			}
+		}
+		l, err := plotter.NewLine(tot)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Black
+		l.Dashes = []vg.Length{vg.Points(1), vg.Points(2 + 2*float64(j))}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("total, %d×%d", size, size), l)
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Y.Max = 1e11
+	p.X.Min = 4
+	return p, nil
+}
+
+func timePanel(rows []row) (*plot.Plot, error) {
+	p := logLog("measured training step (float32, 2 shared cores)", "tokens T", "ms per image")
+	var rates []float64
+	for _, r := range rows {
+		rates = append(rates, r.gflops())
+	}
+	rate := medianF(rates)
+	for j, size := range []int{28, 224} {
+		var meas, pred plotter.XYs
+		for _, r := range byTokens(rows) {
+			if r.cfg.ImgSize[0] != size {
+				continue
+			}
+			t := float64(r.tokens())
+			meas = append(meas, plotter.XY{X: t, Y: r.stepMs})
+			pred = append(pred, plotter.XY{X: t, Y: 3 * total(r.flops) / (rate * 1e9) * 1000})
+		}
+		l, s, err := plotter.NewLinePoints(meas)
+		if err != nil {
+			return nil, err
+		}
+		c := plotutil.Color(j)
+		l.Color, s.Color = c, c
+		s.Shape = plotutil.Shape(j + 1)
+		l.Width = vg.Points(1.5)
+		p.Add(l, s)
+		p.Legend.Add(fmt.Sprintf("%d×%d measured", size, size), l, s)
+		lp, err := plotter.NewLine(pred)
+		if err != nil {
+			return nil, err
+		}
+		lp.Color = c
+		lp.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(lp)
+		p.Legend.Add(fmt.Sprintf("%d×%d: 3×fwd FLOPs at %.1f GFLOP/s", size, size, rate), lp)
+	}
+	p.Y.Max *= 8 // headroom for the legend
+	p.X.Min = 4
+	return p, nil
+}
+
+func medianF(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	return s[len(s)/2]
+}
