@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/layers"
+)
+
+// vit_ref.py's forward_flops(28, 4, dim, depth)["total"], computed by the
+// peer's own function.
+func TestForwardFLOPsMatchesPeer(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		want float64
+	}{{"tiny", 22322432}, {"small", 277245696}} {
+		if got := forwardFLOPs(benchConfigs[tc.cfg].model()); got != tc.want {
+			t.Errorf("%s: forwardFLOPs = %.0f, want %.0f", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+func Example_forwardFLOPs() {
+	for _, name := range []string{"tiny", "small"} {
+		c := benchConfigs[name]
+		fmt.Printf("%s: %.1f MFLOP/img forward, %d params\n", c.label(), forwardFLOPs(c.model())/1e6, layers.CountParams(c.model()))
+	}
+	// Output:
+	// TINY (d64 L4 h4): 22.3 MFLOP/img forward, 205066 params
+	// SMALL (d192 L6 h3): 277.2 MFLOP/img forward, 2684554 params
+}
+
+// trainPlan builds c's training graph as measureSteps does and reads its plan.
+func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
+	t.Helper()
+	m, err := layers.New(c, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := m.Build(batch, layers.BuildOptions{Training: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
+		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, c.NumClasses))))
+	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := G.Grad(loss, tg.Params...); err != nil {
+		t.Fatal(err)
+	}
+	p, err := planFromGraph(tg.G, c, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The products read from the graph are the analytic count: forward =
+// batch × forward_flops, each linear layer's dx and dw products cost what
+// its forward does, attention backward twice its forward, so a step is
+// exactly 3× the forward (the convention of train GFLOP/s).
+func TestPlanMatchesAnalyticFLOPs(t *testing.T) {
+	const batch = 2
+	for _, name := range []string{"tiny", "small"} {
+		c := benchConfigs[name].model()
+		p := trainPlan(t, c, batch)
+		f := p.flops()
+		fwd := f[kindLinear] + f[kindAttn]
+		if want := batch * forwardFLOPs(c); fwd != want {
+			t.Errorf("%s: forward products %.0f FLOPs, want batch × forward_flops = %.0f", name, fwd, want)
+		}
+		if f[kindLinearDx] != f[kindLinear] || f[kindLinearDw] != f[kindLinear] {
+			t.Errorf("%s: Linear %.0f, LinearDx %.0f, LinearDw %.0f FLOPs; want all equal", name, f[kindLinear], f[kindLinearDx], f[kindLinearDw])
+		}
+		if f[kindAttnGrad] != 2*f[kindAttn] {
+			t.Errorf("%s: AttentionGrad %.0f FLOPs, want 2 × Attention %.0f", name, f[kindAttnGrad], f[kindAttn])
+		}
+		if p.Attn != c.Depth || p.AttnGrad != c.Depth {
+			t.Errorf("%s: %d Attention and %d AttentionGrad ops, want %d each", name, p.Attn, p.AttnGrad, c.Depth)
+		}
+		// patch projection + head + qkv, proj, fc1, fc2 per block, each ×3.
+		if want := 3 * (2 + 4*c.Depth); len(p.Gemms) != want {
+			t.Errorf("%s: %d linear products, want %d", name, len(p.Gemms), want)
+		}
+	}
+}
+
+// The eval graph issues exactly the training graph's forward products.
+func TestEvalPlanIsTrainForward(t *testing.T) {
+	const batch = 3
+	c := benchConfigs["tiny"].model()
+	m, err := layers.New(c, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg, err := m.Build(batch, layers.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := planFromGraph(eg.G, c, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := trainPlan(t, c, batch)
+	var fwd []gemmCall
+	for _, g := range tp.Gemms {
+		if forwardKind(g.Kind) {
+			fwd = append(fwd, g)
+		}
+	}
+	if fmt.Sprint(ep.Gemms) != fmt.Sprint(fwd) || ep.Attn != tp.Attn || ep.AttnGrad != 0 {
+		t.Errorf("eval plan %v (attn %d, grad %d)\nwant train forward %v (attn %d, grad 0)", ep.Gemms, ep.Attn, ep.AttnGrad, fwd, tp.Attn)
+	}
+}
+
+// The floor issues every planned call with valid operands (kernels.Sgemm
+// panics on a short slice or a bad leading dimension) and reports each kind.
+func TestMeasureFloorSmallBatch(t *testing.T) {
+	c := benchConfigs["tiny"].model()
+	res, err := measureFloor(c, job{Steps: 1, Batch: 2, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3*(2+4*c.Depth) + 6*c.Depth*2*c.NumHeads; res.Calls != want {
+		t.Errorf("Calls = %d, want %d", res.Calls, want)
+	}
+	for _, k := range floorKinds {
+		if _, ok := res.Ms[k]; !ok {
+			t.Errorf("no time for %s in %v", k, res.Ms)
+		}
+	}
+	if got, want := res.TrainFLOPs(), 3*2*forwardFLOPs(c); got != want {
+		t.Errorf("TrainFLOPs = %.0f, want %.0f", got, want)
+	}
+}
+
+// A few steps on one fixed batch: the zero-initialised head gives uniform
+// logits, so the first loss is ln 10; training on the same batch lowers it.
+func TestMeasureStepsLearns(t *testing.T) {
+	c := benchConfigs["tiny"].model()
+	c.EmbedDim, c.Depth, c.NumHeads = 16, 1, 2
+	res, err := measureSteps(c, job{Steps: 6, Batch: 4, Threads: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.LossFirst-math.Log(10)) > 1e-5 {
+		t.Errorf("first loss %v, want ln 10 = %v", res.LossFirst, math.Log(10))
+	}
+	if !(res.LossLast < res.LossFirst) {
+		t.Errorf("loss went from %v to %v over 9 steps on one batch", res.LossFirst, res.LossLast)
+	}
+	if res.TrainImgS <= 0 || res.EvalImgS <= 0 || res.Params != layers.CountParams(c) || res.Backend == "" {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestParsePeer(t *testing.T) {
+	out := "torch 1.13.0a0 threads 2 blas /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3\n" +
+		"img 28 patch 4 dim 64 depth 4 heads 4 | params 205066 | fwd MFLOP/img 22.322 (train ~66.967)\n" +
+		`BENCH {"train_img_s": 1001.5, "eval_img_s": 3700.2, "train_gflop_s": 67.07, "eval_gflop_s": 82.6}` + "\n"
+	p, err := parsePeer([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := peerResult{TrainImgS: 1001.5, EvalImgS: 3700.2, TrainGFLOPS: 67.07, EvalGFLOPS: 82.6,
+		Torch: "torch 1.13.0a0", BLAS: "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"}
+	if p != want {
+		t.Errorf("parsePeer = %+v, want %+v", p, want)
+	}
+	for _, bad := range []string{
+		"torch 1.13 threads 2 blas x\n",
+		`BENCH {"train_img_s": 0, "eval_img_s": 1}` + "\n",
+		"BENCH {not json\n",
+	} {
+		if _, err := parsePeer([]byte(bad)); err == nil {
+			t.Errorf("parsePeer(%q): no error", bad)
+		}
+	}
+}
+
+func TestDecodeResultTakesLastLine(t *testing.T) {
+	var v struct{ A int }
+	if err := decodeResult([]byte("RESULT {\"A\":1}\nnoise\nRESULT {\"A\":2}\n"), resultPrefix, &v); err != nil || v.A != 2 {
+		t.Errorf("decodeResult: %+v, %v; want A=2", v, err)
+	}
+}
+
+func TestParseConfigs(t *testing.T) {
+	got, err := parseConfigs(" tiny, SMALL ,")
+	if err != nil || len(got) != 2 || got[0].Name != "tiny" || got[1].Name != "small" {
+		t.Errorf("parseConfigs: %v, %v", got, err)
+	}
+	for _, bad := range []string{"", ",", "tiny,huge"} {
+		if _, err := parseConfigs(bad); err == nil {
+			t.Errorf("parseConfigs(%q): no error", bad)
+		} else if bad == "tiny,huge" && !strings.Contains(err.Error(), `"huge"`) {
+			t.Errorf("parseConfigs(%q): %v does not name the config", bad, err)
+		}
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	for _, args := range [][]string{{"-steps", "0"}, {"-threads", "-1"}, {"-batch", "0"}, {"-configs", "x"}, {"extra"}} {
+		if _, err := parseFlags(args, &strings.Builder{}); err == nil {
+			t.Errorf("parseFlags(%q): no error", args)
+		}
+	}
+}
+
+func TestProfilePath(t *testing.T) {
+	for _, tc := range []struct {
+		path, cfg string
+		n         int
+		want      string
+	}{
+		{"", "tiny", 2, ""},
+		{"/tmp/x.prof", "tiny", 1, "/tmp/x.prof"},
+		{"/tmp/x.prof", "tiny", 2, "/tmp/x.tiny.prof"},
+		{"/tmp.d/x", "small", 2, "/tmp.d/x.small"},
+	} {
+		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
+			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestModuleOf(t *testing.T) {
+	if got := moduleOf([]byte("// x\nmodule github.com/vitgo/vit\n\ngo 1.26\n")); got != modulePath {
+		t.Errorf("moduleOf = %q", got)
+	}
+}

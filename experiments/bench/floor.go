@@ -1,0 +1,322 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/layers"
+)
+
+// The SGEMM-issuing ops of the graph, as graph/ names them (Op.String()).
+// kindAttn and kindAttnGrad each stand for the batch·heads small products
+// of one attention core (2 forward, 4 backward per image and head).
+const (
+	kindLinear   = "Linear"
+	kindLinearDx = "LinearDx"
+	kindLinearDw = "LinearDw"
+	kindAttn     = "Attention"
+	kindAttnGrad = "AttentionGrad"
+)
+
+// floorKinds orders the kinds for the tables; forward ones first.
+var floorKinds = []string{kindLinear, kindAttn, kindLinearDx, kindLinearDw, kindAttnGrad}
+
+// forwardKind says whether a kind runs in the forward pass (and so in eval).
+func forwardKind(k string) bool { return k == kindLinear || k == kindAttn }
+
+// gemmCall is one kernels.Sgemm call with cblas row-major semantics.
+type gemmCall struct {
+	Kind                   string
+	TA, TB                 bool
+	M, N, K, LDA, LDB, LDC int
+}
+
+func (g gemmCall) flops() float64 { return 2 * float64(g.M) * float64(g.N) * float64(g.K) }
+
+// Elements each operand spans.
+func (g gemmCall) sizeA() int { return rowsOf(g.TA, g.M, g.K) * g.LDA }
+func (g gemmCall) sizeB() int { return rowsOf(g.TB, g.K, g.N) * g.LDB }
+func (g gemmCall) sizeC() int { return g.M * g.LDC }
+
+func rowsOf(trans bool, rows, cols int) int {
+	if trans {
+		return cols
+	}
+	return rows
+}
+
+// floorPlan is every SGEMM one step of a graph issues: the linear layers'
+// products one by one, and the attention cores by count (all alike).
+type floorPlan struct {
+	Batch, Tokens, Heads, Dim int
+	Gemms                     []gemmCall
+	Attn, AttnGrad            int // Attention and AttentionGrad ops
+}
+
+// planFromGraph reads the products a tape machine running g issues from its
+// ops and their inputs' shapes, as graph/op_linear.go and op_attention.go
+// call kernels.Sgemm. An op it does not model that multiplies matrices
+// (Gorgonia's own matmul or convolution) is an error, so the floor never
+// silently misses products.
+func planFromGraph(g *G.ExprGraph, c layers.Config, batch int) (floorPlan, error) {
+	p := floorPlan{Batch: batch, Tokens: c.NumPatches() + 1, Heads: c.NumHeads, Dim: c.EmbedDim}
+	for _, n := range g.AllNodes() {
+		if n.Op() == nil {
+			continue
+		}
+		name := n.Op().String()
+		in := inputShapes(g, n)
+		switch {
+		case name == kindLinear: // y (M,N) = x (M,K) · wᵀ, w (N,K)
+			if len(in) < 2 {
+				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
+			}
+			m, k, nn := in[0][0], in[0][1], in[1][0]
+			p.Gemms = append(p.Gemms, gemmCall{kindLinear, false, true, m, nn, k, k, k, nn})
+		case name == kindLinearDx: // dx (M,K) = dy (M,N) · w (N,K)
+			if len(in) != 2 {
+				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
+			}
+			m, nn, k := in[0][0], in[0][1], in[1].TotalSize()/in[1][0]
+			p.Gemms = append(p.Gemms, gemmCall{kindLinearDx, false, false, m, k, nn, nn, k, k})
+		case name == kindLinearDw: // dw (N,K) = dyᵀ (N,M) · x (M,K)
+			if len(in) != 2 {
+				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
+			}
+			m, nn, k := in[0][0], in[0][1], in[1].TotalSize()/in[1][0]
+			p.Gemms = append(p.Gemms, gemmCall{kindLinearDw, true, false, nn, k, m, nn, k, k})
+		case strings.HasPrefix(name, kindAttn+"("):
+			if len(in) != 1 || !in[0].Eq(tensor.Shape{batch * p.Tokens, 3 * p.Dim}) {
+				return p, fmt.Errorf("floor: %s node %q has inputs %v, want one (%d, %d)", name, n.Name(), in, batch*p.Tokens, 3*p.Dim)
+			}
+			p.Attn++
+		case name == kindAttnGrad:
+			p.AttnGrad++
+		case strings.Contains(name, "×") || strings.Contains(strings.ToLower(name), "conv") || strings.Contains(name, "im2col"):
+			return p, fmt.Errorf("floor: op %s (node %q) multiplies matrices in a way the floor does not model", name, n.Name())
+		}
+	}
+	return p, nil
+}
+
+// inputShapes are n's inputs' shapes, in argument order.
+func inputShapes(g *G.ExprGraph, n *G.Node) []tensor.Shape {
+	var out []tensor.Shape
+	it := g.From(n.ID())
+	for it.Next() {
+		out = append(out, it.Node().(*G.Node).Shape())
+	}
+	return out
+}
+
+// flops sums the plan's products by kind.
+func (p floorPlan) flops() map[string]float64 {
+	f := map[string]float64{}
+	for _, g := range p.Gemms {
+		f[g.Kind] += g.flops()
+	}
+	hd := float64(p.Dim / p.Heads)
+	perCore := float64(p.Batch*p.Heads) * 2 * float64(p.Tokens) * float64(p.Tokens) * hd // one t×t×hd product per image and head
+	f[kindAttn] = float64(p.Attn) * 2 * perCore
+	f[kindAttnGrad] = float64(p.AttnGrad) * 4 * perCore
+	return f
+}
+
+// floorResult is what a modeFloor child measured: the mean time of each
+// kind's products over the timed repetitions of one step's SGEMMs, and
+// their FLOPs.
+type floorResult struct {
+	Backend string             `json:"backend"`
+	Calls   int                `json:"calls"` // Sgemm calls per step
+	Ms      map[string]float64 `json:"ms"`
+	FLOPs   map[string]float64 `json:"flops"`
+}
+
+// TrainMs is the whole step's floor; EvalMs the forward products' floor.
+func (f floorResult) TrainMs() float64 { return f.sum(f.Ms, false) }
+func (f floorResult) EvalMs() float64  { return f.sum(f.Ms, true) }
+
+// TrainFLOPs and EvalFLOPs count the products the floors time.
+func (f floorResult) TrainFLOPs() float64 { return f.sum(f.FLOPs, false) }
+func (f floorResult) EvalFLOPs() float64  { return f.sum(f.FLOPs, true) }
+
+func (f floorResult) sum(m map[string]float64, fwdOnly bool) float64 {
+	s := 0.0
+	for k, v := range m {
+		if !fwdOnly || forwardKind(k) {
+			s += v
+		}
+	}
+	return s
+}
+
+// measureFloor builds the training graph as measureSteps does, reads its
+// SGEMM calls, and times only those calls, warm-up repetitions first, with
+// the step's own threading: the linear products split inside kernels.Sgemm,
+// the attention products over the batch on GOMAXPROCS goroutines as
+// graph's parallelFor does. The linear products share one set of operand
+// buffers (sized for the largest), so the floor is if anything optimistic
+// about caches.
+func measureFloor(c layers.Config, j job) (floorResult, error) {
+	m, err := layers.New(c, tensor.Float32, j.Seed)
+	if err != nil {
+		return floorResult{}, err
+	}
+	tg, err := m.Build(j.Batch, layers.BuildOptions{Training: true, Seed: j.Seed})
+	if err != nil {
+		return floorResult{}, err
+	}
+	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
+		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(j.Batch, c.NumClasses))))
+	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
+	if err != nil {
+		return floorResult{}, err
+	}
+	if _, err := G.Grad(loss, tg.Params...); err != nil {
+		return floorResult{}, fmt.Errorf("gradients: %w", err)
+	}
+	p, err := planFromGraph(tg.G, c, j.Batch)
+	if err != nil {
+		return floorResult{}, err
+	}
+	res := floorResult{Backend: kernels.Backend(), Calls: p.calls(), Ms: map[string]float64{}, FLOPs: p.flops()}
+	b := newFloorBuffers(p, j.Seed)
+	total := map[string]time.Duration{}
+	for r := range warmup + j.Steps {
+		d := p.run(b)
+		if r < warmup {
+			continue
+		}
+		for k, v := range d {
+			total[k] += v
+		}
+	}
+	for k, v := range total {
+		res.Ms[k] = v.Seconds() * 1000 / float64(j.Steps)
+	}
+	return res, nil
+}
+
+// calls counts the plan's kernels.Sgemm calls.
+func (p floorPlan) calls() int {
+	return len(p.Gemms) + (2*p.Attn+4*p.AttnGrad)*p.Batch*p.Heads
+}
+
+// floorBuffers are the operands the floor's products read and write.
+type floorBuffers struct {
+	a, b, c []float32 // linear products, sized for the largest
+	// attention: qkv and its gradient (B·T, 3D), the output and its
+	// gradient (B·T, D), probabilities (B, H, T, T), score gradients (B, T, T)
+	qkv, dqkv, y, dy, probs, dp []float32
+}
+
+func newFloorBuffers(p floorPlan, seed uint64) *floorBuffers {
+	var na, nb, nc int
+	for _, g := range p.Gemms {
+		na, nb, nc = max(na, g.sizeA()), max(nb, g.sizeB()), max(nc, g.sizeC())
+	}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	fill := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(rng.Float64() - 0.5)
+		}
+		return s
+	}
+	bt, d, t := p.Batch*p.Tokens, p.Dim, p.Tokens
+	return &floorBuffers{
+		a: fill(na), b: fill(nb), c: fill(nc),
+		qkv: fill(bt * 3 * d), dqkv: fill(bt * 3 * d), y: fill(bt * d), dy: fill(bt * d),
+		probs: fill(p.Batch * p.Heads * t * t), dp: fill(p.Batch * t * t),
+	}
+}
+
+// run issues one step's products and returns the time spent on each kind.
+func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
+	d := map[string]time.Duration{}
+	for _, g := range p.Gemms {
+		t0 := time.Now()
+		kernels.Sgemm(g.TA, g.TB, g.M, g.N, g.K, 1, b.a, g.LDA, b.b, g.LDB, 0, b.c, g.LDC)
+		d[g.Kind] += time.Since(t0)
+	}
+	for range p.Attn {
+		t0 := time.Now()
+		p.attnForward(b)
+		d[kindAttn] += time.Since(t0)
+	}
+	for range p.AttnGrad {
+		t0 := time.Now()
+		p.attnBackward(b)
+		d[kindAttnGrad] += time.Since(t0)
+	}
+	return d
+}
+
+// attnForward issues graph's attention forward products: per image and
+// head, scores = q·kᵀ (T×T×hd) and out = P·v (T×hd×T), reading q, k, v in
+// place from the (B·T, 3D) qkv rows.
+func (p floorPlan) attnForward(b *floorBuffers) {
+	t, d, hd := p.Tokens, p.Dim, p.Dim/p.Heads
+	parallelBatch(p.Batch, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := i * t * 3 * d
+			for h := range p.Heads {
+				q, k, v := b.qkv[base+h*hd:], b.qkv[base+d+h*hd:], b.qkv[base+2*d+h*hd:]
+				pr := b.probs[(i*p.Heads+h)*t*t:][:t*t]
+				kernels.Sgemm(false, true, t, t, hd, 1, q, 3*d, k, 3*d, 0, pr, t)
+				kernels.Sgemm(false, false, t, hd, t, 1, pr, t, v, 3*d, 0, b.y[i*t*d+h*hd:], d)
+			}
+		}
+	})
+}
+
+// attnBackward issues graph's attention backward products: per image and
+// head dV = Pᵀ·dO, dP = dO·vᵀ, dQ = dS·k, dK = dSᵀ·q.
+func (p floorPlan) attnBackward(b *floorBuffers) {
+	t, d, hd := p.Tokens, p.Dim, p.Dim/p.Heads
+	parallelBatch(p.Batch, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := i * t * 3 * d
+			dp := b.dp[i*t*t:][:t*t]
+			for h := range p.Heads {
+				q, k, v := b.qkv[base+h*hd:], b.qkv[base+d+h*hd:], b.qkv[base+2*d+h*hd:]
+				dQ, dK, dV := b.dqkv[base+h*hd:], b.dqkv[base+d+h*hd:], b.dqkv[base+2*d+h*hd:]
+				pr := b.probs[(i*p.Heads+h)*t*t:][:t*t]
+				do := b.dy[i*t*d+h*hd:]
+				kernels.Sgemm(true, false, t, hd, t, 1, pr, t, do, d, 0, dV, 3*d)
+				kernels.Sgemm(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)
+				kernels.Sgemm(false, false, t, hd, t, 1, dp, t, k, 3*d, 0, dQ, 3*d)
+				kernels.Sgemm(true, false, t, hd, t, 1, dp, t, q, 3*d, 0, dK, 3*d)
+			}
+		}
+	})
+}
+
+// parallelBatch splits [0, n) into GOMAXPROCS contiguous ranges on as many
+// goroutines, as graph's parallelFor does.
+func parallelBatch(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := i*n/w, (i+1)*n/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}

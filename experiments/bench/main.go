@@ -1,0 +1,152 @@
+// Command bench measures our ViT's training and evaluation throughput against
+// the PyTorch peer (shared/bench/vit_ref.py) on the same configs, threads and
+// batch, and prints one Markdown table: images/s, GFLOP/s (forward matmul
+// FLOPs ×3 for a training step, vit_ref.py's convention), the BLAS floor (the
+// time of only the step's own SGEMM calls, with its exact shapes) as a share
+// of the step, peak RSS, and the ratios ours/peer.
+//
+//	go run ./experiments/bench [-steps 30] [-configs tiny,small] [-peer=true] [-threads 2]
+//	go run -tags openblas ./experiments/bench          # SGEMM through cblas_sgemm
+//	go run ./experiments/bench -configs tiny -peer=false -cpuprofile /tmp/tiny.prof
+//
+// Every measurement runs in a child process (this binary re-executed with
+// VIT_BENCH_CHILD set), so that its peak RSS is its own: the parent reads the
+// child's rusage. Inputs are random MNIST-shaped images (normalised with
+// MNIST's mean and std) and random one-hot targets.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// opts are the command's flags.
+type opts struct {
+	steps      int
+	configs    []benchConfig
+	peer       bool
+	threads    int
+	batch      int
+	seed       uint64
+	python     string
+	peerScript string
+	cpuProfile string
+}
+
+func main() {
+	if spec, ok := os.LookupEnv(childEnv); ok {
+		if err := childMain(spec, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (opts, error) {
+	var o opts
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
+	configs := fs.String("configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
+	fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
+	fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
+	fs.IntVar(&o.batch, "batch", 128, "batch size of the training and eval steps")
+	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
+	fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.steps <= 0 {
+		return o, fmt.Errorf("-steps: must be positive, got %d", o.steps)
+	}
+	if o.threads <= 0 {
+		return o, fmt.Errorf("-threads: must be positive, got %d", o.threads)
+	}
+	if o.batch <= 0 {
+		return o, fmt.Errorf("-batch: must be positive, got %d", o.batch)
+	}
+	var err error
+	if o.configs, err = parseConfigs(*configs); err != nil {
+		return o, fmt.Errorf("-configs: %w", err)
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if o.peer && o.peerScript == "" {
+		if o.peerScript, err = defaultPeerScript(); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps,
+		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start}
+	fmt.Fprintf(stderr, "bench: load %s, %d threads, batch %d, %d steps\n", h.Load, o.threads, o.batch, o.steps)
+	if busy(h.Load) {
+		fmt.Fprintf(stderr, "bench: warning: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy\n",
+			strings.Fields(h.Load)[0], quietLoad)
+	}
+	var rows []row
+	for _, bc := range o.configs {
+		r := row{cfg: bc}
+		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed,
+			CPUProfile: profilePath(o.cpuProfile, bc.Name, len(o.configs))}
+		if err := runChild(j, &r.ours, &r.oursRSS); err != nil {
+			return fmt.Errorf("%s: ours: %w", bc.Name, err)
+		}
+		fmt.Fprintf(stderr, "bench: %s ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+			bc.Name, r.ours.Backend, r.ours.TrainImgS, r.ours.EvalImgS, mib(r.oursRSS), time.Since(start).Seconds())
+		j.Mode, j.CPUProfile = modeFloor, ""
+		if err := runChild(j, &r.floor, nil); err != nil {
+			return fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
+		}
+		fmt.Fprintf(stderr, "bench: %s BLAS floor: train %.1f ms, eval %.1f ms (%.0fs)\n",
+			bc.Name, r.floor.TrainMs(), r.floor.EvalMs(), time.Since(start).Seconds())
+		if o.peer {
+			p, err := runPeer(o.python, o.peerScript, bc, o.batch, o.threads, o.steps)
+			if err != nil {
+				return fmt.Errorf("%s: peer: %w", bc.Name, err)
+			}
+			r.peer = &p
+			fmt.Fprintf(stderr, "bench: %s peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+				bc.Name, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
+		}
+		rows = append(rows, r)
+	}
+	h.LoadAfter = loadAverage()
+	h.Wall = time.Since(start)
+	writeTables(stdout, h, rows)
+	return nil
+}
+
+// profilePath names config's profile file: path itself for a single
+// config, else path with the config inserted before the extension.
+func profilePath(path, config string, nconfigs int) string {
+	if path == "" || nconfigs == 1 {
+		return path
+	}
+	dot := strings.LastIndexByte(path, '.')
+	if dot <= strings.LastIndexByte(path, '/') {
+		return path + "." + config
+	}
+	return path[:dot] + "." + config + path[dot:]
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// modulePath is this repository's Go module; the peer lives in
+// ../shared/bench beside the repository root.
+const modulePath = "github.com/vitgo/vit"
+
+// peerResult is the peer's BENCH line, its banner and its peak RSS.
+type peerResult struct {
+	TrainImgS   float64 `json:"train_img_s"`
+	EvalImgS    float64 `json:"eval_img_s"`
+	TrainGFLOPS float64 `json:"train_gflop_s"`
+	EvalGFLOPS  float64 `json:"eval_gflop_s"`
+	Torch       string  `json:"-"` // e.g. "torch 1.13.1"
+	BLAS        string  `json:"-"` // the BLAS library torch loaded
+	RSS         int64   `json:"-"` // KiB
+}
+
+// peerArgs is the peer's command line for bc: vit_ref.py's bench mode
+// (3 warm-up steps, then steps timed training steps and eval forwards of one
+// batch). --limit-train batch keeps only one batch of MNIST as float
+// tensors, since the bench uses no more; it changes the peak RSS (not the
+// speed) by the 188 MB the whole training set would take.
+func peerArgs(script string, bc benchConfig, batch, threads, steps int) []string {
+	itoa := strconv.Itoa
+	return []string{script, "--data", "mnist", "--img", itoa(imgSide), "--patch", itoa(patchSide),
+		"--dim", itoa(bc.Dim), "--depth", itoa(bc.Depth), "--heads", itoa(bc.Heads), "--mlp-ratio", itoa(mlpRatio),
+		"--batch", itoa(batch), "--threads", itoa(threads), "--bench-steps", itoa(steps), "--limit-train", itoa(batch)}
+}
+
+// runPeer runs the PyTorch peer on bc and reads its results.
+func runPeer(python, script string, bc benchConfig, batch, threads, steps int) (peerResult, error) {
+	cmd := exec.Command(python, peerArgs(script, bc, batch, threads, steps)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return peerResult{}, fmt.Errorf("%s %s: %w\n%s", python, script, err, lastLines(stderr.String(), 10))
+	}
+	p, err := parsePeer(stdout.Bytes())
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", script, err)
+	}
+	p.RSS = maxRSS(cmd.ProcessState)
+	return p, nil
+}
+
+// parsePeer reads the peer's output: the "torch V threads N blas LIB"
+// banner and the "BENCH {…}" line.
+func parsePeer(out []byte) (peerResult, error) {
+	var p peerResult
+	if err := decodeResult(out, "BENCH ", &p); err != nil {
+		return p, err
+	}
+	if p.TrainImgS <= 0 || p.EvalImgS <= 0 {
+		return p, fmt.Errorf("BENCH line has no positive train_img_s and eval_img_s")
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 6 && f[0] == "torch" && f[2] == "threads" && f[4] == "blas" {
+			p.Torch, p.BLAS = "torch "+f[1], strings.Join(f[5:], " ")
+		}
+	}
+	return p, nil
+}
+
+// defaultPeerScript is ../shared/bench/vit_ref.py from the repository root
+// (the directory above the working directory holding this module's go.mod).
+func defaultPeerScript() (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(root, "..", "shared", "bench", "vit_ref.py")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("peer script: %w (pass -peer-script or -peer=false)", err)
+	}
+	return filepath.Clean(p), nil
+}
+
+// repoRoot walks up from the working directory to the go.mod of modulePath.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && moduleOf(b) == modulePath {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of %s above the working directory (pass -peer-script)", modulePath)
+		}
+		dir = parent
+	}
+}
+
+// moduleOf is the module path a go.mod declares.
+func moduleOf(gomod []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(gomod))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

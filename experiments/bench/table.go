@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// header describes the run the tables come from.
+type header struct {
+	Start           time.Time
+	Wall            time.Duration
+	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
+	CPU, GoVersion  string
+	Threads, Batch  int
+	Steps           int
+}
+
+// row is one config's measurements.
+type row struct {
+	cfg     benchConfig
+	ours    stepsResult
+	oursRSS int64 // KiB
+	floor   floorResult
+	peer    *peerResult // nil without the peer
+}
+
+// gflops is the achieved rate of imgS images/s at mult× forward FLOPs each.
+func gflops(imgS, mult float64, bc benchConfig) float64 {
+	return imgS * mult * forwardFLOPs(bc.model()) / 1e9
+}
+
+// writeTables prints the run as Markdown: the header, the main table, the
+// ratios and the BLAS floor by kind.
+func writeTables(w io.Writer, h header, rows []row) {
+	backend := ""
+	if len(rows) > 0 {
+		backend = rows[0].ours.Backend
+	}
+	fmt.Fprintf(w, "Measured %s on %s, %s, SGEMM backend `%s`; GOMAXPROCS = torch threads = %d, batch %d, "+
+		"%d timed steps after %d warm-up; load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
+		h.Start.Format("2006-01-02 15:04"), h.CPU, h.GoVersion, backend, h.Threads, h.Batch, h.Steps, warmup,
+		h.Load, h.LoadAfter, h.Wall.Seconds())
+	if busy(h.Load) || busy(h.LoadAfter) {
+		fmt.Fprintf(w, "**The machine was busy (load ≥ %.1f): other processes shared the cores; compare the ratios, not the absolute numbers.**\n\n", quietLoad)
+	}
+
+	fmt.Fprintln(w, "| config | impl | params | train img/s | eval img/s | train GFLOP/s | eval GFLOP/s | step ms | BLAS floor % of step | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		o := r.ours
+		fmt.Fprintf(w, "| %s | ours | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f %% | %.0f |\n",
+			r.cfg.label(), o.Params, o.TrainImgS, o.EvalImgS, gflops(o.TrainImgS, 3, r.cfg), gflops(o.EvalImgS, 1, r.cfg),
+			o.StepMs, 100*r.floor.TrainMs()/o.StepMs, mib(r.oursRSS))
+		if p := r.peer; p != nil {
+			fmt.Fprintf(w, "| %s | PyTorch | %d | %.0f | %.0f | %.1f | %.1f | %.1f | — | %.0f |\n",
+				r.cfg.label(), o.Params, p.TrainImgS, p.EvalImgS, gflops(p.TrainImgS, 3, r.cfg), gflops(p.EvalImgS, 1, r.cfg),
+				1000*float64(h.Batch)/p.TrainImgS, mib(p.RSS))
+		}
+	}
+
+	if hasPeer(rows) {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| config | train img/s ours/peer | eval img/s ours/peer | peak RSS ours/peer | peer |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---|")
+		for _, r := range rows {
+			if p := r.peer; p != nil {
+				fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s, %s |\n", r.cfg.label(),
+					r.ours.TrainImgS/p.TrainImgS, r.ours.EvalImgS/p.EvalImgS, float64(r.oursRSS)/float64(p.RSS), p.Torch, p.BLAS)
+			}
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "BLAS floor of our step: only its SGEMM calls, same shapes and threading, mean ms per step by op:")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| config | %s | train floor ms (%% of step) | eval floor ms (%% of eval) | floor GFLOP/step | floor GFLOP/s | Sgemm calls/step |\n",
+		strings.Join(floorKinds, " | "))
+	fmt.Fprintf(w, "|---|%s---:|---:|---:|---:|---:|\n", strings.Repeat("---:|", len(floorKinds)))
+	for _, r := range rows {
+		f := r.floor
+		fmt.Fprintf(w, "| %s |", r.cfg.label())
+		for _, k := range floorKinds {
+			fmt.Fprintf(w, " %.2f |", f.Ms[k])
+		}
+		fmt.Fprintf(w, " %.1f (%.0f %%) | %.1f (%.0f %%) | %.2f | %.1f | %d |\n",
+			f.TrainMs(), 100*f.TrainMs()/r.ours.StepMs, f.EvalMs(), 100*f.EvalMs()/r.ours.EvalMs,
+			f.TrainFLOPs()/1e9, f.TrainFLOPs()/1e9/(f.TrainMs()/1000), f.Calls)
+	}
+}
+
+func hasPeer(rows []row) bool {
+	for _, r := range rows {
+		if r.peer != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// label is the config's name and shape, e.g. "TINY (d64 L4 h4)".
+func (b benchConfig) label() string {
+	return fmt.Sprintf("%s (d%d L%d h%d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads)
+}
+
+// quietLoad is the 1-minute load average below which the machine counts as
+// quiet enough to measure.
+const quietLoad = 1.5
+
+// busy says whether a loadAverage reading is at or above quietLoad.
+func busy(load string) bool {
+	f := strings.Fields(load)
+	if len(f) == 0 {
+		return false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return err == nil && v >= quietLoad
+}
+
+// loadAverage is /proc/loadavg's first three fields ("?" off Linux).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// cpuModel is /proc/cpuinfo's first model name ("unknown CPU" off Linux).
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
