@@ -129,13 +129,16 @@ func TestMeasureFloorSmallBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 3*(2+4*c.Depth) + 6*c.Depth*2*c.NumHeads; res.Calls != want {
+	if want := 3*(2+4*c.Depth) + 6*c.Depth*c.NumHeads; res.Calls != want {
 		t.Errorf("Calls = %d, want %d", res.Calls, want)
 	}
 	for _, k := range floorKinds {
 		if _, ok := res.Ms[k]; !ok {
 			t.Errorf("no time for %s in %v", k, res.Ms)
 		}
+	}
+	if !(res.StepMs > 0 && res.EvalStepMs > 0) {
+		t.Errorf("no interleaved step or forward timed: %+v", res)
 	}
 	if got, want := res.TrainFLOPs(), 3*2*forwardFLOPs(c); got != want {
 		t.Errorf("TrainFLOPs = %.0f, want %.0f", got, want)

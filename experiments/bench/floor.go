@@ -3,22 +3,20 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/layers"
 )
 
 // The SGEMM-issuing ops of the graph, as graph/ names them (Op.String()).
 // kindAttn and kindAttnGrad each stand for the batch·heads small products
-// of one attention core (2 forward, 4 backward per image and head).
+// of one attention core (2 forward, 4 backward per image and head), issued
+// as one strided call per head and product.
 const (
 	kindLinear   = "Linear"
 	kindLinearDx = "LinearDx"
@@ -132,18 +130,25 @@ func (p floorPlan) flops() map[string]float64 {
 }
 
 // floorResult is what a modeFloor child measured: the mean time of each
-// kind's products over the timed repetitions of one step's SGEMMs, and
-// their FLOPs.
+// kind's products over the timed repetitions of one step's SGEMMs, their
+// FLOPs, and the mean training step and eval forward timed in between.
 type floorResult struct {
-	Backend string             `json:"backend"`
-	Calls   int                `json:"calls"` // Sgemm calls per step
-	Ms      map[string]float64 `json:"ms"`
-	FLOPs   map[string]float64 `json:"flops"`
+	Backend    string             `json:"backend"`
+	Calls      int                `json:"calls"` // Sgemm and SgemmStrided calls per step
+	Ms         map[string]float64 `json:"ms"`
+	FLOPs      map[string]float64 `json:"flops"`
+	StepMs     float64            `json:"step_ms"`      // training step, interleaved with the floor
+	EvalStepMs float64            `json:"eval_step_ms"` // eval forward, likewise
 }
 
 // TrainMs is the whole step's floor; EvalMs the forward products' floor.
 func (f floorResult) TrainMs() float64 { return f.sum(f.Ms, false) }
 func (f floorResult) EvalMs() float64  { return f.sum(f.Ms, true) }
+
+// TrainShare and EvalShare are the floors as fractions of the step and the
+// eval forward timed alongside them.
+func (f floorResult) TrainShare() float64 { return f.TrainMs() / f.StepMs }
+func (f floorResult) EvalShare() float64  { return f.EvalMs() / f.EvalStepMs }
 
 // TrainFLOPs and EvalFLOPs count the products the floors time.
 func (f floorResult) TrainFLOPs() float64 { return f.sum(f.FLOPs, false) }
@@ -160,42 +165,44 @@ func (f floorResult) sum(m map[string]float64, fwdOnly bool) float64 {
 }
 
 // measureFloor builds the training graph as measureSteps does, reads its
-// SGEMM calls, and times only those calls, warm-up repetitions first, with
-// the step's own threading: the linear products split inside kernels.Sgemm,
-// the attention products over the batch on GOMAXPROCS goroutines as
-// graph's parallelFor does. The linear products share one set of operand
-// buffers (sized for the largest), so the floor is if anything optimistic
-// about caches.
+// SGEMM calls, and times only those calls with the step's own threading:
+// the linear products split inside kernels.Sgemm, the attention products'
+// batches inside kernels.SgemmStrided. The
+// linear products share one set of operand buffers (sized for the
+// largest), so the floor is if anything optimistic about caches. Each
+// repetition of the floor is preceded by a real training step and an eval
+// forward, timed too, so that the floor's share of the step compares
+// measurements taken under the same load.
 func measureFloor(c layers.Config, j job) (floorResult, error) {
-	m, err := layers.New(c, tensor.Float32, j.Seed)
+	tr, err := newTrainer(c, j)
 	if err != nil {
 		return floorResult{}, err
 	}
-	tg, err := m.Build(j.Batch, layers.BuildOptions{Training: true, Seed: j.Seed})
-	if err != nil {
-		return floorResult{}, err
-	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(j.Batch, c.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		return floorResult{}, err
-	}
-	if _, err := G.Grad(loss, tg.Params...); err != nil {
-		return floorResult{}, fmt.Errorf("gradients: %w", err)
-	}
-	p, err := planFromGraph(tg.G, c, j.Batch)
+	defer tr.close()
+	p, err := planFromGraph(tr.tg.G, c, j.Batch)
 	if err != nil {
 		return floorResult{}, err
 	}
 	res := floorResult{Backend: kernels.Backend(), Calls: p.calls(), Ms: map[string]float64{}, FLOPs: p.flops()}
 	b := newFloorBuffers(p, j.Seed)
 	total := map[string]time.Duration{}
+	var stepDur, evalDur time.Duration
 	for r := range warmup + j.Steps {
+		t0 := time.Now()
+		if _, err := tr.step(r); err != nil {
+			return res, err
+		}
+		t1 := time.Now()
+		if err := tr.forward(); err != nil {
+			return res, err
+		}
+		t2 := time.Now()
 		d := p.run(b)
 		if r < warmup {
 			continue
 		}
+		stepDur += t1.Sub(t0)
+		evalDur += t2.Sub(t1)
 		for k, v := range d {
 			total[k] += v
 		}
@@ -203,19 +210,22 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 	for k, v := range total {
 		res.Ms[k] = v.Seconds() * 1000 / float64(j.Steps)
 	}
+	res.StepMs = stepDur.Seconds() * 1000 / float64(j.Steps)
+	res.EvalStepMs = evalDur.Seconds() * 1000 / float64(j.Steps)
 	return res, nil
 }
 
-// calls counts the plan's kernels.Sgemm calls.
+// calls counts the plan's kernels.Sgemm and SgemmStrided calls (one
+// strided call covers the batch's images for one head).
 func (p floorPlan) calls() int {
-	return len(p.Gemms) + (2*p.Attn+4*p.AttnGrad)*p.Batch*p.Heads
+	return len(p.Gemms) + (2*p.Attn+4*p.AttnGrad)*p.Heads
 }
 
 // floorBuffers are the operands the floor's products read and write.
 type floorBuffers struct {
 	a, b, c []float32 // linear products, sized for the largest
 	// attention: qkv and its gradient (B·T, 3D), the output and its
-	// gradient (B·T, D), probabilities (B, H, T, T), score gradients (B, T, T)
+	// gradient (B·T, D), probabilities and score gradients (B, H, T, T)
 	qkv, dqkv, y, dy, probs, dp []float32
 }
 
@@ -236,7 +246,7 @@ func newFloorBuffers(p floorPlan, seed uint64) *floorBuffers {
 	return &floorBuffers{
 		a: fill(na), b: fill(nb), c: fill(nc),
 		qkv: fill(bt * 3 * d), dqkv: fill(bt * 3 * d), y: fill(bt * d), dy: fill(bt * d),
-		probs: fill(p.Batch * p.Heads * t * t), dp: fill(p.Batch * t * t),
+		probs: fill(p.Batch * p.Heads * t * t), dp: fill(p.Batch * p.Heads * t * t),
 	}
 }
 
@@ -261,62 +271,42 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 	return d
 }
 
-// attnForward issues graph's attention forward products: per image and
-// head, scores = q·kᵀ (T×T×hd) and out = P·v (T×hd×T), reading q, k, v in
-// place from the (B·T, 3D) qkv rows.
+// attnForward issues graph's float32 attention forward products as
+// graph/op_attention.go's attnForward32 does: per head, one strided batch
+// over the images of scores = scale·q·kᵀ (T×T×hd each, into the
+// (B, H, T, T) probabilities), then per head one of out = P·v (T×hd×T) into
+// the head's columns of the (B·T, D) output; q, k and v are read in place
+// from the (B·T, 3D) qkv rows. kernels.SgemmStrided spreads each batch over
+// the cores.
 func (p floorPlan) attnForward(b *floorBuffers) {
-	t, d, hd := p.Tokens, p.Dim, p.Dim/p.Heads
-	parallelBatch(p.Batch, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			base := i * t * 3 * d
-			for h := range p.Heads {
-				q, k, v := b.qkv[base+h*hd:], b.qkv[base+d+h*hd:], b.qkv[base+2*d+h*hd:]
-				pr := b.probs[(i*p.Heads+h)*t*t:][:t*t]
-				kernels.Sgemm(false, true, t, t, hd, 1, q, 3*d, k, 3*d, 0, pr, t)
-				kernels.Sgemm(false, false, t, hd, t, 1, pr, t, v, 3*d, 0, b.y[i*t*d+h*hd:], d)
-			}
-		}
-	})
+	n, t, d, nh := p.Batch, p.Tokens, p.Dim, p.Heads
+	hd := d / nh
+	for h := range nh {
+		kernels.SgemmStrided(false, true, t, t, hd, 1, b.qkv[h*hd:], 3*d, t*3*d, b.qkv[d+h*hd:], 3*d, t*3*d,
+			0, b.probs[h*t*t:], t, nh*t*t, n)
+	}
+	for h := range nh {
+		kernels.SgemmStrided(false, false, t, hd, t, 1, b.probs[h*t*t:], t, nh*t*t, b.qkv[2*d+h*hd:], 3*d, t*3*d,
+			0, b.y[h*hd:], d, t*d, n)
+	}
 }
 
-// attnBackward issues graph's attention backward products: per image and
-// head dV = Pᵀ·dO, dP = dO·vᵀ, dQ = dS·k, dK = dSᵀ·q.
+// attnBackward issues the backward products as attnBackward32 does: per
+// head, strided batches of dV = Pᵀ·dO and dP = dO·vᵀ; then (after the
+// softmax backward, not timed here) dQ = scale·dS·k and dK = scale·dSᵀ·q.
 func (p floorPlan) attnBackward(b *floorBuffers) {
-	t, d, hd := p.Tokens, p.Dim, p.Dim/p.Heads
-	parallelBatch(p.Batch, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			base := i * t * 3 * d
-			dp := b.dp[i*t*t:][:t*t]
-			for h := range p.Heads {
-				q, k, v := b.qkv[base+h*hd:], b.qkv[base+d+h*hd:], b.qkv[base+2*d+h*hd:]
-				dQ, dK, dV := b.dqkv[base+h*hd:], b.dqkv[base+d+h*hd:], b.dqkv[base+2*d+h*hd:]
-				pr := b.probs[(i*p.Heads+h)*t*t:][:t*t]
-				do := b.dy[i*t*d+h*hd:]
-				kernels.Sgemm(true, false, t, hd, t, 1, pr, t, do, d, 0, dV, 3*d)
-				kernels.Sgemm(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)
-				kernels.Sgemm(false, false, t, hd, t, 1, dp, t, k, 3*d, 0, dQ, 3*d)
-				kernels.Sgemm(true, false, t, hd, t, 1, dp, t, q, 3*d, 0, dK, 3*d)
-			}
-		}
-	})
-}
-
-// parallelBatch splits [0, n) into GOMAXPROCS contiguous ranges on as many
-// goroutines, as graph's parallelFor does.
-func parallelBatch(n int, f func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 {
-		f(0, n)
-		return
+	n, t, d, nh := p.Batch, p.Tokens, p.Dim, p.Heads
+	hd := d / nh
+	for h := range nh {
+		kernels.SgemmStrided(true, false, t, hd, t, 1, b.probs[h*t*t:], t, nh*t*t, b.dy[h*hd:], d, t*d,
+			0, b.dqkv[2*d+h*hd:], 3*d, t*3*d, n)
+		kernels.SgemmStrided(false, true, t, t, hd, 1, b.dy[h*hd:], d, t*d, b.qkv[2*d+h*hd:], 3*d, t*3*d,
+			0, b.dp[h*t*t:], t, nh*t*t, n)
 	}
-	var wg sync.WaitGroup
-	for i := range w {
-		lo, hi := i*n/w, (i+1)*n/w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
+	for h := range nh {
+		kernels.SgemmStrided(false, false, t, hd, t, 1, b.dp[h*t*t:], t, nh*t*t, b.qkv[d+h*hd:], 3*d, t*3*d,
+			0, b.dqkv[h*hd:], 3*d, t*3*d, n)
+		kernels.SgemmStrided(true, false, t, hd, t, 1, b.dp[h*t*t:], t, nh*t*t, b.qkv[h*hd:], 3*d, t*3*d,
+			0, b.dqkv[d+h*hd:], 3*d, t*3*d, n)
 	}
-	wg.Wait()
 }

@@ -3,19 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime/pprof"
 	"time"
 
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
-
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/optim"
-	"github.com/vitgo/vit/train"
 )
 
 // stepsResult is what a modeSteps child measured.
@@ -30,85 +23,20 @@ type stepsResult struct {
 	LossLast  float64 `json:"loss_last"`
 }
 
-// measureSteps times j.Steps training steps, each as train.Run does one
-// (forward and backward on the tape machine, the gradient nodes' values read,
-// global-norm clipping, the finiteness check, AdamW), after warm-up steps;
-// then j.Steps forwards of a batch on train.NewEvaluator's graph. One
-// fixed random batch is used throughout, as vit_ref.py's bench does.
+// measureSteps times j.Steps consecutive training steps after warm-up ones
+// (profiled if j.CPUProfile is set), then j.Steps eval forwards, as
+// vit_ref.py's bench does.
 func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	res := stepsResult{Backend: kernels.Backend(), Params: layers.CountParams(c)}
-	m, err := layers.New(c, tensor.Float32, j.Seed)
+	tr, err := newTrainer(c, j)
 	if err != nil {
 		return res, err
 	}
+	defer tr.close()
 
-	// The training graph, exactly as train.Run builds it.
-	tg, err := m.Build(j.Batch, layers.BuildOptions{Training: true, Seed: j.Seed})
-	if err != nil {
-		return res, err
-	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(j.Batch, c.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		return res, err
-	}
-	grads, err := G.Grad(loss, tg.Params...)
-	if err != nil {
-		return res, fmt.Errorf("gradients: %w", err)
-	}
-	vm := G.NewTapeMachine(tg.G)
-	defer vm.Close()
-	eval, err := train.NewEvaluator(m, j.Batch)
-	if err != nil {
-		return res, err
-	}
-	defer eval.Close()
-
-	// A random normalised batch with one-hot targets.
-	rng := rand.New(rand.NewPCG(j.Seed, 7))
-	in := tg.Input.Value().Data().([]float32)
-	for i := range in {
-		in[i] = float32((rng.Float64() - mnistMean) / mnistStd)
-	}
-	tgt := targets.Value().Data().([]float32)
-	for b := range j.Batch {
-		tgt[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
-	}
-	evalIn := append([]float32(nil), in...)
-
-	params := make([]optim.Param, len(m.Params))
-	for i, p := range m.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32)}
-	}
-	oc := optim.DefaultConfig()
-	opt, err := optim.NewAdamW(oc, c.Depth)
-	if err != nil {
-		return res, err
-	}
-	step := func(s int) (float32, error) {
-		tg.Stoch.Step = uint64(s)
-		if err := vm.RunAll(); err != nil {
-			return 0, fmt.Errorf("step %d: %w", s, err)
-		}
-		lv, _ := loss.Value().Data().(float32)
-		for i, n := range grads {
-			params[i].Grad = n.Value().Data().([]float32)
-		}
-		optim.ClipGradNorm(params, oc.ClipGrad)
-		if name, ok := optim.GradsFinite(params); !ok {
-			return 0, fmt.Errorf("step %d: gradient of %s is not finite", s, name)
-		}
-		if err := opt.Step(params, oc.LR); err != nil {
-			return 0, fmt.Errorf("step %d: %w", s, err)
-		}
-		vm.Reset()
-		return lv, nil
-	}
-
-	// 1. Training: warm-up, then the timed steps (profiled if asked).
+	// 1. Training: warm-up, then the timed steps.
 	for s := range warmup {
-		lv, err := step(s)
+		lv, err := tr.step(s)
 		if err != nil {
 			return res, err
 		}
@@ -122,7 +50,7 @@ func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	}
 	t0 := time.Now()
 	for s := range j.Steps {
-		lv, err := step(warmup + s)
+		lv, err := tr.step(warmup + s)
 		if err != nil {
 			stop()
 			return res, err
@@ -137,13 +65,13 @@ func measureSteps(c layers.Config, j job) (stepsResult, error) {
 
 	// 2. Evaluation: forwards of the same batch on the eval graph.
 	for range warmup {
-		if _, err := eval.Logits(evalIn, j.Batch); err != nil {
+		if err := tr.forward(); err != nil {
 			return res, err
 		}
 	}
 	t0 = time.Now()
 	for range j.Steps {
-		if _, err := eval.Logits(evalIn, j.Batch); err != nil {
+		if err := tr.forward(); err != nil {
 			return res, err
 		}
 	}
