@@ -68,6 +68,15 @@ func shapeOf(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
 	return s, nil
 }
 
+// shapeLike is InferShape for an op whose output has the shape of input i.
+func shapeLike(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
+	s, err := shapeOf(op, in, i)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
 // buffer is an op-owned output tensor reused across steps, so that a
 // steady-state training step allocates almost nothing.
 type buffer struct{ t *tensor.Dense }

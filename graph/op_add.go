@@ -29,11 +29,7 @@ var _ G.SDOp = (*addOp)(nil)
 func (op *addOp) Arity() int    { return 2 }
 func (op *addOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
 func (op *addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("Add", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("Add", in, 0)
 }
 
 func (op *addOp) Do(vs ...G.Value) (G.Value, error) {

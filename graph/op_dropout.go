@@ -123,11 +123,7 @@ var _ G.SDOp = (*dropOp)(nil)
 func (op *dropOp) Arity() int    { return 1 }
 func (op *dropOp) Type() hm.Type { return fnType(op.rank, op.rank) }
 func (op *dropOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(op.name, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike(op.name, in, 0)
 }
 
 func (op *dropOp) Do(vs ...G.Value) (G.Value, error) {
@@ -220,11 +216,7 @@ type dropGradOp struct {
 func (op *dropGradOp) Arity() int    { return 2 }
 func (op *dropGradOp) Type() hm.Type { return fnType(op.fwd.rank, op.fwd.rank, op.fwd.rank) }
 func (op *dropGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(op.String(), in, 1)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike(op.String(), in, 1)
 }
 
 func (op *dropGradOp) Do(vs ...G.Value) (G.Value, error) {

@@ -71,11 +71,7 @@ var _ G.SDOp = (*geluOp)(nil)
 func (op *geluOp) Arity() int    { return 1 }
 func (op *geluOp) Type() hm.Type { return fnType(op.rank, op.rank) }
 func (op *geluOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("GELU", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("GELU", in, 0)
 }
 
 func (op *geluOp) Do(vs ...G.Value) (G.Value, error) {
@@ -144,11 +140,7 @@ type geluGradOp struct {
 func (op *geluGradOp) Arity() int    { return 2 }
 func (op *geluGradOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
 func (op *geluGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("GELUGrad", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("GELUGrad", in, 0)
 }
 
 func (op *geluGradOp) Do(vs ...G.Value) (G.Value, error) {

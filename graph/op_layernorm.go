@@ -58,11 +58,7 @@ var _ G.SDOp = (*layerNormOp)(nil)
 func (op *layerNormOp) Arity() int    { return 3 }
 func (op *layerNormOp) Type() hm.Type { return fnType(2, 1, 1, 2) }
 func (op *layerNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("LayerNorm", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("LayerNorm", in, 0)
 }
 
 func (op *layerNormOp) Do(vs ...G.Value) (G.Value, error) {
@@ -158,11 +154,7 @@ type layerNormDxOp struct {
 func (op *layerNormDxOp) Arity() int    { return 4 }
 func (op *layerNormDxOp) Type() hm.Type { return fnType(2, 1, 2, 2, 2) }
 func (op *layerNormDxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("LayerNormDx", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("LayerNormDx", in, 0)
 }
 
 func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {

@@ -35,11 +35,7 @@ var _ G.SDOp = (*logSoftmaxOp)(nil)
 func (op *logSoftmaxOp) Arity() int    { return 1 }
 func (op *logSoftmaxOp) Type() hm.Type { return fnType(op.rank, op.rank) }
 func (op *logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("LogSoftmax", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("LogSoftmax", in, 0)
 }
 
 func (op *logSoftmaxOp) Do(vs ...G.Value) (G.Value, error) {
@@ -114,11 +110,7 @@ type logSoftmaxGradOp struct {
 func (op *logSoftmaxGradOp) Arity() int    { return 2 }
 func (op *logSoftmaxGradOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
 func (op *logSoftmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("LogSoftmaxGrad", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("LogSoftmaxGrad", in, 0)
 }
 
 func (op *logSoftmaxGradOp) Do(vs ...G.Value) (G.Value, error) {
@@ -281,11 +273,7 @@ type softmaxCEGradOp struct {
 func (op *softmaxCEGradOp) Arity() int    { return 3 }
 func (op *softmaxCEGradOp) Type() hm.Type { return fnType(2, 0, 0, 2) }
 func (op *softmaxCEGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf("SoftmaxCrossEntropyGrad", in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return shapeLike("SoftmaxCrossEntropyGrad", in, 0)
 }
 
 func (op *softmaxCEGradOp) Do(vs ...G.Value) (G.Value, error) {

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/vitgo/vit/layers"
 )
@@ -44,7 +45,7 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 			diffs = append(diffs, fmt.Sprintf("qkv_bias %v in the file, %v in the config", a.QKVBias, b.QKVBias))
 		}
 		if len(diffs) > 0 {
-			return nil, fmt.Errorf("finetune.init_from %s: the model differs from the config's:\n  %s", fc.InitFrom, joinLines(diffs))
+			return nil, fmt.Errorf("finetune.init_from %s: the model differs from the config's:\n  %s", fc.InitFrom, strings.Join(diffs, "\n  "))
 		}
 		gh, gw := a.Grid()
 		opts.OldGrid = [2]int{gh, gw}
@@ -66,15 +67,4 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 		return nil, fmt.Errorf("finetune.init_from %s: %w", fc.InitFrom, err)
 	}
 	return append(notes, n2...), nil
-}
-
-func joinLines(s []string) string {
-	out := ""
-	for i, l := range s {
-		if i > 0 {
-			out += "\n  "
-		}
-		out += l
-	}
-	return out
 }
