@@ -77,13 +77,31 @@ func shapeLike(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 
-// buffer is an op-owned output tensor reused across steps, so that a
-// steady-state training step allocates almost nothing.
-type buffer struct{ t *tensor.Dense }
+// buffer is an op's output tensor reused across steps, so that a
+// steady-state training step allocates almost nothing. By default the op
+// owns it; PlanBuffers may place it in an arena slot shared with outputs
+// whose lifetimes do not overlap.
+type buffer struct {
+	t    *tensor.Dense
+	slot *slot // nil: the op owns t
+	gen  int   // slot.gen that t was made over
+}
 
 // get returns a tensor of the given dtype and shape, reusing the previous one
-// when it matches. Its contents are whatever the last step left.
+// when it matches. Its contents are whatever the last step (or, in a slot,
+// the last op using the slot) left.
 func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if s := b.slot; s != nil && s.dt == dt {
+		if n := tensor.Shape(shape).TotalSize(); n <= s.size {
+			mem := s.backing(n)
+			if b.t == nil || b.gen != s.gen || !b.t.Shape().Eq(tensor.Shape(shape)) {
+				b.t, b.gen = tensor.New(tensor.WithBacking(mem), tensor.WithShape(shape...)), s.gen
+			}
+			return b.t
+		}
+		b.slot = nil // not what the plan saw: fall back to memory of its own
+		b.t = nil
+	}
 	if b.t != nil && b.t.Dtype() == dt && b.t.Shape().Eq(tensor.Shape(shape)) {
 		return b.t
 	}

@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -33,10 +34,21 @@ type Evaluator struct {
 	vm    G.VM
 }
 
-// NewEvaluator builds the evaluation graph for batch images.
+// NewEvaluator builds the evaluation graph for batch images, its
+// activations planned into an arena of its own.
 func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
+	return NewEvaluatorIn(m, batch, graph.NewArena())
+}
+
+// NewEvaluatorIn is NewEvaluator with the activations planned into arena,
+// which a training graph may share: the logits (and features) of one call
+// stay valid until the next run of any graph in the arena.
+func NewEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
 	g, err := m.Build(batch, layers.BuildOptions{})
 	if err != nil {
+		return nil, err
+	}
+	if _, err := graph.PlanBuffers(g.G, arena, g.Logits, g.Features); err != nil {
 		return nil, err
 	}
 	return &Evaluator{model: m, g: g, vm: G.NewTapeMachine(g.G)}, nil

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/data"
@@ -111,31 +110,22 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		}
 	}
 
-	// 3. Graphs: one for training (loss and gradients), one for evaluation.
-	tg, err := model.Build(cfg.Train.BatchSize, layers.BuildOptions{Training: true, Seed: cfg.Train.Seed})
+	// 3. Graphs: one for training (loss and gradients), one for evaluation,
+	// their activations planned into one arena (they never run at once).
+	arena := graph.NewArena()
+	step, err := BuildTrainGraph(model, cfg.Train.BatchSize, cfg.Train.Seed, arena)
 	if err != nil {
 		return nil, err
 	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(cfg.Train.BatchSize, cfg.Model.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		return nil, err
-	}
-	// The gradient nodes' own values are read each step: with BindDualValues
-	// Gorgonia v0.9.18 adds every run's gradient into the dual values
-	// (Reset does not clear them), which would sum gradients across steps.
-	grads, err := G.Grad(loss, tg.Params...)
-	if err != nil {
-		return nil, fmt.Errorf("gradients: %w", err)
-	}
-	vm := G.NewTapeMachine(tg.G)
-	defer vm.Close()
-	eval, err := NewEvaluator(model, evalBatch(cfg))
+	defer step.Close()
+	tg, loss, grads, vm := step.Graph, step.Loss, step.Grads, step.VM
+	eval, err := NewEvaluatorIn(model, evalBatch(cfg), arena)
 	if err != nil {
 		return nil, err
 	}
 	defer eval.Close()
+	log.Debugf("activations: %d outputs planned into %.1f MiB (%.1f MiB unplanned; training graph alone)",
+		step.Plan.Planned, float64(arena.Bytes())/(1<<20), float64(step.Plan.Bytes)/(1<<20))
 
 	// 4. Optimizer, schedule, EMA.
 	params := make([]optim.Param, len(model.Params))
@@ -199,7 +189,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{OutDir: out}
 	in := tg.Input.Value().Data().([]float32)
-	tgt := targets.Value().Data().([]float32)
+	tgt := step.Targets.Value().Data().([]float32)
 	for st.Epoch < cfg.Train.Epochs {
 		epochStart, epochImgs := time.Now(), 0
 		var lossSum, normSum float64

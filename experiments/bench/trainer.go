@@ -19,6 +19,7 @@ import (
 type trainer struct {
 	cfg    layers.Config
 	batch  int
+	tgraph *train.TrainGraph
 	tg     *layers.Graph
 	loss   *G.Node
 	grads  G.Nodes
@@ -36,21 +37,13 @@ func newTrainer(c layers.Config, j job) (*trainer, error) {
 		return nil, err
 	}
 	tr := &trainer{cfg: c, batch: j.Batch, oc: optim.DefaultConfig()}
-	if tr.tg, err = m.Build(j.Batch, layers.BuildOptions{Training: true, Seed: j.Seed}); err != nil {
+	arena := graph.NewArena() // shared by both graphs, as train.Run does
+	if tr.tgraph, err = train.BuildTrainGraph(m, j.Batch, j.Seed, arena); err != nil {
 		return nil, err
 	}
-	targets := G.NewTensor(tr.tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(j.Batch, c.NumClasses))))
-	if tr.loss, err = graph.SoftmaxCrossEntropy(tr.tg.Logits, targets); err != nil {
-		return nil, err
-	}
-	// The gradient nodes' own values are read each step, as train.Run does
-	// (BindDualValues would accumulate gradients across runs).
-	if tr.grads, err = G.Grad(tr.loss, tr.tg.Params...); err != nil {
-		return nil, fmt.Errorf("gradients: %w", err)
-	}
-	tr.vm = G.NewTapeMachine(tr.tg.G)
-	if tr.eval, err = train.NewEvaluator(m, j.Batch); err != nil {
+	tr.tg, tr.loss, tr.grads, tr.vm = tr.tgraph.Graph, tr.tgraph.Loss, tr.tgraph.Grads, tr.tgraph.VM
+	targets := tr.tgraph.Targets
+	if tr.eval, err = train.NewEvaluatorIn(m, j.Batch, arena); err != nil {
 		tr.vm.Close()
 		return nil, err
 	}
