@@ -23,7 +23,8 @@ import (
 //
 // and returns the (B·T, D) concatenation of heads, ready for attn.proj. The
 // probabilities P are kept for the backward pass (and for attention maps).
-// Heads are read with strided sgemm calls; nothing is reshaped or transposed.
+// Heads are read in place by the sgemm calls (leading dimension 3D); nothing
+// is reshaped or transposed.
 func Attention(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
@@ -117,20 +118,29 @@ func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
 	})
 }
 
-// attnForward32 is attnForward as 2H batched strided sgemm calls over the
-// samples and one softmax over all B·H·T rows.
+// attnForward32 is attnForward for float32: the images are split over the
+// cores in contiguous chunks, and each goroutine runs, image by image and
+// head by head, scores, softmax of the head's T rows and P·V with the
+// single-threaded kernels. Attention products are tiny (50×50×hd), so
+// keeping one image's q, k, v and probabilities in cache across its heads
+// beats batching each product over the images with one strided call per
+// head (BenchmarkAttention32).
 func attnForward32(op *attentionOp, y, qkv, probs []float32) {
-	b, t, d, nh := op.batch, op.tokens, op.dim, op.heads
+	t, d, nh := op.tokens, op.dim, op.heads
 	hd, scale := d/nh, float32(op.scale())
-	for h := 0; h < nh; h++ { // S = scale·Q·Kᵀ into probs[b, h]
-		kernels.SgemmStrided(false, true, t, t, hd, scale, qkv[h*hd:], 3*d, t*3*d, qkv[d+h*hd:], 3*d, t*3*d,
-			0, probs[h*t*t:], t, nh*t*t, b)
-	}
-	kernels.SoftmaxRows(probs, b*nh*t, t)
-	for h := 0; h < nh; h++ { // O = P·V into the head's columns of y
-		kernels.SgemmStrided(false, false, t, hd, t, 1, probs[h*t*t:], t, nh*t*t, qkv[2*d+h*hd:], 3*d, t*3*d,
-			0, y[h*hd:], d, t*d, b)
-	}
+	parallelFor(op.batch, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			base := b * t * 3 * d
+			for h := 0; h < nh; h++ {
+				p := probs[(b*nh+h)*t*t:][:t*t]
+				// S = scale·Q·Kᵀ, P = softmax(S) by rows
+				kernels.SgemmSerial(false, true, t, t, hd, scale, qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
+				kernels.SoftmaxRows(p, t, t)
+				// O = P·V into the head's columns of y
+				kernels.SgemmSerial(false, false, t, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
+			}
+		}
+	})
 }
 
 // softmax is softmaxRows, vectorised for float32.
@@ -272,27 +282,29 @@ func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs, tmp []T) {
 	})
 }
 
-// attnBackward32 is attnBackward as batched strided sgemm calls; tmp holds
-// dP, then dS, for all (B, H) at once.
+// attnBackward32 is attnBackward for float32, split over the images as
+// attnForward32 is; tmp holds dP, then dS, laid out (B, H, T, T) like the
+// probabilities, so each goroutine writes only its own images' blocks.
 func attnBackward32(op *attentionOp, dqkv, qkv, dy, probs, tmp []float32) {
-	b, t, d, nh := op.batch, op.tokens, op.dim, op.heads
+	t, d, nh := op.tokens, op.dim, op.heads
 	hd, scale := d/nh, float32(op.scale())
-	for h := 0; h < nh; h++ {
-		// dV = Pᵀ·dO
-		kernels.SgemmStrided(true, false, t, hd, t, 1, probs[h*t*t:], t, nh*t*t, dy[h*hd:], d, t*d,
-			0, dqkv[2*d+h*hd:], 3*d, t*3*d, b)
-		// dP = dO·Vᵀ
-		kernels.SgemmStrided(false, true, t, t, hd, 1, dy[h*hd:], d, t*d, qkv[2*d+h*hd:], 3*d, t*3*d,
-			0, tmp[h*t*t:], t, nh*t*t, b)
-	}
-	kernels.SoftmaxBackwardRows(tmp, probs, tmp, b*nh*t, t) // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-	for h := 0; h < nh; h++ {
-		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
-		kernels.SgemmStrided(false, false, t, hd, t, scale, tmp[h*t*t:], t, nh*t*t, qkv[d+h*hd:], 3*d, t*3*d,
-			0, dqkv[h*hd:], 3*d, t*3*d, b)
-		kernels.SgemmStrided(true, false, t, hd, t, scale, tmp[h*t*t:], t, nh*t*t, qkv[h*hd:], 3*d, t*3*d,
-			0, dqkv[d+h*hd:], 3*d, t*3*d, b)
-	}
+	parallelFor(op.batch, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			base := b * t * 3 * d
+			for h := 0; h < nh; h++ {
+				q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
+				dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
+				p := probs[(b*nh+h)*t*t:][:t*t]
+				dp := tmp[(b*nh+h)*t*t:][:t*t]
+				do := dy[b*t*d+h*hd:]
+				kernels.SgemmSerial(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
+				kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
+				kernels.SoftmaxBackwardRows(dp, p, dp, t, t)                                  // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+				kernels.SgemmSerial(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
+				kernels.SgemmSerial(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
+			}
+		}
+	})
 }
 
 func (op *attentionGradOp) WriteHash(h hash.Hash) {

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -89,6 +91,45 @@ func TestAttentionGradCheck(t *testing.T) {
 		}
 		if _, err := GradCheck(weightedSum(t, y, 6), G.Nodes{qkv}, GradCheckOptions{}); err != nil {
 			t.Fatalf("%+v: %v", tc, err)
+		}
+	}
+}
+
+// The float32 forward and backward (SgemmSerial per image and head) match
+// the float64 path, including the ViT shape of 50 tokens and a batch that
+// does not split evenly over the cores.
+func TestAttention32MatchesFloat64(t *testing.T) {
+	for _, tc := range []struct{ b, tok, h, d int }{{3, 5, 2, 8}, {1, 7, 3, 12}, {5, 50, 4, 64}, {3, 50, 3, 192}} {
+		op := &attentionOp{batch: tc.b, tokens: tc.tok, heads: tc.h, dim: tc.d}
+		r := rand.New(rand.NewPCG(uint64(tc.tok), uint64(tc.d)))
+		rnd := func(n int) ([]float64, []float32) {
+			x64, x32 := make([]float64, n), make([]float32, n)
+			for i := range x32 {
+				x32[i] = float32(r.NormFloat64())
+				x64[i] = float64(x32[i])
+			}
+			return x64, x32
+		}
+		nq, ny, np := tc.b*tc.tok*3*tc.d, tc.b*tc.tok*tc.d, tc.b*tc.h*tc.tok*tc.tok
+		qkv64, qkv32 := rnd(nq)
+		dy64, dy32 := rnd(ny)
+		y64, p64, dq64, tmp64 := make([]float64, ny), make([]float64, np), make([]float64, nq), make([]float64, np)
+		y32, p32, dq32, tmp32 := make([]float32, ny), make([]float32, np), make([]float32, nq), make([]float32, np)
+		attnForward(op, y64, qkv64, p64)
+		attnForward(op, y32, qkv32, p32)
+		attnBackward(op, dq64, qkv64, dy64, p64, tmp64)
+		attnBackward(op, dq32, qkv32, dy32, p32, tmp32)
+		for _, c := range []struct {
+			name string
+			want []float64
+			got  []float32
+			tol  float64
+		}{{"y", y64, y32, 1e-5}, {"probs", p64, p32, 1e-6}, {"dqkv", dq64, dq32, 1e-4}} {
+			for i, w := range c.want {
+				if d := math.Abs(float64(c.got[i]) - w); !(d <= c.tol*(1+math.Abs(w))) {
+					t.Fatalf("%+v: %s[%d] = %v, want %v", tc, c.name, i, c.got[i], w)
+				}
+			}
 		}
 	}
 }
@@ -183,5 +224,37 @@ func TestPatchifyLayout(t *testing.T) {
 	}
 	if _, err := Patchify(x, 3); err == nil {
 		t.Fatal("4×4 image with patch 3: want an error")
+	}
+}
+
+// BenchmarkAttention32 times the float32 attention core (the products and
+// the softmax, forward and backward) at batch 128, 50 tokens, for the TINY
+// (d 64, 4 heads) and SMALL (d 192, 3 heads) shapes.
+func BenchmarkAttention32(b *testing.B) {
+	const batch, tok = 128, 50
+	for _, s := range []struct{ d, h int }{{64, 4}, {192, 3}} {
+		op := &attentionOp{batch: batch, tokens: tok, heads: s.h, dim: s.d}
+		r := rand.New(rand.NewPCG(1, 2))
+		fill := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			return x
+		}
+		qkv, dy := fill(batch*tok*3*s.d), fill(batch*tok*s.d)
+		y, dqkv := make([]float32, batch*tok*s.d), make([]float32, batch*tok*3*s.d)
+		probs, tmp := make([]float32, batch*s.h*tok*tok), make([]float32, batch*s.h*tok*tok)
+		b.Run(fmt.Sprintf("fwd_d%d_h%d", s.d, s.h), func(b *testing.B) {
+			for b.Loop() {
+				attnForward32(op, y, qkv, probs)
+			}
+		})
+		b.Run(fmt.Sprintf("bwd_d%d_h%d", s.d, s.h), func(b *testing.B) {
+			attnForward32(op, y, qkv, probs)
+			for b.Loop() {
+				attnBackward32(op, dqkv, qkv, dy, probs, tmp)
+			}
+		})
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	G "gorgonia.org/gorgonia"
@@ -16,7 +18,8 @@ import (
 // The SGEMM-issuing ops of the graph, as graph/ names them (Op.String()).
 // kindAttn and kindAttnGrad each stand for the batch·heads small products
 // of one attention core (2 forward, 4 backward per image and head), issued
-// as one strided call per head and product.
+// as graph/op_attention.go does: the images split over the cores, each
+// image's heads one after another, one single-threaded call per product.
 const (
 	kindLinear   = "Linear"
 	kindLinearDx = "LinearDx"
@@ -134,7 +137,7 @@ func (p floorPlan) flops() map[string]float64 {
 // FLOPs, and the mean training step and eval forward timed in between.
 type floorResult struct {
 	Backend    string             `json:"backend"`
-	Calls      int                `json:"calls"` // Sgemm and SgemmStrided calls per step
+	Calls      int                `json:"calls"` // SGEMM calls per step, attention per head and product (floorPlan.calls)
 	Ms         map[string]float64 `json:"ms"`
 	FLOPs      map[string]float64 `json:"flops"`
 	StepMs     float64            `json:"step_ms"`      // training step, interleaved with the floor
@@ -166,10 +169,11 @@ func (f floorResult) sum(m map[string]float64, fwdOnly bool) float64 {
 
 // measureFloor builds the training graph as measureSteps does, reads its
 // SGEMM calls, and times only those calls with the step's own threading:
-// the linear products split inside kernels.Sgemm, the attention products'
-// batches inside kernels.SgemmStrided. The
-// linear products share one set of operand buffers (sized for the
-// largest), so the floor is if anything optimistic about caches. Each
+// the linear products split inside kernels.Sgemm, the attention products
+// spread over the cores by images, each product on one core
+// (kernels.SgemmSerial). The linear products share one set of operand
+// buffers (sized for the largest), so the floor is if anything optimistic
+// about caches. Each
 // repetition of the floor is preceded by a real training step and an eval
 // forward, timed too, so that the floor's share of the step compares
 // measurements taken under the same load.
@@ -215,8 +219,11 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 	return res, nil
 }
 
-// calls counts the plan's kernels.Sgemm and SgemmStrided calls (one
-// strided call covers the batch's images for one head).
+// calls counts the plan's SGEMM calls with the attention products counted
+// per head and product, not per image (the "strided = 1" convention of the
+// table, from when one SgemmStrided call covered the batch's images for one
+// head): 2 forward and 4 backward per attention core and head. Each of
+// those stands for Batch kernels.SgemmSerial calls, one per image.
 func (p floorPlan) calls() int {
 	return len(p.Gemms) + (2*p.Attn+4*p.AttnGrad)*p.Heads
 }
@@ -272,41 +279,61 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 }
 
 // attnForward issues graph's float32 attention forward products as
-// graph/op_attention.go's attnForward32 does: per head, one strided batch
-// over the images of scores = scale·q·kᵀ (T×T×hd each, into the
-// (B, H, T, T) probabilities), then per head one of out = P·v (T×hd×T) into
-// the head's columns of the (B·T, D) output; q, k and v are read in place
-// from the (B·T, 3D) qkv rows. kernels.SgemmStrided spreads each batch over
-// the cores.
+// graph/op_attention.go's attnForward32 does: the images split into one
+// contiguous chunk per core, and for each image and head, on that core,
+// scores = scale·q·kᵀ (T×T×hd, into the head's block of the (B, H, T, T)
+// probabilities), then out = P·v (T×hd×T) into the head's columns of the
+// (B·T, D) output; q, k and v are read in place from the (B·T, 3D) qkv
+// rows. The softmax between the two is not timed.
 func (p floorPlan) attnForward(b *floorBuffers) {
-	n, t, d, nh := p.Batch, p.Tokens, p.Dim, p.Heads
+	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	for h := range nh {
-		kernels.SgemmStrided(false, true, t, t, hd, 1, b.qkv[h*hd:], 3*d, t*3*d, b.qkv[d+h*hd:], 3*d, t*3*d,
-			0, b.probs[h*t*t:], t, nh*t*t, n)
-	}
-	for h := range nh {
-		kernels.SgemmStrided(false, false, t, hd, t, 1, b.probs[h*t*t:], t, nh*t*t, b.qkv[2*d+h*hd:], 3*d, t*3*d,
-			0, b.y[h*hd:], d, t*d, n)
-	}
+	forImages(p.Batch, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := i * t * 3 * d
+			for h := range nh {
+				pr := b.probs[(i*nh+h)*t*t:][:t*t]
+				kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
+				kernels.SgemmSerial(false, false, t, hd, t, 1, pr, t, b.qkv[base+2*d+h*hd:], 3*d, 0, b.y[i*t*d+h*hd:], d)
+			}
+		}
+	})
 }
 
-// attnBackward issues the backward products as attnBackward32 does: per
-// head, strided batches of dV = Pᵀ·dO and dP = dO·vᵀ; then (after the
-// softmax backward, not timed here) dQ = scale·dS·k and dK = scale·dSᵀ·q.
+// attnBackward issues the backward products as attnBackward32 does, split
+// over the images likewise: per image and head dV = Pᵀ·dO and dP = dO·vᵀ,
+// then (after the softmax backward, not timed here) dQ = scale·dS·k and
+// dK = scale·dSᵀ·q.
 func (p floorPlan) attnBackward(b *floorBuffers) {
-	n, t, d, nh := p.Batch, p.Tokens, p.Dim, p.Heads
+	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	for h := range nh {
-		kernels.SgemmStrided(true, false, t, hd, t, 1, b.probs[h*t*t:], t, nh*t*t, b.dy[h*hd:], d, t*d,
-			0, b.dqkv[2*d+h*hd:], 3*d, t*3*d, n)
-		kernels.SgemmStrided(false, true, t, t, hd, 1, b.dy[h*hd:], d, t*d, b.qkv[2*d+h*hd:], 3*d, t*3*d,
-			0, b.dp[h*t*t:], t, nh*t*t, n)
+	forImages(p.Batch, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := i * t * 3 * d
+			for h := range nh {
+				pr, dp := b.probs[(i*nh+h)*t*t:][:t*t], b.dp[(i*nh+h)*t*t:][:t*t]
+				do := b.dy[i*t*d+h*hd:]
+				kernels.SgemmSerial(true, false, t, hd, t, 1, pr, t, do, d, 0, b.dqkv[base+2*d+h*hd:], 3*d)
+				kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, b.qkv[base+2*d+h*hd:], 3*d, 0, dp, t)
+				kernels.SgemmSerial(false, false, t, hd, t, 1, dp, t, b.qkv[base+d+h*hd:], 3*d, 0, b.dqkv[base+h*hd:], 3*d)
+				kernels.SgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
+			}
+		}
+	})
+}
+
+// forImages runs f(lo, hi) over [0, n) in one contiguous chunk per core, as
+// graph/parallel.go's parallelFor splits the attention cores' images.
+func forImages(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n)
+	if w <= 1 {
+		f(0, n)
+		return
 	}
-	for h := range nh {
-		kernels.SgemmStrided(false, false, t, hd, t, 1, b.dp[h*t*t:], t, nh*t*t, b.qkv[d+h*hd:], 3*d, t*3*d,
-			0, b.dqkv[h*hd:], 3*d, t*3*d, n)
-		kernels.SgemmStrided(true, false, t, hd, t, 1, b.dp[h*t*t:], t, nh*t*t, b.qkv[h*hd:], 3*d, t*3*d,
-			0, b.dqkv[d+h*hd:], 3*d, t*3*d, n)
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := i*n/w, (i+1)*n/w
+		wg.Go(func() { f(lo, hi) })
 	}
+	wg.Wait()
 }

@@ -20,13 +20,16 @@ func forElems(n int, body func(lo, hi int)) {
 // forRows runs body over rows [0, rows) of cols elements each, split over
 // the cores when rows·cols is large.
 func forRows(rows, cols int, body func(lo, hi int)) {
-	if rows*cols < parallelMinElems || rows < 2 {
+	if serialRows(rows, cols) {
 		body(0, rows)
 		return
 	}
 	minRows := max(1, chunkElems/max(cols, 1))
 	parallelFor(rows, splitGrain(rows, 4, minRows), 1, body)
 }
+
+// serialRows reports whether forRows runs a (rows, cols) job inline.
+func serialRows(rows, cols int) bool { return rows*cols < parallelMinElems || rows < 2 }
 
 // reduceChunkRows is the row count of the fixed chunks that reductions over
 // rows (ColSum, LayerNorm's dw and db) use: partial sums per chunk are added

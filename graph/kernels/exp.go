@@ -17,6 +17,10 @@ func SoftmaxRows(x []float32, rows, cols int) {
 	if cols == 0 {
 		return
 	}
+	if serialRows(rows, cols) { // no closure: attention calls this per head, thousands of times a step
+		softmaxRowsVec(x, rows, cols)
+		return
+	}
 	forRows(rows, cols, func(lo, hi int) { softmaxRowsVec(x[lo*cols:hi*cols], hi-lo, cols) })
 }
 
@@ -35,11 +39,18 @@ func softmaxRowsGeneric(x []float32, rows, cols int) {
 func SoftmaxBackwardRows(dx, y, dy []float32, rows, cols int) {
 	checkRowsCols("SoftmaxBackwardRows", rows, cols)
 	checkLens("SoftmaxBackwardRows", rows*cols, "dx,y,dy", len(dx), len(y), len(dy))
-	forRows(rows, cols, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			o := r * cols
-			yr, dyr := y[o:o+cols], dy[o:o+cols]
-			softmaxBackwardVec(dx[o:o+cols], yr, dyr, dotVec(yr, dyr))
-		}
-	})
+	if serialRows(rows, cols) { // no closure, as in SoftmaxRows
+		softmaxBackwardRange(dx, y, dy, cols, 0, rows)
+		return
+	}
+	forRows(rows, cols, func(lo, hi int) { softmaxBackwardRange(dx, y, dy, cols, lo, hi) })
+}
+
+// softmaxBackwardRange is SoftmaxBackwardRows on rows [lo, hi).
+func softmaxBackwardRange(dx, y, dy []float32, cols, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		o := r * cols
+		yr, dyr := y[o:o+cols], dy[o:o+cols]
+		softmaxBackwardVec(dx[o:o+cols], yr, dyr, dotVec(yr, dyr))
+	}
 }

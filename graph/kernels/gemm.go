@@ -22,6 +22,23 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
 }
 
+// SgemmSerial is Sgemm run entirely on the calling goroutine, however large
+// the product: for callers that already spread independent products over
+// the cores themselves (attention: one image's heads per goroutine), where
+// Sgemm's own split would only add synchronisation. Arguments and results
+// are as for Sgemm.
+func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkSgemm("SgemmSerial", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return
+	}
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, false)
+}
+
 // SgemmStrided computes batch independent products
 //
 //	C_i = alpha·op(A_i)·op(B_i) + beta·C_i,  i < batch,

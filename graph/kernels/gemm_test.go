@@ -166,6 +166,37 @@ func TestSgemm(t *testing.T) {
 	}
 }
 
+// TestSgemmSerial checks the single-goroutine entry point against the
+// reference, including a product large enough that Sgemm would split it
+// and the attention shapes it is called with per image and head.
+func TestSgemmSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	cases := append(gemmCases(),
+		gemmCase{false, false, 5, 6, 0, 1, 1, 0.5},     // k = 0: C = beta·C
+		gemmCase{true, false, 5, 6, 7, 0, 0, 2},        // alpha = 0: C = beta·C
+		gemmCase{false, false, 0, 6, 7, 0, 1, 0},       // empty
+		gemmCase{false, true, 50, 50, 16, 0, 0.25, 0},  // attention scores
+		gemmCase{false, false, 50, 64, 50, 0, 1, 0},    // P·V
+		gemmCase{true, false, 50, 64, 50, 2, 0.125, 0}, // dK = scale·dSᵀ·Q
+		gemmCase{false, true, 640, 192, 64, 0, 1, 0},   // over parallelMinWork
+	)
+	for _, tc := range cases {
+		a, lda, b, ldb, c, ldc := tc.operands(r)
+		want := refSgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		SgemmSerial(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		checkGemm(t, tc, want, c)
+	}
+	func() {
+		defer func() {
+			if s, _ := recover().(string); !strings.Contains(s, "kernels.SgemmSerial: ldc = 4") {
+				t.Errorf("bad ldc: panic %q, want one naming SgemmSerial and ldc", s)
+			}
+		}()
+		ok := make([]float32, 100)
+		SgemmSerial(false, false, 4, 5, 4, 1, ok, 4, ok, 5, 0, ok, 4)
+	}()
+}
+
 // TestSgemmAlphaZeroIgnoresAB checks that A and B are not read when alpha
 // is 0 (cblas semantics): NaNs there must not reach C.
 func TestSgemmAlphaZeroIgnoresAB(t *testing.T) {
