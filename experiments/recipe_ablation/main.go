@@ -58,11 +58,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("recipe_ablation", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "default recipe (YAML)")
-	limitTrain := fs.Int("limit-train", 2560, "training images per run (data.limit_train; 0 = all 60k)")
-	limitVal := fs.Int("limit-val", 2000, "validation images (data.limit_val; 0 = all 10k)")
-	epochs := fs.Int("epochs", 6, "epochs per run (train.epochs; the recipe's 6 keep its warmup share); evaluated once, at the end")
+	limitTrain := fs.Int("limit-train", 0, "training images per epoch (data.limit_train; 0 = all 60k)")
+	limitVal := fs.Int("limit-val", 0, "validation images (data.limit_val; 0 = all 10k)")
+	epochs := fs.Int("epochs", 2, "epochs per run (train.epochs); evaluated once, at the end")
 	maxSteps := fs.Int("max-steps", 0, "stop each run after this many steps (train.max_steps; 0 = off)")
-	nSeeds := fs.Int("seeds", 2, "seeds per variant: 0…seeds−1")
+	warmup := fs.Float64("warmup-epochs", 0.2, "the recipe's warmup for these short runs (its own 1 epoch of 20 would be half of a 2-epoch run); < 0 keeps the config's")
+	nSeeds := fs.Int("seeds", 1, "seeds per variant: 0…seeds−1")
 	lrMults := fs.String("lr-mults", "1,5", "learning-rate multipliers of the recipe's optim.lr, comma-separated")
 	names := fs.String("variants", "all", "comma-separated variants to run, or all")
 	out := fs.String("out", "runs/experiments/recipe_ablation", "directory for the runs (metrics, checkpoints)")
@@ -92,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *warmup >= 0 {
+		sets = append(multiFlag{fmt.Sprintf("optim.warmup_epochs=%g", *warmup)}, sets...)
+	}
 	base, err := train.LoadConfig(*cfgPath, sets)
 	if err != nil {
 		return err
@@ -108,11 +112,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		start := time.Now()
-		cells, err := trainAll(*cfgPath, base, sets, mults, vs, *nSeeds, budget{*limitTrain, *limitVal, *epochs, *maxSteps}, *out, stderr)
+		bud := budget{LimitTrain: *limitTrain, LimitVal: *limitVal, Epochs: *epochs, MaxSteps: *maxSteps}
+		cells, err := trainAll(*cfgPath, base, sets, mults, vs, *nSeeds, bud, *out, stderr)
 		if err != nil {
 			return err
 		}
-		res = results{Command: cmd, Wall: time.Since(start), Seeds: *nSeeds, BaseLR: base.Optim.LR, Cells: cells}
+		res = results{Command: cmd, Wall: time.Since(start), Seeds: *nSeeds, BaseLR: base.Optim.LR,
+			Warmup: base.Optim.WarmupEpochs, Budget: bud, Cells: cells}
 		if err := saveResults(resPath, res); err != nil {
 			return err
 		}
@@ -137,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	readme := filepath.Join(*dir, "README.md")
-	if err := writeReadme(readme, res.Command, res.Wall, table, res.BaseLR, cells, res.Seeds); err != nil {
+	if err := writeReadme(readme, res, table); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", readme)
@@ -219,7 +225,8 @@ func formatTable(cells []*cell) string {
 }
 
 // budget is each run's length.
-type budget struct{ limitTrain, limitVal, epochs, maxSteps int }
+// budget is what every run gets (0 = the whole set, or off).
+type budget struct{ LimitTrain, LimitVal, Epochs, MaxSteps int }
 
 // trainAll runs every (learning rate, variant, seed) one after another and
 // returns the cells in table order. A run that stops on a non-finite loss
@@ -237,11 +244,11 @@ func trainAll(cfgPath string, base train.Config, sets []string, mults []float64,
 			for seed := 0; seed < nSeeds; seed++ {
 				outDir := filepath.Join(out, fmt.Sprintf("lr_x%g", mult), v.Name, fmt.Sprintf("seed%d", seed))
 				overrides := append(append([]string{}, sets...),
-					fmt.Sprintf("data.limit_train=%d", bud.limitTrain),
-					fmt.Sprintf("data.limit_val=%d", bud.limitVal),
-					fmt.Sprintf("train.epochs=%d", bud.epochs),
-					fmt.Sprintf("train.eval_every=%d", bud.epochs),
-					fmt.Sprintf("train.max_steps=%d", bud.maxSteps),
+					fmt.Sprintf("data.limit_train=%d", bud.LimitTrain),
+					fmt.Sprintf("data.limit_val=%d", bud.LimitVal),
+					fmt.Sprintf("train.epochs=%d", bud.Epochs),
+					fmt.Sprintf("train.eval_every=%d", bud.Epochs),
+					fmt.Sprintf("train.max_steps=%d", bud.MaxSteps),
 					fmt.Sprintf("train.seed=%d", seed),
 					fmt.Sprintf("optim.lr=%g", c.LR),
 					"checkpoint.save_best=false", // no model is read back; last.* are written anyway

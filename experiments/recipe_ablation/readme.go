@@ -8,23 +8,35 @@ import (
 )
 
 // writeReadme rewrites the experiment's README.md.
-func writeReadme(path, cmd string, wall time.Duration, table string, baseLR float64, cells []*cell, seeds int) error {
+func writeReadme(path string, res results, table string) error {
+	bud := res.Budget
+	images, val := "all 60,000", "all 10,000 test images"
+	if bud.LimitTrain > 0 {
+		images = fmt.Sprintf("the first %d", bud.LimitTrain)
+	}
+	if bud.LimitVal > 0 {
+		val = fmt.Sprintf("the first %d test images", bud.LimitVal)
+	}
+	stop := ""
+	if bud.MaxSteps > 0 {
+		stop = fmt.Sprintf(", stopped at step %d", bud.MaxSteps)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Recipe ablation: which ViT training remedies matter here
 
-The default MNIST recipe (`+"`configs/mnist_vit_tiny.yaml`"+`) carries the standard ViT remedies: linear warmup
-(0.5 epoch), a zero-initialised head, global-norm gradient clipping at 1.0 and drop path 0.05 (plus AdamW,
-cosine decay, label smoothing 0.05, crop padding 2, which are kept in every variant). Each remedy is switched
-**off** in turn, then all four at once; Mixup/CutMix, **off** in the default recipe, is switched **on**
-(mixup α 0.8, CutMix α 1.0, switch prob 0.5, as DeiT). Every variant runs with %s and the same budget.
+The default MNIST recipe (`+"`configs/mnist_vit_tiny.yaml`"+`) carries the standard ViT remedies: linear warmup, a
+zero-initialised head, global-norm gradient clipping at 1.0 and drop path 0.05 (plus AdamW, cosine decay, label
+smoothing 0.05, crop padding 2, which are kept in every variant). Each remedy is switched **off** in turn, then all
+four at once; Mixup/CutMix, **off** in the default recipe, is switched **on** (mixup α 0.8, CutMix α 1.0, switch
+prob 0.5, as DeiT). Every variant runs with %s and the same budget: %d epoch(s) of %s training images%s, warmup
+%g epoch (the recipe's own 1 epoch of 20 would be half of so short a run), evaluated once at the end on %s.
 
 The recipe's learning rate (%g) is run next to a higher one: at ×5 the remedies that exist to keep early
 training stable (warmup, clipping, zero-init head) have something to do, so a divergence can actually appear.
 A run counts as **non-finite** when `+"`train.Run`"+` stopped with its "non-finite" loss/gradient error; its accuracy
-is left out of the mean. **≤ 20 %%** counts finite runs that ended at or below 20 %% top-1 (chance is 10 %%): collapsed
-runs, or, at short budgets, runs still on the initial plateau. No NaN appeared in the development runs even at
-×15 (0.03, where a 72-step probe of default and no_remedies collapsed to ~11 %% without a NaN), so
-the ×5 set is where variants are stressed but still trainable; `+"`-lr-mults 1,5,15`"+` adds the ×15 set.
+is left out of the mean. **≤ 20 %%** counts finite runs that ended at or below 20 %% top-1 (chance is 10 %%):
+collapsed runs, or runs still on the initial plateau near chance that this ViT sits on for its first few hundred
+steps. `+"`-lr-mults 1,5,15`"+` adds a ×15 set.
 
 ## Command
 
@@ -33,18 +45,15 @@ the ×5 set is where variants are stressed but still trainable; `+"`-lr-mults 1,
 `+"```"+`
 
 Wall time on the 2-core development machine: %s (%d runs, one after another).
-Budget flags: `+"`-limit-train`"+` (images per epoch), `+"`-epochs`"+`, `+"`-limit-val`"+`, `+"`-max-steps`"+`, `+"`-seeds`"+`,
-`+"`-lr-mults`"+`, `+"`-variants`"+`; `+"`-set key=value`"+` applies to every run. The default budget (no flags: 2 seeds × 7 variants × 2 learning
-rates = 28 runs, each 6 epochs of 2,560 training images = 120 steps, validated once on the first 2,000 test
-images) takes about 13 minutes at 600 img/s; `+"`-seeds 3`"+` about 20. The default recipe needs a few
-hundred steps to climb out of its initial plateau near chance, so at 120 steps this measures how quickly and how
-stably each variant starts, not where it ends; for that, `+"`-limit-train 0 -epochs 1`"+`
-(468 steps a run, about 45 minutes for 28 runs at 600 img/s). Each run evaluates once, at its end, on the first
-`+"`-limit-val`"+` test images. Runs go to `+"`runs/experiments/recipe_ablation`"+` (git-ignored).
+Budget flags: `+"`-limit-train`"+` (images per epoch), `+"`-epochs`"+`, `+"`-limit-val`"+`, `+"`-max-steps`"+`,
+`+"`-warmup-epochs`"+`, `+"`-seeds`"+`, `+"`-lr-mults`"+`, `+"`-variants`"+`; `+"`-set key=value`"+` applies to every run;
+`+"`-replot`"+` redraws the table, PNG and this README from the runs' results.json. Runs go to
+`+"`runs/experiments/recipe_ablation`"+` (git-ignored).
 
 ## Result
 
-`, seedList(seeds), baseLR, cmd, wall.Round(time.Second), len(cells)*seeds)
+`, seedList(res.Seeds), bud.Epochs, images, stop, res.Warmup, val, res.BaseLR, res.Command,
+		res.Wall.Round(time.Second), len(res.Cells)*res.Seeds)
 	b.WriteString(table)
 	b.WriteString(`
 ![final validation top-1 per variant and learning rate, with non-finite counts](recipe_ablation.png)

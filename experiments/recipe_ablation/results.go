@@ -14,6 +14,8 @@ type results struct {
 	Wall    time.Duration
 	Seeds   int
 	BaseLR  float64
+	Warmup  float64 // the recipe's optim.warmup_epochs as run
+	Budget  budget
 	Cells   []*cell
 }
 

@@ -17,7 +17,7 @@ type variant struct {
 // them off at once, and Mixup/CutMix switched on (the default has it off).
 var variants = []variant{
 	{"default", "the recipe as in configs/mnist_vit_tiny.yaml", nil},
-	{"no_warmup", "optim.warmup_epochs 1 → 0", []string{"optim.warmup_epochs=0"}},
+	{"no_warmup", "optim.warmup_epochs → 0", []string{"optim.warmup_epochs=0"}},
 	{"no_zero_init_head", "model.zero_init_head true → false (head trunc-normal .02)", []string{"model.zero_init_head=false"}},
 	{"no_clip", "optim.clip_grad 1.0 → 0 (off)", []string{"optim.clip_grad=0"}},
 	{"no_drop_path", "model.drop_path_rate 0.05 → 0", []string{"model.drop_path_rate=0"}},
