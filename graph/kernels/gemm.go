@@ -11,15 +11,7 @@ package kernels
 // arguments (a leading dimension below the row length, a slice too short)
 // panic with a message naming the argument, as gonum's BLAS does.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	checkSgemm("Sgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if alpha == 0 || k == 0 {
-		scaleMatrix(m, n, beta, c, ldc)
-		return
-	}
-	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
+	sgemmChecked("Sgemm", transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
 }
 
 // SgemmSerial is Sgemm run entirely on the calling goroutine, however large
@@ -28,7 +20,12 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // Sgemm's own split would only add synchronisation. Arguments and results
 // are as for Sgemm.
 func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	checkSgemm("SgemmSerial", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	sgemmChecked("SgemmSerial", transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, false)
+}
+
+// sgemmChecked is Sgemm (parallel) or SgemmSerial, named name in panics.
+func sgemmChecked(name string, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	checkSgemm(name, transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -36,7 +33,7 @@ func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 		scaleMatrix(m, n, beta, c, ldc)
 		return
 	}
-	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, false)
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
 // SgemmStrided computes batch independent products
