@@ -31,6 +31,7 @@ import (
 // opts are the command's flags.
 type opts struct {
 	steps      int
+	rounds     int
 	configs    []benchConfig
 	peer       bool
 	threads    int
@@ -60,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (opts, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
+	fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
 	configs := fs.String("configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
 	fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
 	fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
@@ -76,6 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (opts, error) {
 	}
 	if o.steps <= 0 {
 		return o, fmt.Errorf("-steps: must be positive, got %d", o.steps)
+	}
+	if o.rounds <= 0 {
+		return o, fmt.Errorf("-rounds: must be positive, got %d", o.rounds)
 	}
 	if o.threads <= 0 {
 		return o, fmt.Errorf("-threads: must be positive, got %d", o.threads)
@@ -102,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps,
-		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start}
+		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
 	fmt.Fprintf(stderr, "bench: load %s, %d threads, batch %d, %d steps\n", h.Load, o.threads, o.batch, o.steps)
 	if busy(h.Load) {
 		fmt.Fprintf(stderr, "bench: warning: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy\n",
@@ -111,28 +116,54 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var rows []row
 	for _, bc := range o.configs {
 		r := row{cfg: bc}
-		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed,
-			CPUProfile: profilePath(o.cpuProfile, bc.Name, len(o.configs))}
-		if err := runChild(j, &r.ours, &r.oursRSS); err != nil {
-			return fmt.Errorf("%s: ours: %w", bc.Name, err)
+		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed}
+		ours := func(round int) error {
+			var m measured
+			j.CPUProfile = ""
+			if round == 0 {
+				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(o.configs))
+			}
+			if err := runChild(j, &m.ours, &m.rss); err != nil {
+				return fmt.Errorf("%s: ours: %w", bc.Name, err)
+			}
+			r.rounds = append(r.rounds, m)
+			fmt.Fprintf(stderr, "bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+				bc.Name, round+1, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
+			return nil
 		}
-		fmt.Fprintf(stderr, "bench: %s ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
-			bc.Name, r.ours.Backend, r.ours.TrainImgS, r.ours.EvalImgS, mib(r.oursRSS), time.Since(start).Seconds())
+		peer := func(round int) error {
+			p, err := runPeer(o.python, o.peerScript, bc, o.batch, o.threads, o.steps)
+			if err != nil {
+				return fmt.Errorf("%s: peer: %w", bc.Name, err)
+			}
+			r.peers = append(r.peers, p)
+			fmt.Fprintf(stderr, "bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+				bc.Name, round+1, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
+			return nil
+		}
+		for round := range o.rounds {
+			peerFirst := o.peer && round%2 == 1
+			if peerFirst {
+				if err := peer(round); err != nil {
+					return err
+				}
+			}
+			if err := ours(round); err != nil {
+				return err
+			}
+			if o.peer && !peerFirst {
+				if err := peer(round); err != nil {
+					return err
+				}
+			}
+		}
 		j.Mode, j.CPUProfile = modeFloor, ""
 		if err := runChild(j, &r.floor, nil); err != nil {
 			return fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
 		}
 		fmt.Fprintf(stderr, "bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)\n",
 			bc.Name, r.floor.TrainMs(), r.floor.StepMs, r.floor.EvalMs(), r.floor.EvalStepMs, time.Since(start).Seconds())
-		if o.peer {
-			p, err := runPeer(o.python, o.peerScript, bc, o.batch, o.threads, o.steps)
-			if err != nil {
-				return fmt.Errorf("%s: peer: %w", bc.Name, err)
-			}
-			r.peer = &p
-			fmt.Fprintf(stderr, "bench: %s peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
-				bc.Name, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
-		}
+		r.summarise()
 		rows = append(rows, r)
 	}
 	h.LoadAfter = loadAverage()

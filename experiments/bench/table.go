@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,16 +19,89 @@ type header struct {
 	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
 	CPU, GoVersion  string
 	Threads, Batch  int
-	Steps           int
+	Steps, Rounds   int
 }
 
-// row is one config's measurements.
+// row is one config's measurements: every round, and their medians.
 type row struct {
-	cfg     benchConfig
-	ours    stepsResult
-	oursRSS int64 // KiB
-	floor   floorResult
-	peer    *peerResult // nil without the peer
+	cfg    benchConfig
+	rounds []measured   // ours, one per round
+	peers  []peerResult // the peer's, one per round (none without the peer)
+	floor  floorResult
+
+	// Set by summarise: medians over the rounds (the largest peak RSS), and
+	// each round's ratios ours/peer.
+	ours                    stepsResult
+	oursRSS                 int64 // KiB
+	peer                    *peerResult
+	trainRatios, evalRatios []float64
+}
+
+// measured is one round of ours.
+type measured struct {
+	ours stepsResult
+	rss  int64 // KiB
+}
+
+// summarise fills r's medians and ratios from its rounds.
+func (r *row) summarise() {
+	if len(r.rounds) == 0 {
+		return
+	}
+	pick := func(f func(m measured) float64) float64 {
+		v := make([]float64, len(r.rounds))
+		for i, m := range r.rounds {
+			v[i] = f(m)
+		}
+		return median(v)
+	}
+	r.ours = r.rounds[0].ours
+	r.ours.TrainImgS = pick(func(m measured) float64 { return m.ours.TrainImgS })
+	r.ours.EvalImgS = pick(func(m measured) float64 { return m.ours.EvalImgS })
+	r.ours.StepMs = pick(func(m measured) float64 { return m.ours.StepMs })
+	r.ours.EvalMs = pick(func(m measured) float64 { return m.ours.EvalMs })
+	for _, m := range r.rounds {
+		r.oursRSS = max(r.oursRSS, m.rss)
+	}
+	if len(r.peers) == 0 {
+		return
+	}
+	p := r.peers[0]
+	var tr, ev, ptr, pev []float64
+	for i, q := range r.peers {
+		ptr, pev = append(ptr, q.TrainImgS), append(pev, q.EvalImgS)
+		p.RSS = max(p.RSS, q.RSS)
+		if i < len(r.rounds) {
+			tr = append(tr, r.rounds[i].ours.TrainImgS/q.TrainImgS)
+			ev = append(ev, r.rounds[i].ours.EvalImgS/q.EvalImgS)
+		}
+	}
+	p.TrainImgS, p.EvalImgS = median(ptr), median(pev)
+	r.peer, r.trainRatios, r.evalRatios = &p, tr, ev
+}
+
+// median of v (the mean of the middle two for an even count); v is sorted
+// in place.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// ratios formats a round's ratios: "median (r1, r2, …)".
+func ratios(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	sorted := append([]float64(nil), v...)
+	return fmt.Sprintf("**%.2f** (%s)", median(sorted), strings.Join(parts, ", "))
 }
 
 // gflops is the achieved rate of imgS images/s at mult× forward FLOPs each.
@@ -49,6 +124,7 @@ func writeTables(w io.Writer, h header, rows []row) {
 		fmt.Fprintf(w, "**The machine was busy (1-minute load ≥ %.1f before the run): other processes shared the cores; compare the ratios, not the absolute numbers.**\n\n", quietLoad)
 	}
 
+	fmt.Fprintf(w, "Medians over %d rounds (ours and the peer alternating; peak RSS: the largest).\n\n", h.Rounds)
 	fmt.Fprintln(w, "| config | impl | params | train img/s | eval img/s | train GFLOP/s | eval GFLOP/s | step ms | BLAS floor % of step | peak RSS MiB |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
@@ -65,12 +141,12 @@ func writeTables(w io.Writer, h header, rows []row) {
 
 	if hasPeer(rows) {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| config | train img/s ours/peer | eval img/s ours/peer | peak RSS ours/peer | peer |")
+		fmt.Fprintln(w, "| config | train img/s ours/peer: median (each round) | eval img/s ours/peer: median (each round) | peak RSS ours/peer | peer |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---|")
 		for _, r := range rows {
 			if p := r.peer; p != nil {
-				fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s, %s |\n", r.cfg.label(),
-					r.ours.TrainImgS/p.TrainImgS, r.ours.EvalImgS/p.EvalImgS, float64(r.oursRSS)/float64(p.RSS), p.Torch, p.BLAS)
+				fmt.Fprintf(w, "| %s | %s | %s | %.2f | %s, %s |\n", r.cfg.label(),
+					ratios(r.trainRatios), ratios(r.evalRatios), float64(r.oursRSS)/float64(p.RSS), p.Torch, p.BLAS)
 			}
 		}
 	}
