@@ -5,5 +5,8 @@ package kernels
 // bestKernel returns the portable Go micro-kernel: no assembly is built here.
 func bestKernel() *gemmKernel { return kernelGo }
 
+// narrowKernel: one kernel serves every width here.
+func narrowKernel() *gemmKernel { return nil }
+
 // allKernels lists every micro-kernel this build can run, for tests.
 func allKernels() []*gemmKernel { return []*gemmKernel{kernelGo} }

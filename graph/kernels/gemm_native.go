@@ -2,13 +2,24 @@
 
 package kernels
 
-// nativeKernel is the micro-kernel Sgemm uses, chosen once for this CPU.
-var nativeKernel = bestKernel()
+// nativeKernel is the micro-kernel Sgemm uses, chosen once for this CPU;
+// narrowNative, if not nil, replaces it for products at most narrowWidth
+// columns wide.
+var (
+	nativeKernel = bestKernel()
+	narrowNative = narrowKernel()
+)
+
+const narrowWidth = 16
 
 // sgemm runs a checked, non-trivial product (m, n, k > 0, alpha != 0) on
 // the native kernels; parallel allows splitting it over the cores.
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	sgemmNative(nativeKernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+	kern := nativeKernel
+	if n <= narrowWidth && narrowNative != nil {
+		kern = narrowNative
+	}
+	sgemmNative(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
 // Backend names the SGEMM implementation in use, e.g. "native avx512 14x32"
