@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -259,6 +260,13 @@ func trainAll(cfgPath string, base train.Config, sets []string, mults []float64,
 					return nil, fmt.Errorf("%s: %w", v.Name, err)
 				}
 				t0 := time.Now()
+				if o, ok := finished(cfg); ok { // an earlier invocation ran exactly this
+					c.Runs = append(c.Runs, o)
+					done++
+					fmt.Fprintf(stderr, "[%d/%d] lr ×%g %-18s seed %d: top-1 %.2f %% (read back from %s)\n", done, total, mult, v.Name, seed,
+						100*o.Top1, outDir)
+					continue
+				}
 				res, err := train.Run(context.Background(), cfg, train.Options{Log: log})
 				var o outcome
 				switch {
@@ -283,4 +291,45 @@ func trainAll(cfgPath string, base train.Config, sets []string, mults []float64,
 	}
 
 	return cells, nil
+}
+
+// finished returns the outcome of a run that an earlier invocation already
+// took to its end in cfg's output directory with the same resolved config,
+// so that adding seeds (or rerunning after an interruption) trains only
+// what is missing.
+func finished(cfg train.Config) (outcome, bool) {
+	dir := cfg.Train.OutDir
+	want, err := cfg.YAML()
+	if err != nil {
+		return outcome{}, false
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, train.ConfigFile)); err != nil || !bytes.Equal(got, want) {
+		return outcome{}, false
+	}
+	header, rows, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	if err != nil || len(rows) == 0 {
+		return outcome{}, false
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	last := rows[len(rows)-1]
+	num := func(name string) float64 {
+		i, ok := col[name]
+		if !ok || i >= len(last) {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(last[i], 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	epoch, step, top1, loss := num("epoch"), num("step"), num("val_top1"), num("val_loss")
+	end := int(epoch) == cfg.Train.Epochs || (cfg.Train.MaxSteps > 0 && int(step) >= cfg.Train.MaxSteps)
+	if !end || math.IsNaN(top1) || math.IsNaN(loss) {
+		return outcome{}, false
+	}
+	return outcome{Top1: top1, Loss: loss}, true
 }

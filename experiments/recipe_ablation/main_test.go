@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vitgo/vit/train"
 )
 
 func TestNanStep(t *testing.T) {
@@ -56,5 +60,40 @@ func TestPickVariants(t *testing.T) {
 	}
 	if vs, _ := pickVariants("all"); len(vs) != len(variants) {
 		t.Errorf("all = %d variants, want %d", len(vs), len(variants))
+	}
+}
+
+func TestFinishedReadsBackOnlyCompleteMatchingRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := train.LoadConfig("../../configs/mnist_vit_tiny.yaml", []string{"train.epochs=2", "train.out_dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := finished(cfg); ok {
+		t.Fatal("empty directory read back as finished")
+	}
+	y, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(train.ConfigFile, string(y))
+	const header = "epoch,step,lr,train_loss,val_loss,val_top1,val_top5\n"
+	write(train.MetricsFile, header+"1,468,0.001,0.5,0.4,0.81,0.99\n")
+	if _, ok := finished(cfg); ok {
+		t.Error("a run stopped after epoch 1 of 2 read back as finished")
+	}
+	write(train.MetricsFile, header+"1,468,0.001,0.5,0.4,0.81,0.99\n2,936,0.0001,0.3,0.2,0.93,0.99\n")
+	if o, ok := finished(cfg); !ok || o.Top1 != 0.93 || o.Loss != 0.2 {
+		t.Errorf("finished run: %+v, %v; want top-1 0.93, loss 0.2", o, ok)
+	}
+	other := cfg
+	other.Optim.LR *= 5
+	if _, ok := finished(other); ok {
+		t.Error("a run with another config read back as finished")
 	}
 }
