@@ -1160,6 +1160,11 @@ zgbdone:
 
 // func softmaxRowsAVX512(x *float32, rows, cols int)
 // Each row in place: m = max, x = e^(x−m), s = Σx, x /= s... as x·(1/s).
+// Rows go two at a time, interleaved, so that the two rows' dependency
+// chains (max → reduce → exp → sum → reduce → divide) overlap. The last
+// partial vector of a row (cols%16 != 0) is, when cols ≥ 16, the row's last
+// 16 elements read and written unmasked, overlapping the full vectors:
+// masked stores are slow on Zen 4 (a 50-wide row took 2.5× a 48-wide one).
 TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ rows+8(FP), R8
@@ -1173,10 +1178,22 @@ TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-24
 	SHLXQ R11, R12, R12
 	DECQ R12
 	KMOVW R12, K2
+	// Overlap mode (R14 = 1) when cols ≥ 16 and cols%16 != 0: R13 is the byte
+	// offset of the last 16 elements, K3 the mask of their lanes that lie
+	// past the full vectors (the top cols%16).
+	XORQ R14, R14
+	TESTQ R11, R11
+	JZ   zsmstart
+	CMPQ CX, $16
+	JLT  zsmstart
+	MOVQ $1, R14
+	LEAQ -64(CX*4), R13
+	MOVQ $16, R9
+	SUBQ R11, R9
+	SHLXQ R9, R12, R12
+	KMOVW R12, K3
+zsmstart:
 zsm2row:
-	// Rows two at a time, interleaved: the two rows' dependency chains
-	// (max → reduce → exp → sum → reduce → divide) overlap. Row a uses
-	// Z0–Z3, Z9–Z12; row b Z4–Z8, Z13–Z15.
 	CMPQ R8, $2
 	JLT  zsm1row
 	LEAQ (SI)(CX*4), DI
@@ -1193,8 +1210,14 @@ zsm2max:
 zsm2maxtail:
 	CMPQ AX, CX
 	JGE  zsm2maxred
+	TESTQ R14, R14
+	JNZ  zsm2maxov
 	VMAXPS (SI)(AX*4), Z10, K2, Z10
 	VMAXPS (DI)(AX*4), Z13, K2, Z13
+	JMP  zsm2maxred
+zsm2maxov: // the last 16, overlapping the full vectors: max does not mind
+	VMAXPS (SI)(R13*1), Z10, Z10
+	VMAXPS (DI)(R13*1), Z13, Z13
 zsm2maxred:
 	VEXTRACTF32X8 $1, Z10, Y9
 	VEXTRACTF32X8 $1, Z13, Y8
@@ -1216,6 +1239,20 @@ zsm2maxred:
 	VBROADCASTSS X13, Z13
 	VPXORD Z11, Z11, Z11
 	VPXORD Z14, Z14, Z14
+	TESTQ R14, R14
+	JZ   zsm2exp0
+	// Overlap mode: e^(x−m) of the last 16 from the original values, kept
+	// in Z16/Z17 and stored after the loop; only its lanes past the full
+	// vectors (K3) enter the sum.
+	VMOVUPS (SI)(R13*1), Z16
+	VMOVUPS (DI)(R13*1), Z17
+	VSUBPS Z10, Z16, Z16
+	VSUBPS Z13, Z17, Z17
+	EXPZ(Z16, Z1, Z2, Z3)
+	EXPZ(Z17, Z5, Z6, Z7)
+	VADDPS Z16, Z11, K3, Z11
+	VADDPS Z17, Z14, K3, Z14
+zsm2exp0:
 	XORQ AX, AX
 zsm2exp:
 	CMPQ AX, BX
@@ -1235,6 +1272,8 @@ zsm2exp:
 zsm2exptail:
 	CMPQ AX, CX
 	JGE  zsm2sum
+	TESTQ R14, R14
+	JNZ  zsm2expov
 	VMOVUPS.Z (SI)(AX*4), K2, Z0
 	VMOVUPS.Z (DI)(AX*4), K2, Z4
 	VSUBPS Z10, Z0, Z0
@@ -1245,6 +1284,10 @@ zsm2exptail:
 	VMOVUPS Z4, K2, (DI)(AX*4)
 	VADDPS Z0, Z11, K2, Z11
 	VADDPS Z4, Z14, K2, Z14
+	JMP  zsm2sum
+zsm2expov: // overlapping lanes get the values the loop wrote: same inputs, same ops
+	VMOVUPS Z16, (SI)(R13*1)
+	VMOVUPS Z17, (DI)(R13*1)
 zsm2sum:
 	VEXTRACTF32X8 $1, Z11, Y9
 	VEXTRACTF32X8 $1, Z14, Y8
@@ -1258,6 +1301,12 @@ zsm2sum:
 	VDIVSS X14, X15, X15
 	VBROADCASTSS X12, Z12
 	VBROADCASTSS X15, Z15
+	TESTQ R14, R14
+	JZ   zsm2scale0
+	// Overlap mode: scale the last 16 before the loop rescales its overlap.
+	VMULPS (SI)(R13*1), Z12, Z16
+	VMULPS (DI)(R13*1), Z15, Z17
+zsm2scale0:
 	XORQ AX, AX
 zsm2scale:
 	CMPQ AX, BX
@@ -1271,10 +1320,16 @@ zsm2scale:
 zsm2scaletail:
 	CMPQ AX, CX
 	JGE  zsm2next
+	TESTQ R14, R14
+	JNZ  zsm2scaleov
 	VMULPS.Z (SI)(AX*4), Z12, K2, Z0
 	VMULPS.Z (DI)(AX*4), Z15, K2, Z4
 	VMOVUPS Z0, K2, (SI)(AX*4)
 	VMOVUPS Z4, K2, (DI)(AX*4)
+	JMP  zsm2next
+zsm2scaleov:
+	VMOVUPS Z16, (SI)(R13*1)
+	VMOVUPS Z17, (DI)(R13*1)
 zsm2next:
 	LEAQ (DI)(CX*4), SI
 	SUBQ $2, R8
@@ -1282,75 +1337,99 @@ zsm2next:
 zsm1row:
 	TESTQ R8, R8
 	JZ   zsmdone
-zsmrow:
-	// max
 	VBROADCASTSS neginf<>(SB), Z10
 	XORQ AX, AX
-zsmmax:
+zsm1max:
 	CMPQ AX, BX
-	JGE  zsmmaxtail
+	JGE  zsm1maxtail
 	VMAXPS (SI)(AX*4), Z10, Z10
 	ADDQ $16, AX
-	JMP  zsmmax
-zsmmaxtail:
+	JMP  zsm1max
+zsm1maxtail:
 	CMPQ AX, CX
-	JGE  zsmmaxred
+	JGE  zsm1maxred
+	TESTQ R14, R14
+	JNZ  zsm1maxov
 	VMAXPS (SI)(AX*4), Z10, K2, Z10
-zsmmaxred:
-	VEXTRACTF32X8 $1, Z10, Y11
-	VMAXPS Y11, Y10, Y10
-	VEXTRACTF128 $1, Y10, X11
-	VMAXPS X11, X10, X10
-	VMOVHLPS X10, X10, X11
-	VMAXPS X11, X10, X10
-	VMOVSHDUP X10, X11
-	VMAXSS X11, X10, X10
+	JMP  zsm1maxred
+zsm1maxov: // the last 16, overlapping the full vectors: max does not mind
+	VMAXPS (SI)(R13*1), Z10, Z10
+zsm1maxred:
+	VEXTRACTF32X8 $1, Z10, Y9
+	VMAXPS Y9, Y10, Y10
+	VEXTRACTF128 $1, Y10, X9
+	VMAXPS X9, X10, X10
+	VMOVHLPS X10, X10, X9
+	VMAXPS X9, X10, X10
+	VMOVSHDUP X10, X9
+	VMAXSS X9, X10, X10
 	VBROADCASTSS X10, Z10
-	// exp and sum
 	VPXORD Z11, Z11, Z11
+	TESTQ R14, R14
+	JZ   zsm1exp0
+	// Overlap mode: e^(x−m) of the last 16 from the original values, kept
+	// in Z16/Z17 and stored after the loop; only its lanes past the full
+	// vectors (K3) enter the sum.
+	VMOVUPS (SI)(R13*1), Z16
+	VSUBPS Z10, Z16, Z16
+	EXPZ(Z16, Z1, Z2, Z3)
+	VADDPS Z16, Z11, K3, Z11
+zsm1exp0:
 	XORQ AX, AX
-zsmexp:
+zsm1exp:
 	CMPQ AX, BX
-	JGE  zsmexptail
+	JGE  zsm1exptail
 	VMOVUPS (SI)(AX*4), Z0
 	VSUBPS Z10, Z0, Z0
 	EXPZ(Z0, Z1, Z2, Z3)
 	VMOVUPS Z0, (SI)(AX*4)
 	VADDPS Z0, Z11, Z11
 	ADDQ $16, AX
-	JMP  zsmexp
-zsmexptail:
+	JMP  zsm1exp
+zsm1exptail:
 	CMPQ AX, CX
-	JGE  zsmsum
+	JGE  zsm1sum
+	TESTQ R14, R14
+	JNZ  zsm1expov
 	VMOVUPS.Z (SI)(AX*4), K2, Z0
 	VSUBPS Z10, Z0, Z0
 	EXPZ(Z0, Z1, Z2, Z3)
 	VMOVUPS Z0, K2, (SI)(AX*4)
 	VADDPS Z0, Z11, K2, Z11
-zsmsum:
-	VEXTRACTF32X8 $1, Z11, Y12
-	VADDPS Y12, Y11, Y11
-	HSUM(Y11, X11, X12)
+	JMP  zsm1sum
+zsm1expov: // overlapping lanes get the values the loop wrote: same inputs, same ops
+	VMOVUPS Z16, (SI)(R13*1)
+zsm1sum:
+	VEXTRACTF32X8 $1, Z11, Y9
+	VADDPS Y9, Y11, Y11
+	HSUM(Y11, X11, X9)
 	VBROADCASTSS one<>(SB), X12
 	VDIVSS X11, X12, X12
 	VBROADCASTSS X12, Z12
+	TESTQ R14, R14
+	JZ   zsm1scale0
+	// Overlap mode: scale the last 16 before the loop rescales its overlap.
+	VMULPS (SI)(R13*1), Z12, Z16
+zsm1scale0:
 	XORQ AX, AX
-zsmscale:
+zsm1scale:
 	CMPQ AX, BX
-	JGE  zsmscaletail
+	JGE  zsm1scaletail
 	VMULPS (SI)(AX*4), Z12, Z0
 	VMOVUPS Z0, (SI)(AX*4)
 	ADDQ $16, AX
-	JMP  zsmscale
-zsmscaletail:
+	JMP  zsm1scale
+zsm1scaletail:
 	CMPQ AX, CX
-	JGE  zsmnext
+	JGE  zsm1next
+	TESTQ R14, R14
+	JNZ  zsm1scaleov
 	VMULPS.Z (SI)(AX*4), Z12, K2, Z0
 	VMOVUPS Z0, K2, (SI)(AX*4)
-zsmnext:
-	LEAQ (SI)(CX*4), SI
-	DECQ R8
-	JNZ  zsmrow
+	JMP  zsm1next
+zsm1scaleov:
+	VMOVUPS Z16, (SI)(R13*1)
+zsm1next:
 zsmdone:
 	VZEROUPPER
 	RET
