@@ -38,6 +38,7 @@ type outcome struct {
 	Top1, Loss float64
 	NaN        bool // stopped by a non-finite loss or gradient
 	NaNStep    int
+	ReadBack   bool `json:",omitempty"` // finished by an earlier invocation, read back
 }
 
 // cell is one (learning rate, variant) pair over the seeds.
@@ -64,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", 2, "epochs per run (train.epochs); evaluated once, at the end")
 	maxSteps := fs.Int("max-steps", 0, "stop each run after this many steps (train.max_steps; 0 = off)")
 	warmup := fs.Float64("warmup-epochs", 0.2, "the recipe's warmup for these short runs (its own 1 epoch of 20 would be half of a 2-epoch run); < 0 keeps the config's")
-	nSeeds := fs.Int("seeds", 1, "seeds per variant: 0…seeds−1")
+	nSeeds := fs.Int("seeds", 2, "seeds per variant: 0…seeds−1")
 	lrMults := fs.String("lr-mults", "1,5", "learning-rate multipliers of the recipe's optim.lr, comma-separated")
 	names := fs.String("variants", "all", "comma-separated variants to run, or all")
 	out := fs.String("out", "runs/experiments/recipe_ablation", "directory for the runs (metrics, checkpoints)")
@@ -331,5 +332,5 @@ func finished(cfg train.Config) (outcome, bool) {
 	if !end || math.IsNaN(top1) || math.IsNaN(loss) {
 		return outcome{}, false
 	}
-	return outcome{Top1: top1, Loss: loss}, true
+	return outcome{Top1: top1, Loss: loss, ReadBack: true}, true
 }

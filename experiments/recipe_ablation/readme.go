@@ -44,7 +44,7 @@ steps. `+"`-lr-mults 1,5,15`"+` adds a ×15 set.
 %s
 `+"```"+`
 
-Wall time on the 2-core development machine: %s (%d runs, one after another).
+Wall time on the 2-core development machine: %s (%d runs, one after another%s).
 Budget flags: `+"`-limit-train`"+` (images per epoch), `+"`-epochs`"+`, `+"`-limit-val`"+`, `+"`-max-steps`"+`,
 `+"`-warmup-epochs`"+`, `+"`-seeds`"+`, `+"`-lr-mults`"+`, `+"`-variants`"+`; `+"`-set key=value`"+` applies to every run;
 `+"`-replot`"+` redraws the table, PNG and this README from the runs' results.json. Runs go to
@@ -53,7 +53,7 @@ Budget flags: `+"`-limit-train`"+` (images per epoch), `+"`-epochs`"+`, `+"`-lim
 ## Result
 
 `, seedList(res.Seeds), bud.Epochs, images, stop, res.Warmup, val, res.BaseLR, res.Command,
-		res.Wall.Round(time.Second), len(res.Cells)*res.Seeds)
+		res.Wall.Round(time.Second), len(res.Cells)*res.Seeds, readBack(res.Cells))
 	b.WriteString(table)
 	b.WriteString(`
 ![final validation top-1 per variant and learning rate, with non-finite counts](recipe_ablation.png)
@@ -62,6 +62,22 @@ Budget flags: `+"`-limit-train`"+` (images per epoch), `+"`-epochs`"+`, `+"`-lim
 		return fmt.Errorf("readme: %w", err)
 	}
 	return nil
+}
+
+// readBack says how many runs an earlier invocation had finished.
+func readBack(cells []*cell) string {
+	n := 0
+	for _, c := range cells {
+		for _, o := range c.Runs {
+			if o.ReadBack {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of them read back from an earlier invocation, whose wall time is not included", n)
 }
 
 // seedList says which seeds ran.
