@@ -48,7 +48,9 @@ func BuildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, ar
 	if arena == nil {
 		arena = graph.NewArena()
 	}
-	if t.Plan, err = graph.PlanBuffers(g.G, arena, t.Loss); err != nil {
+	// The loss, logits and features keep memory of their own: they are what a
+	// caller may read after a run (the gradients are sinks, kept anyway).
+	if t.Plan, err = graph.PlanBuffers(g.G, arena, t.Loss, g.Logits, g.Features); err != nil {
 		return nil, err
 	}
 	t.VM = G.NewTapeMachine(g.G)
