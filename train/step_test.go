@@ -104,11 +104,11 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 		for b := range batch {
 			targets[b*cfg.NumClasses+rng.IntN(cfg.NumClasses)] = 1
 		}
-		want := run(rvm, rg, rtgt, in, targets, s, append(G.Nodes{rloss}, rgrads...)...)
-		got := run(step.VM, step.Graph, step.Targets, in, targets, s, append(G.Nodes{step.Loss}, step.Grads...)...)
+		want := run(rvm, rg, rtgt, in, targets, s, append(G.Nodes{rloss, rg.Logits}, rgrads...)...)
+		got := run(step.VM, step.Graph, step.Targets, in, targets, s, append(G.Nodes{step.Loss, step.Logits}, step.Grads...)...)
 		for i := range want {
 			if !slices.Equal(want[i], got[i]) {
-				t.Fatalf("step %d: output %d (loss, then gradients) differs from the unplanned graph", s, i)
+				t.Fatalf("step %d: output %d (loss, logits, then gradients) differs from the unplanned graph", s, i)
 			}
 		}
 		wantLogits := run(revm, reg, nil, in, nil, 0, reg.Logits)[0]
