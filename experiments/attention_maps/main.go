@@ -23,15 +23,11 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/experiments/internal/budget"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // inkThresh is the mean pixel (0…255) above which a patch counts as ink.
 const inkThresh = 0.1 * 255
@@ -48,18 +44,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "recipe to train (YAML)")
 	ckpt := fs.String("checkpoint", "", "use this trained model file instead of training one")
-	limitTrain := fs.Int("limit-train", 0, "training images (data.limit_train; 0 = all 60k)")
-	limitVal := fs.Int("limit-val", 0, "validation images during training (data.limit_val; 0 = all 10k)")
-	epochs := fs.Int("epochs", 6, "epochs (train.epochs)")
-	maxSteps := fs.Int("max-steps", 0, "stop after this many steps (train.max_steps; 0 = off)")
-	seed := fs.Uint64("seed", 0, "training seed (train.seed)")
 	nShow := fs.Int("n", 8, "digits drawn: the first test image of each class 0…n−1 (n ≤ 10)")
 	nStats := fs.Int("stats", 1000, "test images over which the ink shares are averaged")
 	out := fs.String("out", "runs/experiments/attention_maps", "directory for the training run")
 	dir := fs.String("dir", "experiments/attention_maps", "where README.md and the PNG are written")
 	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
-	var sets multiFlag
-	fs.Var(&sets, "set", "extra config override, key=value (repeatable)")
+	var bud budget.Budget
+	bud.Flags(fs, budget.Budget{LimitTrain: 0, LimitVal: 0, Epochs: 6}, "the run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,14 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	path, trainedBy := *ckpt, ""
 	dataCfg := data.DefaultConfig()
 	if path == "" {
-		overrides := append([]string{
-			fmt.Sprintf("data.limit_train=%d", *limitTrain),
-			fmt.Sprintf("data.limit_val=%d", *limitVal),
-			fmt.Sprintf("train.epochs=%d", *epochs),
-			fmt.Sprintf("train.max_steps=%d", *maxSteps),
-			fmt.Sprintf("train.seed=%d", *seed),
-			"train.out_dir=" + *out,
-		}, sets...)
+		overrides := bud.Overrides(*out)
 		cfg, err := train.LoadConfig(*cfgPath, overrides)
 		if err != nil {
 			return err

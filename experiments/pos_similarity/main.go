@@ -25,14 +25,10 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/experiments/internal/budget"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // source says where the trained model came from, for the README.
 type source struct {
@@ -54,16 +50,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "recipe to train (YAML)")
 	ckpt := fs.String("checkpoint", "", "use this trained model file instead of training one")
-	limitTrain := fs.Int("limit-train", 0, "training images (data.limit_train; 0 = all 60k)")
-	limitVal := fs.Int("limit-val", 0, "validation images (data.limit_val; 0 = all 10k)")
-	epochs := fs.Int("epochs", 6, "epochs (train.epochs)")
-	maxSteps := fs.Int("max-steps", 0, "stop after this many steps (train.max_steps; 0 = off)")
-	seed := fs.Uint64("seed", 0, "training seed (train.seed); with -checkpoint, the seed of the init model compared against")
 	out := fs.String("out", "runs/experiments/pos_similarity", "directory for the training run")
 	dir := fs.String("dir", "experiments/pos_similarity", "where README.md and the PNGs are written")
 	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
-	var sets multiFlag
-	fs.Var(&sets, "set", "extra config override, key=value (repeatable)")
+	var bud budget.Budget
+	bud.Flags(fs, budget.Budget{LimitTrain: 0, LimitVal: 0, Epochs: 6}, "the run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,14 +67,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	src := source{Checkpoint: *ckpt}
 	if *ckpt == "" {
-		overrides := append([]string{
-			fmt.Sprintf("data.limit_train=%d", *limitTrain),
-			fmt.Sprintf("data.limit_val=%d", *limitVal),
-			fmt.Sprintf("train.epochs=%d", *epochs),
-			fmt.Sprintf("train.max_steps=%d", *maxSteps),
-			fmt.Sprintf("train.seed=%d", *seed),
-			"train.out_dir=" + *out,
-		}, sets...)
+		overrides := bud.Overrides(*out)
 		cfg, err := train.LoadConfig(*cfgPath, overrides)
 		if err != nil {
 			return err
@@ -104,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	src.Step = meta.Step
 	// The same architecture and seed before any update: what training
 	// started from (train.Run initialises with layers.New(cfg.Model, …, train.seed)).
-	initM, err := layers.New(meta.Model, tensor.Float32, *seed)
+	initM, err := layers.New(meta.Model, tensor.Float32, bud.Seed)
 	if err != nil {
 		return err
 	}
@@ -129,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := plotGrid(simT, fmt.Sprintf("Position embedding similarity, trained (%d×%d patches, step %d)", gh, gw, meta.Step), figT); err != nil {
 		return err
 	}
-	if err := plotGrid(simI, fmt.Sprintf("Position embedding similarity at init (seed %d)", *seed), figI); err != nil {
+	if err := plotGrid(simI, fmt.Sprintf("Position embedding similarity at init (seed %d)", bud.Seed), figI); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s, %s\n", figT, figI)

@@ -22,13 +22,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/experiments/internal/budget"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // row is one readout's outcome.
 type row struct {
@@ -53,16 +49,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("readout", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "base recipe (YAML)")
-	limitTrain := fs.Int("limit-train", 20000, "training images used (data.limit_train; 0 = all 60k)")
-	limitVal := fs.Int("limit-val", 5000, "validation images (data.limit_val; 0 = all 10k)")
-	epochs := fs.Int("epochs", 8, "epochs per run (train.epochs); one metrics row per epoch")
-	maxSteps := fs.Int("max-steps", 0, "stop each run after this many steps (train.max_steps; 0 = off)")
-	seed := fs.Uint64("seed", 0, "seed of both runs (train.seed)")
 	out := fs.String("out", "runs/experiments/readout", "directory for the runs' checkpoints and metrics")
 	dir := fs.String("dir", "experiments/readout", "where README.md and curves.png are written")
 	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
-	var sets multiFlag
-	fs.Var(&sets, "set", "extra config override for both runs, key=value (repeatable)")
+	var bud budget.Budget
+	bud.Flags(fs, budget.Budget{LimitTrain: 20000, LimitVal: 5000, Epochs: 8}, "each run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,15 +67,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var rows []row
 	for _, readout := range []string{"cls", "mean"} {
 		outDir := filepath.Join(*out, readout)
-		overrides := append([]string{
-			fmt.Sprintf("data.limit_train=%d", *limitTrain),
-			fmt.Sprintf("data.limit_val=%d", *limitVal),
-			fmt.Sprintf("train.epochs=%d", *epochs),
-			fmt.Sprintf("train.max_steps=%d", *maxSteps),
-			fmt.Sprintf("train.seed=%d", *seed),
-			"train.out_dir=" + outDir,
-			"model.readout=" + readout,
-		}, sets...)
+		overrides := bud.Overrides(outDir, "model.readout="+readout)
 		cfg, err := train.LoadConfig(*cfgPath, overrides)
 		if err != nil {
 			return err
@@ -122,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cmd += " " + strings.Join(args, " ")
 	}
 	readme := filepath.Join(*dir, "README.md")
-	if err := writeReadme(readme, cmd, time.Since(start), table, rows, *limitVal); err != nil {
+	if err := writeReadme(readme, cmd, time.Since(start), table, rows, bud.LimitVal); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", readme)

@@ -25,13 +25,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/experiments/internal/budget"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // outcome is one run's end.
 type outcome struct {
@@ -72,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "experiments/recipe_ablation", "where README.md and the PNG are written")
 	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
 	replot := fs.Bool("replot", false, "train nothing: redraw the table, PNG and README from -out's results.json")
-	var sets multiFlag
+	var sets budget.Sets
 	fs.Var(&sets, "set", "extra config override for every run, key=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *warmup >= 0 {
-		sets = append(multiFlag{fmt.Sprintf("optim.warmup_epochs=%g", *warmup)}, sets...)
+		sets = append(budget.Sets{fmt.Sprintf("optim.warmup_epochs=%g", *warmup)}, sets...)
 	}
 	base, err := train.LoadConfig(*cfgPath, sets)
 	if err != nil {
@@ -114,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		start := time.Now()
-		bud := budget{LimitTrain: *limitTrain, LimitVal: *limitVal, Epochs: *epochs, MaxSteps: *maxSteps}
+		bud := runBudget{LimitTrain: *limitTrain, LimitVal: *limitVal, Epochs: *epochs, MaxSteps: *maxSteps}
 		cells, err := trainAll(*cfgPath, base, sets, mults, vs, *nSeeds, bud, *out, stderr)
 		if err != nil {
 			return err
@@ -227,13 +223,13 @@ func formatTable(cells []*cell) string {
 }
 
 // budget is each run's length.
-// budget is what every run gets (0 = the whole set, or off).
-type budget struct{ LimitTrain, LimitVal, Epochs, MaxSteps int }
+// runBudget is what every run gets (0 = the whole set, or off).
+type runBudget struct{ LimitTrain, LimitVal, Epochs, MaxSteps int }
 
 // trainAll runs every (learning rate, variant, seed) one after another and
 // returns the cells in table order. A run that stops on a non-finite loss
 // is recorded; any other error ends the experiment.
-func trainAll(cfgPath string, base train.Config, sets []string, mults []float64, vs []variant, nSeeds int, bud budget, out string, stderr io.Writer) ([]*cell, error) {
+func trainAll(cfgPath string, base train.Config, sets []string, mults []float64, vs []variant, nSeeds int, bud runBudget, out string, stderr io.Writer) ([]*cell, error) {
 	log := logrus.New()
 	log.SetOutput(stderr)
 	log.SetLevel(logrus.WarnLevel) // one line per run from here instead of one per epoch

@@ -15,7 +15,7 @@ type results struct {
 	Seeds   int
 	BaseLR  float64
 	Warmup  float64 // the recipe's optim.warmup_epochs as run
-	Budget  budget
+	Budget  runBudget
 	Cells   []*cell
 }
 
