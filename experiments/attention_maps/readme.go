@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/vitgo/vit/experiments/internal/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -35,12 +35,12 @@ model's prediction.
 ` + cmd + `
 ` + "```" + `
 
-Wall time on the 2-core development machine: ` + roundWall(wall) + `.
+Wall time on the 2-core development machine: ` + report.RoundWall(wall) + `.
 `)
 	if trainedBy != "" {
 		fmt.Fprintf(&b, "\nThe model was trained by the command (`%s`) and read from `%s` (step %d).\n", trainedBy, ckpt, meta.Step)
 	} else {
-		fmt.Fprintf(&b, "\nThe model was read from `%s` (step %d), so the wall time covers no training.%s\n", ckpt, meta.Step, provenance(ckpt))
+		fmt.Fprintf(&b, "\nThe model was read from `%s` (step %d), so the wall time covers no training.%s\n", ckpt, meta.Step, report.Provenance(ckpt))
 	}
 	b.WriteString("Without `-checkpoint` the command trains the default recipe itself (6 epochs of all 60k images, about 10 minutes\n" +
 		"at 600 img/s; the same run as `experiments/pos_similarity` makes, so `-checkpoint runs/experiments/pos_similarity/last.safetensors`\n" +
@@ -65,21 +65,4 @@ over the patches would score the "patches with ink" column:
 		return fmt.Errorf("readme: %w", err)
 	}
 	return nil
-}
-
-// roundWall prints a wall time to the second, or to 0.1 s under 10 s.
-func roundWall(d time.Duration) string {
-	if d < 10*time.Second {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
-// provenance names the training config saved next to a checkpoint, if any.
-func provenance(ckpt string) string {
-	cfg := filepath.Join(filepath.Dir(ckpt), "config.yaml")
-	if _, err := os.Stat(cfg); err != nil {
-		return ""
-	}
-	return fmt.Sprintf(" Its training run's resolved config is `%s`.", cfg)
 }

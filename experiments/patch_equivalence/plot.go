@@ -1,13 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/vitgo/vit/experiments/internal/report"
 )
 
 // floor is where the log-scale bars start; an exact zero is drawn at it.
@@ -27,7 +28,7 @@ func logBars(title, ylabel string, groups []string, ss []series, path string) er
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
+	p.Y.Tick.Marker = report.Decades{}
 	w := vg.Points(60 / float64(len(ss)))
 	for i, s := range ss {
 		base := make(plotter.Values, len(groups))
@@ -76,20 +77,4 @@ func logBars(title, ylabel string, groups []string, ss []series, path string) er
 	p.Y.Min, p.Y.Max = floor, 1e9 // headroom for the legend
 	p.NominalX(groups...)
 	return p.Save(200*vg.Millimeter, 110*vg.Millimeter, path)
-}
-
-// decades labels every third power of ten as 1e±k and marks the others.
-type decades struct{}
-
-// Ticks implements plot.Ticker.
-func (decades) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
-		t := plot.Tick{Value: math.Pow(10, float64(e))}
-		if e%3 == 0 {
-			t.Label = fmt.Sprintf("1e%d", e)
-		}
-		ts = append(ts, t)
-	}
-	return ts
 }

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/vitgo/vit/experiments/internal/report"
 )
 
 // floor is where an exact zero is drawn on the log axis.
@@ -21,7 +23,7 @@ func plotRel(rs []result, depth int, path string) error {
 	p.X.Label.Text = "after block (normed residual stream)"
 	p.Y.Label.Text = "relative error"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
+	p.Y.Tick.Marker = report.Decades{}
 	p.Add(plotter.NewGrid())
 	for i, r := range rs {
 		var xy plotter.XYs
@@ -49,20 +51,4 @@ func plotRel(rs []result, depth int, path string) error {
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	return p.Save(180*vg.Millimeter, 120*vg.Millimeter, path)
-}
-
-// decades labels every third power of ten as 1e±k and marks the others.
-type decades struct{}
-
-// Ticks implements plot.Ticker.
-func (decades) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
-		t := plot.Tick{Value: math.Pow(10, float64(e))}
-		if e%3 == 0 {
-			t.Label = fmt.Sprintf("1e%d", e)
-		}
-		ts = append(ts, t)
-	}
-	return ts
 }

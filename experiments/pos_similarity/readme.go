@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/vitgo/vit/experiments/internal/report"
 )
 
 // verdict turns a trained distance-matched stripe score, against the same
@@ -42,14 +43,14 @@ position, shaped as the grid. Colours run from −1 (blue) to 1 (red).
 ` + cmd + `
 ` + "```" + `
 
-Wall time on the 2-core development machine: ` + roundWall(wall) + `.
+Wall time on the 2-core development machine: ` + report.RoundWall(wall) + `.
 `)
 	if src.Trained != "" {
 		fmt.Fprintf(&b, "\nThe model was trained by the command (`%s`), final validation top-1 %.2f %%, and read from `%s`.\n",
 			src.Trained, 100*src.Top1, src.Checkpoint)
 	} else {
 		fmt.Fprintf(&b, "\nThe model was read from `%s` (step %d), so the wall time covers no training.%s The init it is compared with is "+
-			"`layers.New` of its architecture at `-seed`.\n", src.Checkpoint, src.Step, provenance(src.Checkpoint))
+			"`layers.New` of its architecture at `-seed`.\n", src.Checkpoint, src.Step, report.Provenance(src.Checkpoint))
 	}
 	b.WriteString("Without `-checkpoint` the command trains the default recipe itself (6 epochs of all 60k images, about 10 minutes\n" +
 		"at 600 img/s); budget flags: `-epochs`, `-limit-train`, `-limit-val`, `-max-steps`, `-seed`, `-set key=value`.\n")
@@ -99,21 +100,4 @@ At init (trunc-normal, std 0.02, independent per position) for comparison:
 		return fmt.Errorf("readme: %w", err)
 	}
 	return nil
-}
-
-// roundWall prints a wall time to the second, or to 0.1 s under 10 s.
-func roundWall(d time.Duration) string {
-	if d < 10*time.Second {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
-// provenance names the training config saved next to a checkpoint, if any.
-func provenance(ckpt string) string {
-	cfg := filepath.Join(filepath.Dir(ckpt), "config.yaml")
-	if _, err := os.Stat(cfg); err != nil {
-		return ""
-	}
-	return fmt.Sprintf(" Its training run's resolved config is `%s`.", cfg)
 }
