@@ -166,12 +166,17 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if err := os.WriteFile(filepath.Join(out, ConfigFile), cfgYAML, 0o644); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
+	weights := make(map[string][]float32, len(params)) // the live parameter slices, written by SaveState
+	for _, p := range params {
+		weights[p.Name] = p.Value
+	}
 	save := func() error {
 		meta.Epoch, meta.Step = st.Epoch, st.Step
 		if err := SaveModel(filepath.Join(out, LastModel), model, meta, nil); err != nil {
 			return err
 		}
 		st.OptStep, st.M, st.V = opt.State()
+		st.Weights = weights
 		if ema != nil {
 			st.EMA = ema.Weights()
 			em := meta
@@ -360,22 +365,31 @@ func loaderConfig(cfg Config, train bool, mean, std []float64) data.LoaderConfig
 
 // resume restores weights, optimizer, EMA and counters from dir.
 func resume(dir string, m *layers.VisionTransformer, opt *optim.AdamW, ema *optim.EMA) (State, error) {
-	f, meta, ok, err := ReadModel(filepath.Join(dir, LastModel))
+	statePath := filepath.Join(dir, LastState)
+	st, err := LoadState(statePath)
 	if err != nil {
 		return State{}, fmt.Errorf("resume: %w", err)
 	}
-	if !ok {
-		return State{}, fmt.Errorf("resume: %s has no model metadata", filepath.Join(dir, LastModel))
-	}
-	if _, err := LoadWeights(m, f, LoadOptions{NoResample: true}); err != nil {
-		return State{}, fmt.Errorf("resume %s: %w", filepath.Join(dir, LastModel), err)
-	}
-	st, err := LoadState(filepath.Join(dir, LastState))
-	if err != nil {
-		return State{}, fmt.Errorf("resume: %w", err)
-	}
-	if st.Step != meta.Step {
-		return State{}, fmt.Errorf("resume: %s is at step %d but %s at step %d", LastModel, meta.Step, LastState, st.Step)
+	if st.Weights != nil {
+		// The state file carries the weights of its own step: last.safetensors
+		// may be a step ahead if the run died between writing the two.
+		if err := setWeights(m, st.Weights); err != nil {
+			return State{}, fmt.Errorf("resume %s: %w", statePath, err)
+		}
+	} else { // a state file from before weights were kept in it
+		f, meta, ok, err := ReadModel(filepath.Join(dir, LastModel))
+		if err != nil {
+			return State{}, fmt.Errorf("resume: %w", err)
+		}
+		if !ok {
+			return State{}, fmt.Errorf("resume: %s has no model metadata", filepath.Join(dir, LastModel))
+		}
+		if _, err := LoadWeights(m, f, LoadOptions{NoResample: true}); err != nil {
+			return State{}, fmt.Errorf("resume %s: %w", filepath.Join(dir, LastModel), err)
+		}
+		if st.Step != meta.Step {
+			return State{}, fmt.Errorf("resume: %s is at step %d but %s at step %d", LastModel, meta.Step, LastState, st.Step)
+		}
 	}
 	if err := opt.LoadState(st.OptStep, st.M, st.V); err != nil {
 		return State{}, fmt.Errorf("resume %s: %w", filepath.Join(dir, LastState), err)
@@ -389,6 +403,26 @@ func resume(dir string, m *layers.VisionTransformer, opt *optim.AdamW, ema *opti
 		}
 	}
 	return st, nil
+}
+
+// setWeights copies w (name → values) into m's parameters: every parameter
+// must be there with its size, and nothing else.
+func setWeights(m *layers.VisionTransformer, w map[string][]float32) error {
+	if len(w) != len(m.Params) {
+		return fmt.Errorf("%d model tensors, the model has %d parameters", len(w), len(m.Params))
+	}
+	for _, p := range m.Params {
+		v, ok := w[p.Name]
+		if !ok {
+			return fmt.Errorf("no weights for %s", p.Name)
+		}
+		dst := p.Value.Data().([]float32)
+		if len(v) != len(dst) {
+			return fmt.Errorf("%s: %d values, want %d", p.Name, len(v), len(dst))
+		}
+		copy(dst, v)
+	}
+	return nil
 }
 
 // keepLast writes epoch_N.safetensors and removes those older than n epochs.

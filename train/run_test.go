@@ -199,7 +199,39 @@ func TestNaNStopsAndKeepsLastGoodCheckpoint(t *testing.T) {
 
 func TestResumeErrors(t *testing.T) {
 	cfg := tinyRun(t)
-	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err == nil || !strings.Contains(err.Error(), LastModel) {
-		t.Fatalf("resume from an empty dir: %v", err)
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err == nil || !strings.Contains(err.Error(), LastState) {
+		t.Fatalf("resume from an empty dir: %v, want an error naming %s, the file a resume reads", err, LastState)
 	}
+}
+
+// TestResumeWhenModelFileIsAhead: a run that dies after writing
+// last.safetensors but before last.train.safetensors leaves the model file
+// a step ahead of the state file; resuming continues from the state file's
+// own weights and still ends bit for bit where an uninterrupted run does.
+func TestResumeWhenModelFileIsAhead(t *testing.T) {
+	ref := tinyRun(t)
+	if _, err := Run(context.Background(), ref, Options{Log: quietLog()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tinyRun(t)
+	statePath := filepath.Join(cfg.Train.OutDir, LastState)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel() // each Run below takes one step, writes its checkpoint and stops
+	if _, err := Run(cancelled, cfg, Options{Log: quietLog()}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("first step: %v", err)
+	}
+	step1, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(cancelled, cfg, Options{Log: quietLog(), Resume: true}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("second step: %v", err)
+	}
+	if err := os.WriteFile(statePath, step1, 0o644); err != nil { // died before the state of step 2 was written
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameWeights(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, cfg.Train.OutDir))
 }

@@ -26,6 +26,11 @@ type State struct {
 	OptStep   int
 	M, V      map[string][]float32
 	EMA       map[string][]float32 // nil without EMA
+	// Weights are the raw model weights at Step, so that this one file
+	// (written atomically) is all a resume needs: last.safetensors, written
+	// beside it, can be a step ahead when the process dies between the two.
+	// Nil in files written before they were added.
+	Weights map[string][]float32
 }
 
 // SaveState writes st atomically to path.
@@ -55,6 +60,7 @@ func SaveState(path string, st State) error {
 	add("optim.m.", st.M)
 	add("optim.v.", st.V)
 	add("ema.", st.EMA)
+	add("model.", st.Weights)
 	if err := safetensors.Write(path, ts, md); err != nil {
 		return fmt.Errorf("save state %s: %w", path, err)
 	}
@@ -98,6 +104,11 @@ func LoadState(path string) (State, error) {
 				st.EMA = map[string][]float32{}
 			}
 			st.EMA[strings.TrimPrefix(t.Name, "ema.")] = v
+		case strings.HasPrefix(t.Name, "model."):
+			if st.Weights == nil {
+				st.Weights = map[string][]float32{}
+			}
+			st.Weights[strings.TrimPrefix(t.Name, "model.")] = v
 		default:
 			return State{}, fmt.Errorf("load state %s: unexpected tensor %s", path, t.Name)
 		}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/experiments/internal/report"
 )
 
 func main() {
@@ -196,23 +198,11 @@ embedding alone (shared 2-core machine; noise).
 
 Command (from the repository root):
 
-    ` + commandLine() + `
+    ` + report.CommandLine("patch_equivalence") + `
 
 `)
 	fmt.Fprintf(&b, "Wall time on the 2-core machine: %.0f s (excluding compilation).\n\n", wall.Seconds())
 	b.WriteString(table)
 	b.WriteString("\n![max |diff| per shape, log scale](max_abs_diff.png)\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// commandLine is the command as run, with the flags that were set (but
-// -out).
-func commandLine() string {
-	s := "go run ./experiments/patch_equivalence"
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "out" { // where the report goes changes no number in it
-			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
-		}
-	})
-	return s
 }

@@ -21,6 +21,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/experiments/internal/report"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -273,7 +274,7 @@ compared directly. "Predictions changed" counts test images whose argmax moves.
 
 Command (from the repository root):
 
-    `+commandLine()+`
+    `+report.CommandLine("permutation")+`
 
 (-checkpoint FILE uses a trained 28×28 model instead of training; -epochs, -limit-train, -max-steps set the
 training budget; -images, -perms the measurement.)
@@ -283,16 +284,4 @@ training budget; -images, -perms the measurement.)
 	b.WriteString(table)
 	b.WriteString("![relative error per block, log scale](permutation.png)\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// commandLine is the command as run, with the flags that were set (but
-// -out).
-func commandLine() string {
-	s := "go run ./experiments/permutation"
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "out" { // where the report goes changes no number in it
-			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
-		}
-	})
-	return s
 }

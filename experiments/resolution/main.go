@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	expreport "github.com/vitgo/vit/experiments/internal/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -58,22 +59,10 @@ func main() {
 		}
 		o.sizes = append(o.sizes, n)
 	}
-	if err := run(o, commandLine()); err != nil {
+	if err := run(o, expreport.CommandLine("resolution")); err != nil {
 		fmt.Fprintln(os.Stderr, "resolution:", err)
 		os.Exit(1)
 	}
-}
-
-// commandLine is the command as run, with the flags that were set (but
-// -out).
-func commandLine() string {
-	s := "go run ./experiments/resolution"
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "out" { // where the report goes changes no number in it
-			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
-		}
-	})
-	return s
 }
 
 // phase is one timed step of the experiment.

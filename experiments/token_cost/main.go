@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitgo/vit/experiments/internal/report"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -208,7 +209,7 @@ Timings are on a shared 2-core machine and vary by tens of percent between runs;
 
 Command (from the repository root):
 
-    `+commandLine()+`
+    `+report.CommandLine("token_cost")+`
 
 (-dim, -depth, -heads, -mlp change the width; -batch28, -batch224, -steps the timing budget; -measure=false
 prints the FLOP counts only.)
@@ -218,16 +219,4 @@ prints the FLOP counts only.)
 	b.WriteString(table)
 	b.WriteString("![forward FLOPs by part vs tokens, and measured step time, log-log](token_cost.png)\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// commandLine is the command as run, with the flags that were set (but
-// -out).
-func commandLine() string {
-	s := "go run ./experiments/token_cost"
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "out" { // where the report goes changes no number in it
-			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
-		}
-	})
-	return s
 }

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -46,4 +47,17 @@ func (Decades) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// CommandLine is `go run ./experiments/NAME` with the flags of the default
+// flag set that were set on the command line, except -out: where the report
+// goes changes no number in it.
+func CommandLine(name string) string {
+	s := "go run ./experiments/" + name
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "out" {
+			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
+		}
+	})
+	return s
 }
