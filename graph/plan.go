@@ -135,8 +135,10 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 	owned := map[*G.Node]bool{}
 	alias := make(map[*G.Node][]*G.Node, len(order))
 	consumers := map[*G.Node]int{}
+	operands := make(map[*G.Node][]*G.Node, len(order))
 	for _, n := range order {
 		ch := children(g, n)
+		operands[n] = ch
 		for _, c := range ch {
 			consumers[c]++
 		}
@@ -166,7 +168,7 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 		}
 	}
 	for _, n := range order {
-		for _, c := range children(g, n) {
+		for _, c := range operands[n] {
 			for _, o := range alias[c] {
 				if last[o] < pos[n] {
 					last[o] = pos[n]
