@@ -1,16 +1,24 @@
 package train
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 )
+
+// ErrEvalInterrupted is returned by an evaluation whose context was
+// cancelled (SIGINT, SIGTERM) before it saw every image.
+var ErrEvalInterrupted = errors.New("evaluation interrupted")
 
 // EvalResult is a model's score on a data set: every image counted, the
 // remainder batch included.
@@ -19,9 +27,10 @@ type EvalResult struct {
 	Top5      float64   `json:"top5"`
 	Loss      float64   `json:"loss"` // mean cross entropy against the hard labels
 	Images    int       `json:"images"`
+	NonFinite int       `json:"non_finite"` // images whose logits held a NaN or an infinity (counted as wrong)
 	ImgPerS   float64   `json:"img_per_s"`
 	PerClass  []float64 `json:"per_class"` // top-1 accuracy of each class (NaN-free: 0 for an absent class)
-	Confusion [][]int   `json:"confusion"` // [label][prediction] counts
+	Confusion [][]int   `json:"confusion"` // [label][prediction] counts; images without a prediction (NonFinite) are left out
 }
 
 // Evaluator runs a model's forward graph for a fixed batch size in eval mode
@@ -75,19 +84,27 @@ func (e *Evaluator) Logits(x []float32, n int) ([]float32, error) {
 func (e *Evaluator) Graph() *layers.Graph { return e.g }
 
 // Run evaluates every image the loader yields. onBatch, if not nil, sees
-// each batch's dataset indices, labels and logits.
-func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
+// each batch's dataset indices, labels and logits. An image whose logits hold
+// a NaN or an infinity has no prediction: it counts as wrong in top-1, top-5
+// and its class's accuracy, is left out of the confusion matrix, and is
+// counted in NonFinite (the mean loss is then NaN). When ctx is cancelled the
+// evaluation stops within a batch and the error wraps ErrEvalInterrupted.
+func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
 	c := e.model.Config.NumClasses
 	r := EvalResult{Confusion: make([][]int, c), PerClass: make([]float64, c)}
 	for i := range r.Confusion {
 		r.Confusion[i] = make([]int, c)
 	}
+	perLabel := make([]int, c)
 	start := time.Now()
 	it := l.Epoch(0, 0)
 	defer it.Close()
 	var lossSum float64
 	var top1, top5 int
 	for {
+		if err := ctx.Err(); err != nil {
+			return EvalResult{}, fmt.Errorf("%w after %d images: %w", ErrEvalInterrupted, r.Images, err)
+		}
 		b, ok, err := it.Next()
 		if err != nil {
 			return EvalResult{}, err
@@ -104,16 +121,12 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 		}
 		for i := 0; i < b.N; i++ {
 			row, y := logits[i*c:(i+1)*c], b.Labels[i]
+			perLabel[y]++
 			lossSum += crossEntropy(row, y)
-			rank := 0
-			pred := 0
-			for j, v := range row {
-				if v > row[y] || (v == row[y] && j < y) {
-					rank++
-				}
-				if v > row[pred] {
-					pred = j
-				}
+			pred, rank := rankOf(row, y)
+			if pred < 0 {
+				r.NonFinite++
+				continue
 			}
 			if rank == 0 {
 				top1++
@@ -137,21 +150,67 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 	n := float64(r.Images)
 	r.Top1, r.Top5, r.Loss = float64(top1)/n, float64(top5)/n, lossSum/n
 	r.ImgPerS = n / time.Since(start).Seconds()
-	for y, row := range r.Confusion {
-		total := 0
-		for _, v := range row {
-			total += v
-		}
+	for y, total := range perLabel {
 		if total > 0 {
-			r.PerClass[y] = float64(row[y]) / float64(total)
+			r.PerClass[y] = float64(r.Confusion[y][y]) / float64(total)
 		}
 	}
 	return r, nil
 }
 
+// rankOf returns a logit row's prediction (its arg max, the first of ties)
+// and the rank of label y (how many classes beat it; ties go to the lower
+// index). A row holding a NaN or an infinity has no prediction: pred is -1.
+func rankOf(row []float32, y int) (pred, rank int) {
+	for j, v := range row {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return -1, len(row)
+		}
+		if v > row[y] || (v == row[y] && j < y) {
+			rank++
+		}
+		if v > row[pred] {
+			pred = j
+		}
+	}
+	return pred, rank
+}
+
+// Warning returns a one-line warning when some images had non-finite logits,
+// or "" when none had.
+func (r EvalResult) Warning() string {
+	if r.NonFinite == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d images had non-finite logits (NaN or Inf); they are counted as wrong", r.NonFinite, r.Images)
+}
+
+// warnNonFinite logs r's Warning, if any, for the evaluation called what.
+func warnNonFinite(log *logrus.Logger, what string, r EvalResult) {
+	if msg := r.Warning(); msg != "" {
+		log.Warnf("%s: %s", what, msg)
+	}
+}
+
+// MarshalJSON writes a non-finite loss (or speed) as null: JSON has no NaN.
+func (r EvalResult) MarshalJSON() ([]byte, error) {
+	type plain EvalResult
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Loss    *float64 `json:"loss"`
+		ImgPerS *float64 `json:"img_per_s"`
+	}{plain(r), finite(r.Loss), finite(r.ImgPerS)})
+}
+
 // RunWith evaluates with other weights (the EMA's) swapped in by name, then
 // restores the model's own.
-func (e *Evaluator) RunWith(l *data.Loader, weights map[string][]float32) (EvalResult, error) {
+func (e *Evaluator) RunWith(ctx context.Context, l *data.Loader, weights map[string][]float32) (EvalResult, error) {
 	saved := map[string][]float32{}
 	for _, p := range e.model.Params {
 		w, ok := weights[p.Name]
@@ -169,7 +228,7 @@ func (e *Evaluator) RunWith(l *data.Loader, weights map[string][]float32) (EvalR
 			}
 		}
 	}()
-	return e.Run(l, nil)
+	return e.Run(ctx, l, nil)
 }
 
 // crossEntropy is −log softmax(row)[y], computed stably in float64.

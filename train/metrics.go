@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
 // MetricsRow is one line of metrics.csv, written after each epoch (and at a
@@ -42,17 +45,18 @@ func (l *MetricsLog) Append(r MetricsRow) error {
 	return l.write([][]string{rec}, os.O_APPEND|os.O_CREATE|os.O_WRONLY)
 }
 
+// write rewrites the file atomically: with os.O_APPEND, the old rows
+// followed by recs; otherwise recs alone.
 func (l *MetricsLog) write(recs [][]string, flag int) error {
-	f, err := os.OpenFile(l.Path, flag, 0o644)
-	if err != nil {
+	if flag&os.O_APPEND != 0 {
+		if header, rows, err := ReadMetrics(l.Path); err == nil {
+			recs = append(append([][]string{header}, rows...), recs...)
+		}
+	}
+	if err := atomicfile.Write(l.Path, func(w io.Writer) error { return csv.NewWriter(w).WriteAll(recs) }); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(recs); err != nil {
-		f.Close()
-		return fmt.Errorf("metrics %s: %w", l.Path, err)
-	}
-	return f.Close()
+	return nil
 }
 
 // ReadMetrics parses a metrics.csv into its header and rows.

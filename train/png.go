@@ -2,25 +2,20 @@ package train
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
-// savePNG writes a canvas atomically (temp file + rename).
+// savePNG writes a canvas atomically.
 func savePNG(c *vgimg.Canvas, path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*.png")
-	if err != nil {
-		return fmt.Errorf("png %s: %w", path, err)
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("png: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
@@ -26,9 +27,10 @@ var ErrInterrupted = errors.New("training interrupted")
 
 // Options are the run's non-config knobs.
 type Options struct {
-	Resume   bool            // continue from out_dir's last checkpoint
-	Log      *logrus.Logger  // nil = logrus.StandardLogger()
-	Progress *ProgressWriter // nil = no progress bar
+	Resume    bool            // continue from out_dir's last checkpoint
+	Overwrite bool            // delete an earlier run's files from out_dir and start afresh
+	Log       *logrus.Logger  // nil = logrus.StandardLogger()
+	Progress  *ProgressWriter // nil = no progress bar
 }
 
 // Result summarises a finished run.
@@ -67,9 +69,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
 	out := cfg.Train.OutDir
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("out_dir: %w", err)
+	release, err := openOutDir(cfg, opts, log) // lock, clean, and check it (outdir.go)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 
 	// 1. Data: the training and validation sets and their loaders.
 	trainSet, err := data.Open(cfg.Data, data.Train, cfg.Model.InChans, data.WithLogger(log))
@@ -156,6 +160,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		if st, err = resume(out, model, opt, ema); err != nil {
 			return nil, err
 		}
+		st.Config = string(cfgYAML) // differs from the stored one only in the keys openOutDir allowed
 		log.Infof("resumed from %s at step %d (epoch %d, step %d of it)", filepath.Join(out, LastModel), st.Step, st.Epoch, st.EpochStep)
 		if err := metrics.Truncate(st.Step); err != nil {
 			return nil, err
@@ -163,7 +168,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	} else if err := metrics.Create(); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, ConfigFile), cfgYAML, 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(out, ConfigFile), cfgYAML); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 	weights := make(map[string][]float32, len(params)) // the live parameter slices, written by SaveState
@@ -291,22 +296,41 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		if lossN > 0 {
 			row.TrainLoss, row.GradNorm = lossSum/float64(lossN), normSum/float64(lossN)
 		}
+		// interruptedInEval saves the run as "epoch trained, not evaluated", so
+		// that -resume evaluates and records it.
+		interruptedInEval := func(err error) error {
+			if epochDone {
+				st.Epoch, st.EpochStep = st.Epoch-1, spe
+			}
+			if serr := save(); serr != nil {
+				return serr
+			}
+			return fmt.Errorf("%w at step %d (%w): checkpoint written to %s", ErrInterrupted, st.Step, err, out)
+		}
 		if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
 			valLoader, err := data.NewLoader(valSet, loaderConfig(cfg, false, mean, std))
 			if err != nil {
 				return nil, err
 			}
-			r, err := eval.Run(valLoader, nil)
+			r, err := eval.Run(ctx, valLoader, nil)
+			if errors.Is(err, ErrEvalInterrupted) {
+				return nil, interruptedInEval(err)
+			}
 			if err != nil {
 				return nil, err
 			}
+			warnNonFinite(log, "validation", r)
 			row.Val = &r
 			res.Last = r
 			if ema != nil {
-				r2, err := eval.RunWith(valLoader, ema.Weights())
+				r2, err := eval.RunWith(ctx, valLoader, ema.Weights())
+				if errors.Is(err, ErrEvalInterrupted) {
+					return nil, interruptedInEval(err)
+				}
 				if err != nil {
 					return nil, err
 				}
+				warnNonFinite(log, "EMA validation", r2)
 				row.ValEMA = &r2
 				res.LastEMA = &r2
 			}

@@ -146,5 +146,5 @@ func evaluate(m *layers.VisionTransformer, meta train.ModelMeta, limitVal, batch
 		return train.EvalResult{}, err
 	}
 	defer ev.Close()
-	return ev.Run(l, nil)
+	return ev.Run(context.Background(), l, nil)
 }
