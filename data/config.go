@@ -31,6 +31,13 @@ const (
 	MixElem  = "elem"  // one lam per element
 )
 
+// Limits of data.max_pixels: the default (50 megapixels, 150 MB decoded as
+// RGB) and the largest value accepted.
+const (
+	DefaultMaxPixels = 50_000_000
+	MaxMaxPixels     = 1_000_000_000
+)
+
 // Config is the "data" section: which data set, where its files are, and how
 // the loader runs.
 type Config struct {
@@ -51,6 +58,10 @@ type Config struct {
 	// SkipCorrupt makes undecodable images in a folder data set counted and
 	// logged instead of an error.
 	SkipCorrupt bool `yaml:"skip_corrupt"`
+	// MaxPixels refuses (or, with SkipCorrupt, skips) a folder image whose
+	// header claims more than this many pixels, before it is decoded: a small
+	// compressed file can expand to gigabytes. 0 = DefaultMaxPixels.
+	MaxPixels int64 `yaml:"max_pixels"`
 	// Mean overrides the data set's per-channel normalization mean (1 value
 	// or one per channel; empty = data set default).
 	Mean []float64 `yaml:"mean"`
@@ -61,7 +72,7 @@ type Config struct {
 // DefaultConfig returns the "data" defaults: MNIST located automatically, all
 // images, one worker per CPU, 4 batches of prefetch.
 func DefaultConfig() Config {
-	return Config{Name: NameMNIST, Prefetch: 4}
+	return Config{Name: NameMNIST, Prefetch: 4, MaxPixels: DefaultMaxPixels}
 }
 
 // Validate checks every key of the "data" section.
@@ -83,6 +94,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("data.workers: must be >= 0 (0 = one per CPU), got %d", c.Workers)
+	}
+	if c.MaxPixels < 0 || c.MaxPixels > MaxMaxPixels {
+		return fmt.Errorf("data.max_pixels: must be in [0, %d] (0 = %d), got %d", int64(MaxMaxPixels), int64(DefaultMaxPixels), c.MaxPixels)
 	}
 	if c.Prefetch < 1 {
 		return fmt.Errorf("data.prefetch: must be >= 1, got %d", c.Prefetch)
