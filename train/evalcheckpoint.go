@@ -80,6 +80,7 @@ func EvaluateCheckpoint(ctx context.Context, o EvalOptions) (EvalResult, ModelMe
 		if pw, err = newPredictionWriter(o.Predictions, m.Config.NumClasses); err != nil {
 			return EvalResult{}, meta, nil, err
 		}
+		defer pw.f.Abort() // a panic must not leave the temporary file; nothing after Commit
 		onBatch = pw.write
 	}
 	r, err := ev.Run(ctx, loader, onBatch)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/train"
 )
@@ -55,16 +56,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		f, err := atomicfile.Create(*cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
+		defer f.Abort()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Commit(); err != nil {
+				fmt.Fprintf(stderr, "train: -cpuprofile: %v\n", err)
+			}
+		}()
 	}
 
 	log := logrus.New()
@@ -102,10 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *memProfile != "" {
 		defer func() {
-			f, err := os.Create(*memProfile)
-			if err == nil {
-				pprof.WriteHeapProfile(f)
-				f.Close()
+			if err := atomicfile.Write(*memProfile, pprof.WriteHeapProfile); err != nil {
+				fmt.Fprintf(stderr, "train: -memprofile: %v\n", err)
 			}
 		}()
 	}

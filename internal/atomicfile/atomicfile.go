@@ -96,8 +96,8 @@ func Write(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	defer a.Abort() // after a panic in write too; nothing after Commit
 	if err := write(a); err != nil {
-		a.Abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return a.Commit()
