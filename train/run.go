@@ -95,6 +95,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 func (r *run) trainEpoch(ctx context.Context) error {
 	cfg, st := r.cfg, &r.st
 	r.epochStart, r.epochImgs = time.Now(), 0
+	r.rowStart, r.rowImgs = r.epochStart, 0
 	it := r.loader.Epoch(st.Epoch, st.EpochStep)
 	defer it.Close()
 	for !r.maxed() {
@@ -117,14 +118,17 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		st.LossSum += s.Loss
 		st.NormSum += s.GradNorm
 		r.epochImgs += b.N
+		r.rowImgs += b.N
 		b.Release()
 		ips := float64(r.epochImgs) / time.Since(r.epochStart).Seconds()
 		if r.opts.Progress != nil {
-			r.opts.Progress.Update(st.Epoch, st.EpochStep, r.spe, s.Loss, s.LR, ips)
+			r.opts.Progress.Update(Progress{Epoch: st.Epoch + 1, Epochs: cfg.Train.Epochs, EpochStep: st.EpochStep, StepsPerEpoch: r.spe,
+				Step: st.Step, Steps: r.runSteps(), Loss: s.Loss, LR: s.LR, ImgPerS: ips})
 		}
 		if st.Step%cfg.Train.LogEvery == 0 {
-			r.log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "loss": fmt.Sprintf("%.4f", s.Loss),
-				"lr": fmt.Sprintf("%.3g", s.LR), "grad_norm": fmt.Sprintf("%.3f", s.GradNorm), "img_per_s": fmt.Sprintf("%.0f", ips)}).Debug("train")
+			if err := r.logStep(s); err != nil {
+				return err
+			}
 		}
 		if every := cfg.Checkpoint.EverySteps; every > 0 && st.Step%every == 0 && st.EpochStep < r.spe {
 			if err := r.save(); err != nil {
@@ -139,6 +143,25 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// logStep writes a steps.csv row for the step just taken, and a debug log
+// line.
+func (r *run) logStep(s StepStats) error {
+	st := &r.st
+	ips := float64(r.rowImgs) / time.Since(r.rowStart).Seconds()
+	r.rowStart, r.rowImgs = time.Now(), 0
+	r.log.WithFields(logrus.Fields{"epoch": st.Epoch + 1, "step": st.Step, "loss": fmt.Sprintf("%.4f", s.Loss),
+		"lr": fmt.Sprintf("%.3g", s.LR), "grad_norm": fmt.Sprintf("%.3f", s.GradNorm), "img_per_s": fmt.Sprintf("%.0f", ips)}).Debug("train")
+	return r.steps.Append(StepRow{Step: st.Step, Epoch: st.Epoch + 1, LR: s.LR, Loss: s.Loss, GradNorm: s.GradNorm, ImgPerS: ips})
+}
+
+// runSteps is the number of steps the whole run takes.
+func (r *run) runSteps() int {
+	if m := r.cfg.Train.MaxSteps; m > 0 && m < r.totalSteps {
+		return m
+	}
+	return r.totalSteps
 }
 
 // maxed reports whether train.max_steps steps are done.
@@ -181,7 +204,7 @@ func (r *run) endEpoch() (last bool, err error) {
 			return false, err
 		}
 	}
-	if err := PlotCurves(r.metrics.Path, filepath.Join(r.out, CurvesFile)); err != nil {
+	if err := PlotCurves(r.metrics.Path, r.steps.Path, filepath.Join(r.out, CurvesFile)); err != nil {
 		r.log.Warnf("curves: %v", err)
 	}
 	return last, nil
@@ -259,10 +282,13 @@ type run struct {
 	meta            ModelMeta
 	st              State
 	metrics         *MetricsLog
+	steps           *StepsLog
 	res             Result
 	start           time.Time
 	epochStart      time.Time // this session's part of the epoch
 	epochImgs       int
+	rowStart        time.Time // of the steps.csv row in progress
+	rowImgs         int
 	closers         []func()
 }
 
@@ -375,8 +401,13 @@ func (r *run) buildModel() (err error) {
 // out_dir's state file, or starts the run's records afresh.
 func (r *run) resumeOrStart(cfgYAML string) error {
 	r.metrics = &MetricsLog{Path: filepath.Join(r.out, MetricsFile)}
+	r.steps = &StepsLog{Path: filepath.Join(r.out, StepsFile)}
+	r.closers = append(r.closers, func() { r.steps.Close() })
 	if !r.opts.Resume {
 		r.st = State{Seed: r.cfg.Train.Seed, Config: cfgYAML, BestTop1: -1}
+		if err := r.steps.Create(); err != nil {
+			return err
+		}
 		return r.metrics.Create()
 	}
 	statePath := filepath.Join(r.out, LastState)
@@ -391,7 +422,10 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 		return fmt.Errorf("resume %s: %w", statePath, err)
 	}
 	r.st = st
-	r.log.Infof("resumed from %s at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch, st.EpochStep)
+	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
+	if err := r.steps.Resume(st.Step); err != nil {
+		return err
+	}
 	return r.metrics.Truncate(st.Step)
 }
 
