@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		}
 	}
 	res := r.res
-	res.Steps, res.Epochs, res.BestTop1 = st.Step, st.Epoch, st.BestTop1
+	res.Steps, res.Epochs, res.BestTop1, res.OutDir = st.Step, st.Epoch, st.BestTop1, r.out
 	return &res, nil
 }
 

@@ -37,6 +37,9 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 	if strings.Join(header[:10], ",") != "epoch,step,lr,train_loss,val_loss,val_top1,val_top5,grad_norm,img_per_s,elapsed_s" || len(rows) != 2 {
 		t.Fatalf("metrics header %v, %d rows", header, len(rows))
 	}
+	if res.OutDir != out {
+		t.Errorf("Result.OutDir %q, want %q", res.OutDir, out)
+	}
 	if res.Steps != 16 || res.Last.Images != 100 {
 		t.Fatalf("steps %d images %d, want 16 and 100 (remainder batch included)", res.Steps, res.Last.Images)
 	}
