@@ -32,6 +32,7 @@ var Funcs = template.FuncMap{
 	"commas": Commas,
 	"sub":    func(a, b int) int { return a - b },
 	"add":    func(a, b int) int { return a + b },
+	"mul":    func(a, b int) int { return a * b },
 	"join":   strings.Join,
 }
 
