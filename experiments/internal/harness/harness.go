@@ -39,6 +39,7 @@ type Experiment[R any] struct {
 // Env is what Measure gets from the harness.
 type Env struct {
 	Budget Budget         // the budget flags' values
+	Dir    string         // -dir: where README.md goes (and figures Measure draws itself)
 	Runs   string         // -runs: the folder training runs go to (git-ignored runs/ by default)
 	Log    *logrus.Logger // progress, to stderr
 }
@@ -90,7 +91,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	env.Runs = *runs
+	env.Runs, env.Dir = *runs, *dir
 	var rep Report[R]
 	if *render {
 		if err := readJSON(filepath.Join(*dir, ResultsFile), &rep); err != nil {
@@ -98,14 +99,14 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 		}
 	} else {
 		start := time.Now()
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return err
+		}
 		r, err := x.Measure(env)
 		if err != nil {
 			return err
 		}
 		rep = Report[R]{Command: commandLine(x.Name, fs), Wall: RoundWall(time.Since(start)), R: r}
-		if err := os.MkdirAll(*dir, 0o755); err != nil {
-			return err
-		}
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return err
