@@ -11,12 +11,14 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -130,6 +132,19 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", path)
 	return nil
+}
+
+// TestReadme fails t unless dir's README.md is what the template makes of
+// dir's results.json. Each experiment's test calls it on its own folder.
+func (x Experiment[R]) TestReadme(t testing.TB, dir string) {
+	t.Helper()
+	got, committed, err := x.Rerender(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Errorf("%s/README.md differs from the template's rendering of results.json (run with -render):\n%s", dir, got)
+	}
 }
 
 // Rerender renders the README from dir's results.json and returns it with
