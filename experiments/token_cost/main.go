@@ -74,7 +74,7 @@ var cases = []struct {
 type row struct {
 	Cfg    layers.Config
 	Batch  int
-	Flops  map[string]float64
+	Flops  harness.Flops
 	StepMs float64 // per image; 0 when not measured
 }
 
@@ -91,7 +91,7 @@ func measure(e *harness.Env) (results, error) {
 			if err := c.Validate(); err != nil {
 				return res, err
 			}
-			r := row{Cfg: c, Batch: flags.batch28, Flops: flops(c)}
+			r := row{Cfg: c, Batch: flags.batch28, Flops: harness.ForwardFLOPs(c)}
 			if cs.size != 28 {
 				r.Batch = flags.batch224
 			}
@@ -115,13 +115,13 @@ func (r row) gflops() float64 {
 	if r.StepMs == 0 {
 		return 0
 	}
-	return 3 * total(r.Flops) / (r.StepMs / 1000) / 1e9
+	return 3 * r.Flops.Total() / (r.StepMs / 1000) / 1e9
 }
 
 // Table is the README's table.
 func (r results) Table() string {
 	t := harness.Table{Header: []string{"input", "P", "grid", "tokens T", "score elements H·T² per block", "×depth"}, Align: "lrlrrr"}
-	for _, p := range parts {
+	for _, p := range harness.Parts {
 		t.Header = append(t.Header, p)
 		t.Align += "r"
 	}
@@ -133,14 +133,14 @@ func (r results) Table() string {
 		n := w.tokens()
 		cells := []any{fmt.Sprintf("%dx%d C%d", c.ImgSize[0], c.ImgSize[1], c.InChans), c.PatchSize, fmt.Sprintf("%dx%d", gh, gw), n,
 			harness.Commas(c.NumHeads * n * n), harness.Commas(c.Depth * c.NumHeads * n * n)}
-		for _, p := range parts {
+		for _, p := range harness.Parts {
 			cells = append(cells, mflop(w.Flops[p]))
 		}
 		step, gf := "–", "–"
 		if w.StepMs > 0 {
 			step, gf = fmt.Sprintf("%.2f (B=%d)", w.StepMs, w.Batch), fmt.Sprintf("%.1f", w.gflops())
 		}
-		t.Row(append(cells, mflop(total(w.Flops)), fmt.Sprintf("%.0f%%", 100*quadShare(w.Flops)), step, gf)...)
+		t.Row(append(cells, mflop(w.Flops.Total()), fmt.Sprintf("%.0f%%", 100*w.Flops.QuadShare()), step, gf)...)
 	}
 	return t.String()
 }

@@ -59,7 +59,7 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 	p := logLog(fmt.Sprintf("forward FLOPs by part (D=%d, depth %d, %d heads, mlp %g)", o.Dim, o.Depth, o.Heads, o.MLP),
 		"tokens T", "FLOPs per image")
 	sorted := byTokens(rows)
-	for i, part := range parts {
+	for i, part := range harness.Parts {
 		if part == "patch proj" || part == "head" {
 			continue // not functions of T alone: drawn per input size below
 		}
@@ -95,7 +95,7 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 			if err != nil {
 				return nil, err
 			}
-			c := plotutil.Color(len(parts) + k)
+			c := plotutil.Color(len(harness.Parts) + k)
 			l.Color, s.Color = c, c
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2 + 2*float64(j))}
 			s.Shape = plotutil.Shape(j + 1)
@@ -107,7 +107,7 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 		var tot plotter.XYs
 		for _, r := range sorted {
 			if r.Cfg.ImgSize[0] == size {
-				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: total(r.Flops)})
+				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: r.Flops.Total()})
 			}
 		}
 		l, err := plotter.NewLine(tot)
@@ -140,7 +140,7 @@ func timePanel(rows []row) (*plot.Plot, error) {
 			}
 			t := float64(r.tokens())
 			meas = append(meas, plotter.XY{X: t, Y: r.StepMs})
-			pred = append(pred, plotter.XY{X: t, Y: 3 * total(r.Flops) / (rate * 1e9) * 1000})
+			pred = append(pred, plotter.XY{X: t, Y: 3 * r.Flops.Total() / (rate * 1e9) * 1000})
 		}
 		l, s, err := plotter.NewLinePoints(meas)
 		if err != nil {
