@@ -3,10 +3,14 @@ package harness
 import (
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/sirupsen/logrus"
+	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/train"
 )
@@ -99,5 +103,48 @@ func TestRunAndRender(t *testing.T) {
 	x.Measure = nil // -render must not measure
 	if err := x.Run([]string{"-dir", dir, "-render"}, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrainEvaluateReadBack trains a few steps on real MNIST, then checks
+// that Evaluate on the loaded checkpoint gives the run's own validation (the
+// same loader as train.Run's), and that a second Train reads the run back.
+func TestTrainEvaluateReadBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	e := &Env{Log: logrus.New()}
+	e.Log.SetOutput(io.Discard)
+	b := Budget{LimitTrain: 256, LimitVal: 100, Epochs: 1, MaxSteps: 2}
+	dir := t.TempDir()
+	cfgPath := "../../../configs/mnist_vit_tiny.yaml"
+	r, err := e.Train(cfgPath, b.Overrides(dir, "train.batch_size=32")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ReadBack || r.Steps != 2 || len(r.Epochs) != 1 || r.Wall == 0 {
+		t.Fatalf("first run: read back %v, steps %d, epochs %d, wall %v", r.ReadBack, r.Steps, len(r.Epochs), r.Wall)
+	}
+	m, meta, err := Model(r.Checkpoint, tensor.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Evaluate(m, meta, r.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Top1 != r.Top1 || math.Abs(ev.Loss-r.Loss) > 1e-6 || ev.Images != 100 {
+		t.Errorf("Evaluate: top-1 %v loss %v on %d images; the run: %v, %v", ev.Top1, ev.Loss, ev.Images, r.Top1, r.Loss)
+	}
+	x, labels, err := Images(r.Config, 5, meta.Mean, meta.Std)
+	if err != nil || len(labels) != 5 || len(x) != 5*28*28 {
+		t.Errorf("Images: %d values, %d labels, %v", len(x), len(labels), err)
+	}
+	again, err := e.Train(cfgPath, b.Overrides(dir, "train.batch_size=32")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.ReadBack || again.Top1 != r.Top1 || again.Steps != r.Steps {
+		t.Errorf("second run: read back %v, top-1 %v, steps %d", again.ReadBack, again.Top1, again.Steps)
 	}
 }
