@@ -13,9 +13,7 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"gorgonia.org/tensor"
 
@@ -33,17 +31,14 @@ const recipe = "configs/mnist_vit_tiny.yaml"
 // inkThresh is the mean pixel (0…255) above which a patch counts as ink.
 const inkThresh = 0.1 * 255
 
-var flags struct {
-	checkpoint    string
-	nShow, nStats int
-}
+var flags struct{ nShow, nStats int }
 
 var experiment = harness.Experiment[results]{
 	Name:   "attention_maps",
 	Readme: readme,
 	Budget: &harness.Budget{Epochs: 6},
+	Load:   true,
 	Flags: func(fs *flag.FlagSet) {
-		fs.StringVar(&flags.checkpoint, "checkpoint", "", "use this trained model file instead of training one")
 		fs.IntVar(&flags.nShow, "n", 8, "digits drawn: the first test image of each class 0…n−1 (n ≤ 10)")
 		fs.IntVar(&flags.nStats, "stats", 1000, "test images over which the ink shares are averaged")
 	},
@@ -54,16 +49,14 @@ func main() { harness.Main(experiment) }
 
 // results are the ink shares and where the model came from.
 type results struct {
-	Checkpoint string
-	Trained    string // the training overrides ("" when given with -checkpoint)
-	Step       int
-	Config     string // the resolved config saved beside the checkpoint, if any
-	Patches    int
-	InkThresh  float64
-	Shown      []shares // the drawn digits
-	Mean       shares   // over the first N test images
-	N          int
-	Peaks      [2]float64 // mean max share of a single patch: CLS, rollout
+	harness.Source
+	Step      int
+	Patches   int
+	InkThresh float64
+	Shown     []shares // the drawn digits
+	Mean      shares   // over the first N test images
+	N         int
+	Peaks     [2]float64 // mean max share of a single patch: CLS, rollout
 }
 
 // shares are the ink statistics of one image or a mean over many.
@@ -74,33 +67,23 @@ type shares struct {
 }
 
 func measure(e *harness.Env) (results, error) {
-	res := results{Checkpoint: flags.checkpoint, InkThresh: inkThresh}
 	if flags.nShow < 1 || flags.nShow > 10 {
-		return res, fmt.Errorf("-n: must be in 1…10, got %d", flags.nShow)
+		return results{}, fmt.Errorf("-n: must be in 1…10, got %d", flags.nShow)
 	}
 	if flags.nStats < flags.nShow {
-		return res, fmt.Errorf("-stats: must be ≥ -n (%d), got %d", flags.nShow, flags.nStats)
+		return results{}, fmt.Errorf("-stats: must be ≥ -n (%d), got %d", flags.nShow, flags.nStats)
 	}
-	cfg := train.DefaultConfig()
-	if res.Checkpoint == "" {
-		o := e.Budget.Overrides(e.Runs)
-		r, err := e.Train(recipe, o...)
-		if err != nil {
-			return res, err
-		}
-		res.Checkpoint, res.Trained, cfg = r.Checkpoint, recipe+" with "+strings.Join(o, " "), r.Config
-	} else if c := filepath.Join(filepath.Dir(res.Checkpoint), train.ConfigFile); fileExists(c) {
-		res.Config = c
+	src, err := e.TrainOrLoad(recipe)
+	if err != nil {
+		return results{}, err
 	}
+	res, cfg := results{Source: src, InkThresh: inkThresh}, src.Cfg
 	model, meta, err := harness.Model(res.Checkpoint, tensor.Float32)
 	if err != nil {
 		return res, err
 	}
 	if meta.Model.Readout != layers.ReadoutCLS {
 		e.Log.Warnf("%s reads out the %s of the tokens: its class token is not what the head sees", res.Checkpoint, meta.Model.Readout)
-	}
-	if flags.checkpoint != "" && meta.Dataset != "" {
-		cfg.Data.Name = meta.Dataset
 	}
 	cfg.Model, cfg.Data.LimitVal, cfg.Train.EvalBatchSize = meta.Model, flags.nStats, 100
 	res.Step, res.Patches = meta.Step, meta.Model.NumPatches()
@@ -112,8 +95,6 @@ func measure(e *harness.Env) (results, error) {
 		meta.Step, meta.Model.Depth, meta.Model.NumHeads)
 	return res, plotDigits(shown, meta.Model.ImgSize[0], meta.Model.ImgSize[1], title, filepath.Join(e.Dir, "attention_maps.png"))
 }
-
-func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // analyse runs the model over the first cfg.Data.LimitVal test images,
 // keeps the first image of each class 0…nShow−1 for the figure, and

@@ -26,17 +26,14 @@ import (
 //go:embed readme.md.tmpl
 var readme string
 
-var flags struct {
-	checkpoint    string
-	images, perms int
-}
+var flags struct{ images, perms int }
 
 var experiment = harness.Experiment[results]{
 	Name:   "permutation",
 	Readme: readme,
 	Budget: &harness.Budget{Epochs: 2, LimitVal: 2000},
+	Load:   true,
 	Flags: func(fs *flag.FlagSet) {
-		fs.StringVar(&flags.checkpoint, "checkpoint", "", "a trained 28×28 model (.safetensors) to use instead of training one")
 		fs.IntVar(&flags.images, "images", 64, "test images permuted")
 		fs.IntVar(&flags.perms, "perms", 4, "random patch permutations per condition")
 	},
@@ -50,10 +47,9 @@ func main() { harness.Main(experiment) }
 
 // results are every condition's numbers and the setup the README names.
 type results struct {
+	harness.Source
 	Model         struct{ Patch, GridH, GridW, Dim, Depth, Heads int }
-	Checkpoint    string // given with -checkpoint; "" = trained here
 	Budget        harness.Budget
-	TrainedTop1   float64 // the training run's own validation
 	Images, Perms int
 	Rows          []result
 }
@@ -74,15 +70,11 @@ type condition struct {
 }
 
 func measure(e *harness.Env) (results, error) {
-	res := results{Checkpoint: flags.checkpoint, Budget: e.Budget, Images: flags.images, Perms: flags.perms}
-	cfg := train.DefaultConfig()
-	if res.Checkpoint == "" {
-		r, err := e.Train("configs/mnist_vit_tiny.yaml", e.Budget.Overrides(e.Runs)...)
-		if err != nil {
-			return res, fmt.Errorf("training: %w", err)
-		}
-		res.Checkpoint, res.TrainedTop1, cfg = r.Checkpoint, r.Top1, r.Config
+	src, err := e.TrainOrLoad("configs/mnist_vit_tiny.yaml")
+	if err != nil {
+		return results{}, err
 	}
+	res, cfg := results{Source: src, Budget: e.Budget, Images: flags.images, Perms: flags.perms}, src.Cfg
 	load := func(dt tensor.Dtype, zero bool) (*layers.VisionTransformer, train.ModelMeta, error) {
 		m, meta, err := harness.Model(res.Checkpoint, dt)
 		if err == nil && zero {
@@ -114,9 +106,6 @@ func measure(e *harness.Env) (results, error) {
 		return res, err
 	}
 	zeroPos(randomZero)
-	if flags.checkpoint == "" {
-		res.Checkpoint = "" // trained here: the README names the budget instead
-	}
 
 	cfg.Model = c
 	x32, labels, err := harness.Images(cfg, flags.images, meta.Mean, meta.Std)

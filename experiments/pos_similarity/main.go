@@ -11,18 +11,14 @@ package main
 
 import (
 	_ "embed"
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 //go:embed readme.md.tmpl
@@ -30,15 +26,11 @@ var readme string
 
 const recipe = "configs/mnist_vit_tiny.yaml"
 
-var flags struct{ checkpoint string }
-
 var experiment = harness.Experiment[results]{
-	Name:   "pos_similarity",
-	Readme: readme,
-	Budget: &harness.Budget{Epochs: 6},
-	Flags: func(fs *flag.FlagSet) {
-		fs.StringVar(&flags.checkpoint, "checkpoint", "", "use this trained model file instead of training one")
-	},
+	Name:    "pos_similarity",
+	Readme:  readme,
+	Budget:  &harness.Budget{Epochs: 6},
+	Load:    true,
 	Measure: measure,
 }
 
@@ -46,28 +38,19 @@ func main() { harness.Main(experiment) }
 
 // results are the statistics and where the model came from.
 type results struct {
-	Checkpoint string
-	Trained    string  // the training overrides ("" when given with -checkpoint)
-	Top1       float64 // the training run's final validation
-	Step       int
-	Config     string // the resolved config saved beside the checkpoint, if any
-	GH, GW     int
+	harness.Source
+	Step   int
+	GH, GW int
 	// Stats: trained (all positions, interior), init (all, interior).
 	Stats [4]stripeStats
 }
 
 func measure(e *harness.Env) (results, error) {
-	res := results{Checkpoint: flags.checkpoint}
-	if res.Checkpoint == "" {
-		o := e.Budget.Overrides(e.Runs)
-		r, err := e.Train(recipe, o...)
-		if err != nil {
-			return res, err
-		}
-		res.Checkpoint, res.Top1, res.Trained = r.Checkpoint, r.Top1, recipe+" with "+strings.Join(o, " ")
-	} else if cfg := filepath.Join(filepath.Dir(res.Checkpoint), train.ConfigFile); fileExists(cfg) {
-		res.Config = cfg
+	src, err := e.TrainOrLoad(recipe)
+	if err != nil {
+		return results{}, err
 	}
+	res := results{Source: src}
 	trained, meta, err := harness.Model(res.Checkpoint, tensor.Float32)
 	if err != nil {
 		return res, err
@@ -96,8 +79,6 @@ func measure(e *harness.Env) (results, error) {
 	return res, plotGrid(simI, fmt.Sprintf("Position embedding similarity at init (seed %d)", e.Budget.Seed),
 		filepath.Join(e.Dir, "pos_similarity_init.png"))
 }
-
-func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // Table has one column per model and position set.
 func (r results) Table() string {

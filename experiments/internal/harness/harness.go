@@ -30,6 +30,9 @@ type Experiment[R any] struct {
 	Name   string  // the folder under experiments/
 	Readme string  // the README's text/template (readme.md.tmpl, embedded)
 	Budget *Budget // default training budget; nil = the experiment trains nothing
+	// Load, with a Budget, adds -checkpoint: a trained model to use instead
+	// of training one (see Env.TrainOrLoad).
+	Load bool
 	// Flags registers the experiment's own flags.
 	Flags func(fs *flag.FlagSet)
 	// Measure runs the experiment.
@@ -40,10 +43,13 @@ type Experiment[R any] struct {
 
 // Env is what Measure gets from the harness.
 type Env struct {
-	Budget Budget         // the budget flags' values
-	Dir    string         // -dir: where README.md goes (and figures Measure draws itself)
-	Runs   string         // -runs: the folder training runs go to (git-ignored runs/ by default)
-	Log    *logrus.Logger // progress, to stderr
+	Budget Budget // the budget flags' values
+	Dir    string // -dir: where README.md goes (and figures Measure draws itself)
+	// Checkpoint is -checkpoint (Experiment.Load): a model to load instead of
+	// training one.
+	Checkpoint string
+	Runs       string         // -runs: the folder training runs go to (git-ignored runs/ by default)
+	Log        *logrus.Logger // progress, to stderr
 }
 
 // Report is what results.json holds and the README template sees: the
@@ -83,6 +89,9 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 	env.Log.SetOutput(stderr)
 	if x.Budget != nil {
 		env.Budget.Flags(fs, *x.Budget)
+	}
+	if x.Load {
+		fs.StringVar(&env.Checkpoint, "checkpoint", "", "a trained model (.safetensors) to use instead of training one")
 	}
 	if x.Flags != nil {
 		x.Flags(fs)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -141,6 +142,44 @@ func (r *Run) readMetrics() error {
 	}
 	return nil
 }
+
+// Source is where an experiment's model came from: trained here on the
+// budget, or the checkpoint given with -checkpoint. Experiments embed it in
+// their results.
+type Source struct {
+	Checkpoint string
+	Trained    string       // the config file and overrides it was trained with; "" when loaded
+	Config     string       // the resolved config.yaml beside a loaded checkpoint, if any
+	Top1       float64      // the training run's final validation; 0 when loaded
+	Cfg        train.Config `json:"-"` // the run's config, or the defaults with the checkpoint's data set
+}
+
+// TrainOrLoad trains cfgPath on the budget (extra overrides after it) into
+// e.Runs, or, with -checkpoint, reads that checkpoint's metadata instead.
+func (e *Env) TrainOrLoad(cfgPath string, extra ...string) (Source, error) {
+	if e.Checkpoint == "" {
+		o := e.Budget.Overrides(e.Runs, extra...)
+		r, err := e.Train(cfgPath, o...)
+		if err != nil {
+			return Source{}, err
+		}
+		return Source{Checkpoint: r.Checkpoint, Trained: cfgPath + " with " + strings.Join(o, " "), Top1: r.Top1, Cfg: r.Config}, nil
+	}
+	s := Source{Checkpoint: e.Checkpoint, Cfg: train.DefaultConfig()}
+	_, meta, ours, err := train.ReadModel(e.Checkpoint)
+	if err != nil {
+		return s, err
+	}
+	if ours && meta.Dataset != "" {
+		s.Cfg.Data.Name = meta.Dataset
+	}
+	if cfg := filepath.Join(filepath.Dir(e.Checkpoint), train.ConfigFile); fileExists(cfg) {
+		s.Config = cfg
+	}
+	return s, nil
+}
+
+func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // Model loads a checkpoint in dtype dt (float64 widens the stored float32),
 // at its own img_size.
