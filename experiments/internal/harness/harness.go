@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -145,7 +144,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 
 // TestReadme fails t unless dir's README.md is what the template makes of
 // dir's results.json. Each experiment's test calls it on its own folder.
-func (x Experiment[R]) TestReadme(t testing.TB, dir string) {
+func (x Experiment[R]) TestReadme(t TB, dir string) {
 	t.Helper()
 	got, committed, err := x.Rerender(dir)
 	if err != nil {
@@ -154,6 +153,13 @@ func (x Experiment[R]) TestReadme(t testing.TB, dir string) {
 	if !bytes.Equal(got, committed) {
 		t.Errorf("%s/README.md differs from the template's rendering of results.json (run with -render):\n%s", dir, got)
 	}
+}
+
+// TB is the part of testing.TB that TestReadme uses.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
 }
 
 // Rerender renders the README from dir's results.json and returns it with
