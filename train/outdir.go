@@ -53,7 +53,7 @@ var epochFile = regexp.MustCompile(`^epoch_[0-9]+\.safetensors$`)
 // output directory (the only files -overwrite deletes).
 func isRunFile(name string) bool {
 	switch name {
-	case ConfigFile, MetricsFile, "steps.csv", CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
+	case ConfigFile, MetricsFile, StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
 		return true
 	}
 	return epochFile.MatchString(name)

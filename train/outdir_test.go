@@ -63,7 +63,7 @@ func TestOutDirOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(dirNames(t, out), " ")
-	if want := ".train.lock config.yaml curves.png last.safetensors last.train.safetensors metrics.csv notes.txt"; got != want {
+	if want := ".train.lock config.yaml curves.png last.safetensors last.train.safetensors metrics.csv notes.txt steps.csv"; got != want {
 		t.Fatalf("after -overwrite: %s\nwant %s", got, want)
 	}
 	// A directory holding only config.yaml (a run that died before its first

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,24 @@ import (
 	"github.com/vitgo/vit/train"
 	"github.com/vitgo/vit/train/safetensors"
 )
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // untrainedCheckpoint writes a fresh MNIST-shaped model with head.bias[0]
 // set to bias0, by editing the file.
@@ -94,8 +113,11 @@ func TestEvalSIGINT(t *testing.T) {
 	pred := filepath.Join(dir, "p.csv")
 	for _, signals := range []int{1, 2} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEvalSIGINT$")
-		cmd.Env = append(os.Environ(), "VIT_EVAL_MAIN=-checkpoint "+ckpt+" -set train.eval_batch_size=4 -predictions "+pred+" -results "+filepath.Join(dir, "r.json"))
-		var stderr bytes.Buffer
+		// Small batches for one signal (it must land before the end); a big
+		// one for two (the second must land while the first batch runs).
+		batch := map[int]string{1: "4", 2: "2000"}[signals]
+		cmd.Env = append(os.Environ(), "VIT_EVAL_MAIN=-checkpoint "+ckpt+" -set train.eval_batch_size="+batch+" -predictions "+pred+" -results "+filepath.Join(dir, "r.json"))
+		var stderr syncBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -112,9 +134,18 @@ func TestEvalSIGINT(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		for i := 0; i < signals; i++ {
+		cmd.Process.Signal(syscall.SIGINT)
+		if signals == 2 {
+			// Once the first is handled (a signal sent before may merge
+			// with it), while the first 2,000-image batch still runs.
+			for end := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), "again to exit at once"); {
+				if time.Now().After(end) {
+					cmd.Process.Kill()
+					t.Fatalf("the first SIGINT was not acknowledged:\n%s", stderr.String())
+				}
+				time.Sleep(time.Millisecond)
+			}
 			cmd.Process.Signal(syscall.SIGINT)
-			time.Sleep(5 * time.Millisecond)
 		}
 		err := cmd.Wait()
 		var ee *exec.ExitError

@@ -155,8 +155,8 @@ train: {epochs: 100, batch_size: 512, log_every: 1}
 	c := startTrainer(t, "-config", cfg, "-out", filepath.Join(dir, "out"), "-v")
 	c.waitFor(t, "msg=train")
 	c.cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(20 * time.Millisecond) // a 512-image step takes far longer
-	c.cmd.Process.Signal(syscall.SIGINT)
+	c.waitFor(t, "again to exit at once") // the first is handled (a signal sent before may merge with it)
+	c.cmd.Process.Signal(syscall.SIGINT)  // while the 512-image step still runs
 	code, _ := c.wait(t)
 	if code != 130 || !strings.Contains(c.stderr(), "exiting at once") || strings.Contains(c.stderr(), "training interrupted at step") {
 		t.Fatalf("two SIGINTs: exit %d, want 130 at once without finishing the step:\n%s", code, c.stderr())
