@@ -37,10 +37,14 @@ type ResumeConfigError struct {
 
 func (e *ResumeConfigError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-resume: the config changes %d key(s) that the run in %s depends on (start a new run with another -out instead):", len(e.Changes), e.State)
-	for _, c := range e.Changes {
-		fmt.Fprintf(&b, "\n  %s: %s → %s (%s)", c.Key, show(c.Old), show(c.New), c.Why)
+	fmt.Fprintf(&b, "-resume refused: the config changes %d key(s) of the run in %s: ", len(e.Changes), e.State)
+	for i, c := range e.Changes {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s → %s (%s)", c.Key, show(c.Old), show(c.New), c.Why)
 	}
+	b.WriteString(". Undo these changes, or start a new run with another -out")
 	return b.String()
 }
 
@@ -108,7 +112,7 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 		}
 	}
 	if done {
-		return fmt.Errorf("%w: %s is at epoch %d of %d, step %d (train.max_steps %d); raise train.epochs or train.max_steps to continue it",
+		return fmt.Errorf("%w: %s has done %d of %d epochs, %d steps (train.max_steps %d); raise train.epochs or train.max_steps to continue it",
 			ErrRunComplete, dir, epoch, t.Epochs, step, t.MaxSteps)
 	}
 	return nil

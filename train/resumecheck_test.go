@@ -150,8 +150,8 @@ func TestResumeOfFinishedRun(t *testing.T) {
 	}
 	before = snapshot(t, out)
 	_, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true})
-	if !errors.Is(err, ErrRunComplete) || !strings.Contains(err.Error(), "epoch 2 of 2") {
-		t.Fatalf("resume of a finished run: %v, want ErrRunComplete naming epoch 2 of 2", err)
+	if !errors.Is(err, ErrRunComplete) || !strings.Contains(err.Error(), "2 of 2 epochs") {
+		t.Fatalf("resume of a finished run: %v, want ErrRunComplete naming 2 of 2 epochs", err)
 	}
 	sameSnapshot(t, "resuming a finished run", before, snapshot(t, out))
 
