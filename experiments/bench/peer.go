@@ -21,9 +21,9 @@ type peerResult struct {
 	EvalImgS    float64 `json:"eval_img_s"`
 	TrainGFLOPS float64 `json:"train_gflop_s"`
 	EvalGFLOPS  float64 `json:"eval_gflop_s"`
-	Torch       string  `json:"-"` // e.g. "torch 1.13.1"
-	BLAS        string  `json:"-"` // the BLAS library torch loaded
-	RSS         int64   `json:"-"` // KiB
+	Torch       string  `json:"torch"` // from the banner, e.g. "torch 1.13.1"
+	BLAS        string  `json:"blas"`  // the BLAS library torch loaded (banner)
+	RSS         int64   `json:"rss"`   // KiB, from the child's rusage
 }
 
 // peerArgs is the peer's command line for bc: vit_ref.py's bench mode
