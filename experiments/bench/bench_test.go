@@ -240,9 +240,3 @@ func TestProfilePath(t *testing.T) {
 		}
 	}
 }
-
-func TestModuleOf(t *testing.T) {
-	if got := moduleOf([]byte("// x\nmodule github.com/vitgo/vit\n\ngo 1.26\n")); got != modulePath {
-		t.Errorf("moduleOf = %q", got)
-	}
-}
