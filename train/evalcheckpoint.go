@@ -47,7 +47,7 @@ func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) 
 	if o.Config != nil {
 		cfg = *o.Config
 	} else if meta.Dataset != "" {
-		cfg.Data.Name = meta.Dataset
+		cfg.Data.Name = data.DatasetName(meta.Dataset)
 	}
 	cfg.Model = m.Config
 	valSet, err := data.Open(cfg.Data, data.Val, m.Config.InChans)

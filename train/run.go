@@ -60,6 +60,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		log.Warnf("%s reads out the %s of the tokens: its class token is not what the head sees", path, meta.Model.Readout)
 	}
 	if path == *ckpt {
-		dataCfg.Name = meta.Dataset
+		dataCfg.Name = data.DatasetName(meta.Dataset)
 	}
 	dataCfg.LimitTrain, dataCfg.LimitVal = 0, *nStats
 

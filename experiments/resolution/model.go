@@ -123,7 +123,7 @@ func zeroPadded(src *layers.VisionTransformer, sz layers.Size2) (*layers.VisionT
 func evaluate(m *layers.VisionTransformer, meta train.ModelMeta, limitVal, batch int) (train.EvalResult, error) {
 	dc := data.DefaultConfig()
 	if meta.Dataset != "" {
-		dc.Name = meta.Dataset
+		dc.Name = data.DatasetName(meta.Dataset)
 	}
 	dc.LimitVal = limitVal
 	ds, err := data.Open(dc, data.Val, m.Config.InChans)
