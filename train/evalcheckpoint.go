@@ -50,6 +50,9 @@ func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) 
 		cfg.Data.Name = data.DatasetName(meta.Dataset)
 	}
 	cfg.Model = m.Config
+	if err := checkMachineMemory(EstimateEvalMemory(cfg)); err != nil {
+		return EvalResult{}, meta, nil, err
+	}
 	valSet, err := data.Open(cfg.Data, data.Val, m.Config.InChans)
 	if err != nil {
 		return EvalResult{}, meta, nil, err

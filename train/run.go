@@ -64,6 +64,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkMachineMemory(EstimateMemory(cfg)); err != nil {
+		return nil, err
+	}
 	if cfg.Train.Threads > 0 {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
