@@ -291,18 +291,32 @@ func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
 	})
 }
 
-// patchEmbed: (B, C, H, W) → (B·N, D), as unfold + Linear or as Conv2d.
+// patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
-	w, bias, ps := b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize
-	if b.cfg.PatchEmbed == PatchConv {
-		y := b.op(func() (*G.Node, error) {
-			return G.Conv2d(img, w, tensor.Shape{ps, ps}, []int{0, 0}, []int{ps, ps}, []int{1, 1}) // (B, D, gh, gw)
-		})
-		y = b.op(func() (*G.Node, error) { return graph.ChannelsLast(y) }) // (B·N, D)
-		return b.op(func() (*G.Node, error) { return G.BroadcastAdd(y, bias, nil, []byte{0}) })
+	return b.op(func() (*G.Node, error) {
+		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize)
+	})
+}
+
+// PatchEmbed is the patch embedding on graph nodes, (B, C, H, W) images →
+// (B·N, D) tokens, from the weight (D, C, P, P) and bias (D): Gorgonia's
+// stride-P Conv2d with the channels moved last, or unfold + Linear.
+func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, error) {
+	if form == PatchConv {
+		y, err := G.Conv2d(img, w, tensor.Shape{patch, patch}, []int{0, 0}, []int{patch, patch}, []int{1, 1}) // (B, D, gh, gw)
+		if err != nil {
+			return nil, err
+		}
+		if y, err = graph.ChannelsLast(y); err != nil { // (B·N, D)
+			return nil, err
+		}
+		return G.BroadcastAdd(y, bias, nil, []byte{0})
 	}
-	x := b.op(func() (*G.Node, error) { return graph.Patchify(img, ps) }) // (B·N, C·P·P)
-	return b.linear(x, "patch_embed.proj")
+	x, err := graph.Patchify(img, patch) // (B·N, C·P·P)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Linear(x, w, bias)
 }
 
 // block is one pre-norm transformer block on (B·T, D) rows:

@@ -74,6 +74,10 @@ type RunConfig struct {
 	EvalEvery     int    `yaml:"eval_every"`      // evaluate every N epochs (and always after the last); 0 = 1
 	LogEvery      int    `yaml:"log_every"`       // log a training line every N steps; 0 = 50
 	Threads       int    `yaml:"threads"`         // GOMAXPROCS, at most MaxThreads; 0 = all cores
+	// GradAccumSteps splits each rank's share of the batch into this many
+	// micro-batches whose gradients are summed before one update; the graph
+	// is built for the micro-batch. 0 or 1 = off.
+	GradAccumSteps int `yaml:"grad_accum_steps"`
 }
 
 // CheckpointConfig is the checkpoint section. Its fields are literal in Go
@@ -177,6 +181,9 @@ func (c Config) Validate() error {
 	intIn("checkpoint.keep_last", c.Checkpoint.KeepLast, 0, MaxKeepLast)
 	if err := c.Finetune.Interp.Validate(); err != nil {
 		errs.Add("finetune.interp", "%v", err)
+	}
+	if t.GradAccumSteps < 0 || t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0 {
+		errs.Add("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)
 	}
 	return errs.Err()
 }
