@@ -25,6 +25,7 @@ type AdamW struct {
 // only when layer decay is on, and then every blocks.i parameter must have
 // i < depth (see [LayerID]).
 func NewAdamW(c Config, depth int) (*AdamW, error) {
+	c = c.WithDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
