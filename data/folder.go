@@ -63,7 +63,7 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 			}
 		}
 	}
-	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: cfg.MaxPixels, log: log}
+	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
@@ -254,7 +254,7 @@ func (f *Folder) skip(path string, err error) {
 }
 
 // Name returns "folder".
-func (f *Folder) Name() string { return NameFolder }
+func (f *Folder) Name() string { return string(NameFolder) }
 
 // Len returns the number of image files.
 func (f *Folder) Len() int { return len(f.files) }

@@ -66,7 +66,7 @@ func TestPixelLimit(t *testing.T) {
 	if _, err := Open(cfg, Train, 3); err != nil {
 		t.Fatalf("max_pixels 40: %v", err)
 	}
-	for _, bad := range []int64{-1, MaxMaxPixels + 1} {
+	for _, bad := range []int{-1, MaxMaxPixels + 1} {
 		cfg.MaxPixels = bad
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "data.max_pixels") {
 			t.Errorf("max_pixels %d: %v", bad, err)

@@ -26,7 +26,7 @@ func poisonedCheckpoint(t *testing.T, cfg Config, v float32) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "m.safetensors")
-	if err := SaveModel(path, m, ModelMeta{Dataset: data.NameMNIST, Weights: "raw"}, nil); err != nil {
+	if err := SaveModel(path, m, ModelMeta{Dataset: string(data.NameMNIST), Weights: "raw"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := safetensors.ReadFile(path)
