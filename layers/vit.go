@@ -14,11 +14,15 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all.
+// in place updates them all. NoWeightDecay and LayerID are its parameter
+// groups for the optimizer (see groups.go).
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
 	Value *tensor.Dense
+
+	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
+	LayerID       int  // layer id for layer-wise lr decay, 0 … Config.NumLayerIDs()-1
 }
 
 // VisionTransformer holds a ViT's configuration and parameters.
@@ -39,7 +43,8 @@ func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
 	}
 	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
 	for _, s := range ParamShapes(cfg) {
-		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...))}
+		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...)),
+			NoWeightDecay: NoWeightDecay(s.Name), LayerID: cfg.LayerID(s.Name)}
 		m.Params = append(m.Params, p)
 		m.byName[p.Name] = p
 	}

@@ -95,7 +95,7 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("decay_epochs 0 with the cosine schedule: %v", err)
 	}
-	if _, err := NewAdamW(Config{}, 12); err == nil || !strings.Contains(err.Error(), "optim.opt") {
+	if _, err := NewAdamW(Config{}); err == nil || !strings.Contains(err.Error(), "optim.opt") {
 		t.Errorf("NewAdamW with a zero Config: %v, want validation errors", err)
 	}
 }

@@ -130,9 +130,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	// 4. Optimizer, schedule, EMA.
 	params := make([]optim.Param, len(model.Params))
 	for i, p := range model.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32)}
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
-	opt, err := optim.NewAdamW(cfg.Optim, cfg.Model.Depth)
+	opt, err := optim.NewAdamW(cfg.Optim)
 	if err != nil {
 		return nil, err
 	}

@@ -63,13 +63,13 @@ func TestOverfitFixedBatch(t *testing.T) {
 	defer vm.Close()
 	oc := optim.DefaultConfig()
 	oc.WeightDecay = 0 // plain Adam
-	opt, err := optim.NewAdamW(oc, cfg.Model.Depth)
+	opt, err := optim.NewAdamW(oc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	params := make([]optim.Param, len(m.Params))
 	for i, p := range m.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32)}
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
 	for step := 1; step <= 400; step++ {
 		if err := vm.RunAll(); err != nil {

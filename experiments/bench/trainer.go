@@ -62,9 +62,9 @@ func newTrainer(c layers.Config, j job) (*trainer, error) {
 
 	tr.params = make([]optim.Param, len(m.Params))
 	for i, p := range m.Params {
-		tr.params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32)}
+		tr.params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
-	if tr.opt, err = optim.NewAdamW(tr.oc, c.Depth); err != nil {
+	if tr.opt, err = optim.NewAdamW(tr.oc); err != nil {
 		tr.close()
 		return nil, err
 	}

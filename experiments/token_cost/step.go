@@ -52,10 +52,10 @@ func stepTime(c layers.Config, batch, steps int, seed uint64) (time.Duration, er
 	}
 	params := make([]optim.Param, len(m.Params))
 	for i, p := range m.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32)}
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
 	oc := optim.DefaultConfig()
-	opt, err := optim.NewAdamW(oc, c.Depth)
+	opt, err := optim.NewAdamW(oc)
 	if err != nil {
 		return 0, err
 	}

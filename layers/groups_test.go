@@ -1,0 +1,128 @@
+package layers_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+)
+
+func tinyConfig(depth int) layers.Config {
+	c := layers.DefaultConfig()
+	c.ImgSize, c.PatchSize, c.InChans, c.EmbedDim, c.Depth, c.NumHeads, c.NumClasses = layers.Size2{4, 4}, 2, 1, 4, depth, 1, 3
+	return c
+}
+
+// TestLayerID uses a depth-12 ViT's names; ids follow timm's
+// group_with_matcher over VisionTransformer.group_matcher.
+func TestLayerID(t *testing.T) {
+	tests := []struct {
+		name string
+		want int
+	}{
+		{"cls_token", 0},
+		{"pos_embed", 0},
+		{"patch_embed.proj.weight", 0},
+		{"patch_embed.proj.bias", 0},
+		{"blocks.0.norm1.weight", 1},
+		{"blocks.3.attn.qkv.weight", 4},
+		{"blocks.11.mlp.fc2.bias", 12},
+		{"norm.weight", 12}, // r'^norm' joins the last block (MATCH_PREV_GROUP)
+		{"norm.bias", 12},
+		{"fc_norm.weight", 13},
+		{"head.weight", 13},
+		{"head.bias", 13},
+		{"blocks.x.weight", 13}, // no digits: unmatched, like timm
+	}
+	c := layers.DefaultConfig()
+	for _, tc := range tests {
+		if got := c.LayerID(tc.name); got != tc.want {
+			t.Errorf("LayerID(%q) at depth 12 = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if n := c.NumLayerIDs(); n != 14 {
+		t.Errorf("NumLayerIDs at depth 12 = %d, want 14", n)
+	}
+}
+
+// TestLayerIDMatchesTimm compares the model's layer ids with those timm's
+// param_groups_layer_decay gave the same names, recorded in optim's torch
+// golden (experiments/goldens/optim_golden.py).
+func TestLayerIDMatchesTimm(t *testing.T) {
+	b, err := os.ReadFile("../optim/testdata/adamw_torch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Depth  int `json:"depth"`
+		Params []struct {
+			Name    string `json:"name"`
+			LayerID int    `json:"layer_id"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	c := tinyConfig(g.Depth)
+	for _, p := range g.Params {
+		if id := c.LayerID(p.Name); id != p.LayerID {
+			t.Errorf("LayerID(%q) at depth %d = %d, timm gives %d", p.Name, g.Depth, id, p.LayerID)
+		}
+	}
+}
+
+// TestParamGroups checks the groups a model built by New hands to the
+// optimizer: with weight decay 0.1 and layer decay 0.5 on a depth-2 ViT,
+// each tensor's weight decay and lr scale, as AdamW applies them.
+func TestParamGroups(t *testing.T) {
+	m, err := layers.New(tinyConfig(2), tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := optim.DefaultConfig()
+	oc.WeightDecay, oc.LayerDecay = 0.1, 0.5
+	o, err := optim.NewAdamW(oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([]optim.Param, len(m.Params))
+	for i, p := range m.Params {
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
+	}
+	want := map[string][2]float64{ // weight decay, lr scale
+		"cls_token":                 {0, 0.125},
+		"pos_embed":                 {0, 0.125},
+		"patch_embed.proj.weight":   {0.1, 0.125},
+		"patch_embed.proj.bias":     {0, 0.125},
+		"blocks.0.norm1.weight":     {0, 0.25},
+		"blocks.0.attn.qkv.weight":  {0.1, 0.25},
+		"blocks.0.attn.qkv.bias":    {0, 0.25},
+		"blocks.0.mlp.fc2.weight":   {0.1, 0.25},
+		"blocks.1.attn.proj.weight": {0.1, 0.5},
+		"blocks.1.mlp.fc1.bias":     {0, 0.5},
+		"norm.weight":               {0, 0.5},
+		"norm.bias":                 {0, 0.5},
+		"head.weight":               {0.1, 1},
+		"head.bias":                 {0, 1},
+	}
+	groups := o.Groups(params)
+	seen := 0
+	for i, p := range params {
+		w, ok := want[p.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if g := groups[i]; g.WeightDecay != w[0] || math.Abs(g.LRScale-w[1]) > 1e-15 {
+			t.Errorf("%s: weight decay %g, lr scale %g; want %g, %g", p.Name, g.WeightDecay, g.LRScale, w[0], w[1])
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the %d names", seen, len(want))
+	}
+}
