@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // PlotCurves draws a run's metrics.csv as one PNG of three panels against
@@ -69,5 +71,5 @@ func PlotCurves(metricsPath, pngPath string) error {
 		pl.Legend.Top = p.title == "loss" || p.title == "learning rate"
 		pl.Draw(tiles.At(dc, i, 0))
 	}
-	return savePNG(img, pngPath)
+	return plotfile.SavePNG(pngPath, img)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -14,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // digit is one test image with its maps, each (h, w) after upsampling.
@@ -99,13 +100,5 @@ func plotDigits(ds []digit, h, w int, title, path string) error {
 		y := H - top - head - vg.Length(i)*(tile+pad) - tile/2
 		dc.FillText(small, vg.Point{X: left - 0.3*vg.Centimeter, Y: y}, r)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("png: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	return f.Close()
+	return plotfile.SavePNG(path, img)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -13,6 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // tileGrid is one position's similarity to every position, shaped as the
@@ -83,13 +84,5 @@ func plotGrid(p posSim, title, path string) error {
 	cb.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: x0, Y: bottom}, Max: vg.Point{X: x0 + 2.4*vg.Centimeter, Y: bottom + gridH}}})
 
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("png: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	return f.Close()
+	return plotfile.SavePNG(path, img)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/train"
 )
 
@@ -99,15 +99,7 @@ func plotCurves(rows []row, path string) error {
 		}
 		pl.Draw(tiles.At(dc, i, 0))
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("png: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	return f.Close()
+	return plotfile.SavePNG(path, img)
 }
 
 // preciseTicks are plot's default ticks labelled with enough digits that

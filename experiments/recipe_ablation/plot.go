@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotBars draws one group of bars per variant, one bar per learning-rate
@@ -102,15 +103,7 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 	img := vgimg.New(wd, ht)
 	dc := draw.New(img)
 	pl.Draw(dc)
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("png: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	return f.Close()
+	return plotfile.SavePNG(path, img)
 }
 
 func find(cells []*cell, mult float64, name string) *cell {

@@ -6,17 +6,12 @@ package budget
 import (
 	"flag"
 	"fmt"
-	"strings"
+
+	"github.com/vitgo/vit/internal/cliflag"
 )
 
 // Sets is a repeatable key=value flag: config overrides applied last.
-type Sets []string
-
-// String implements flag.Value.
-func (s *Sets) String() string { return strings.Join(*s, ",") }
-
-// Set implements flag.Value.
-func (s *Sets) Set(v string) error { *s = append(*s, v); return nil }
+type Sets = cliflag.Strings
 
 // Budget is one training run's size, as flags and as config overrides.
 type Budget struct {
