@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -53,45 +52,6 @@ func BenchmarkSgemm(b *testing.B) {
 				Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
 			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
-// attentionShapes are the per-head products of attention with 50 tokens
-// and head dim 64: scores Q·Kᵀ, output P·V, and the backward dP = dO·Vᵀ
-// and dV = Pᵀ·dO.
-var attentionShapes = []struct {
-	name    string
-	tA, tB  bool
-	m, n, k int
-}{
-	{"QKt", false, true, 50, 50, 64},
-	{"PV", false, false, 50, 64, 50},
-	{"dP_dOVt", false, true, 50, 50, 64},
-	{"dV_PtdO", true, false, 50, 64, 50},
-}
-
-// BenchmarkSgemmStrided times the attention products of one SMALL layer:
-// 128 images × 3 heads of 50×50 scores over head dim 64.
-func BenchmarkSgemmStrided(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	const batch = 384
-	for _, s := range attentionShapes {
-		b.Run(fmt.Sprintf("%s_%dx%dx%dx%d", s.name, batch, s.m, s.n, s.k), func(b *testing.B) {
-			a := randSlice(r, batch*s.m*s.k)
-			bb := randSlice(r, batch*s.k*s.n)
-			c := make([]float32, batch*s.m*s.n)
-			lda, ldb := s.k, s.n
-			if s.tA {
-				lda = s.m
-			}
-			if s.tB {
-				ldb = s.k
-			}
-			for b.Loop() {
-				SgemmStrided(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, s.m*s.k, bb, ldb, s.k*s.n, 0, c, s.n, s.m*s.n, batch)
-			}
-			b.ReportMetric(2*float64(batch*s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
