@@ -3,7 +3,6 @@ package layers
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"gopkg.in/yaml.v3"
 )
@@ -113,16 +112,6 @@ func preset(p, d, depth, heads int) Config {
 	c := DefaultConfig()
 	c.PatchSize, c.EmbedDim, c.Depth, c.NumHeads = p, d, depth, heads
 	return c
-}
-
-// PresetNames lists the presets in sorted order.
-func PresetNames() []string {
-	var names []string
-	for n := range Presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // Grid is the patch grid (rows, columns).

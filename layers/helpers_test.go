@@ -7,9 +7,11 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
 )
 
-func randFor(name string) *rand.Rand { return rand.New(rand.NewPCG(11, nameHash(name))) }
+func randFor(name string) *rand.Rand { return rand.New(rand.NewPCG(11, graph.StreamID(name))) }
 
 // weightedSum reduces y to Σ y⊙R for a fixed R, so every output carries a
 // distinct gradient.

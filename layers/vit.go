@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
@@ -117,7 +116,7 @@ func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
 // bias likewise); head weight and bias 0 when ZeroInitHead.
 func (m *VisionTransformer) Init(seed uint64) {
 	for _, p := range m.Params {
-		rng := rand.New(rand.NewPCG(seed, nameHash(p.Name)))
+		rng := rand.New(rand.NewPCG(seed, graph.StreamID(p.Name)))
 		switch {
 		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
 			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
@@ -138,12 +137,6 @@ func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(s
 
 func isNormWeight(n string) bool {
 	return n == "norm.weight" || hasSuffix(n, "norm1.weight") || hasSuffix(n, "norm2.weight")
-}
-
-func nameHash(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
 }
 
 // InitTruncNormal fills t with N(0, std²) cut to [−2, 2] by resampling, as
@@ -336,7 +329,7 @@ func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
 		return nil
 	}
 	if rate > 0 && b.stoch.Training {
-		h = b.do(graph.DropPath(h, rate, b.batch, b.stoch, nameHash(name)))
+		h = b.do(graph.DropPath(h, rate, b.batch, b.stoch, graph.StreamID(name)))
 		if b.err != nil {
 			return nil
 		}
@@ -348,5 +341,5 @@ func (b *builder) dropout(h *G.Node, name string) *G.Node {
 	if b.err != nil || b.cfg.Dropout == 0 || !b.stoch.Training {
 		return h
 	}
-	return b.do(graph.Dropout(h, b.cfg.Dropout, b.stoch, nameHash(name)))
+	return b.do(graph.Dropout(h, b.cfg.Dropout, b.stoch, graph.StreamID(name)))
 }
