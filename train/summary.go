@@ -10,8 +10,9 @@ import (
 	"github.com/vitgo/vit/layers"
 )
 
-// Summary validates cfg, builds the model's training graph for one image
-// (proving the graph assembles) and prints the parameter table and total.
+// Summary validates cfg, builds the model's forward graph for one image in
+// training mode (proving the model assembles; the loss and the backward
+// pass are not built) and prints the parameter table and total.
 func Summary(w io.Writer, cfg Config) error {
 	m, err := layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed)
 	if err != nil {
