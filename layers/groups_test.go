@@ -12,7 +12,7 @@ import (
 	"github.com/vitgo/vit/optim"
 )
 
-func tinyConfig(depth int) layers.Config {
+func groupsConfig(depth int) layers.Config {
 	c := layers.DefaultConfig()
 	c.ImgSize, c.PatchSize, c.InChans, c.EmbedDim, c.Depth, c.NumHeads, c.NumClasses = layers.Size2{4, 4}, 2, 1, 4, depth, 1, 3
 	return c
@@ -68,7 +68,7 @@ func TestLayerIDMatchesTimm(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	c := tinyConfig(g.Depth)
+	c := groupsConfig(g.Depth)
 	for _, p := range g.Params {
 		if id := c.LayerID(p.Name); id != p.LayerID {
 			t.Errorf("LayerID(%q) at depth %d = %d, timm gives %d", p.Name, g.Depth, id, p.LayerID)
@@ -80,7 +80,7 @@ func TestLayerIDMatchesTimm(t *testing.T) {
 // optimizer: with weight decay 0.1 and layer decay 0.5 on a depth-2 ViT,
 // each tensor's weight decay and lr scale, as AdamW applies them.
 func TestParamGroups(t *testing.T) {
-	m, err := layers.New(tinyConfig(2), tensor.Float32, 1)
+	m, err := layers.New(groupsConfig(2), tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

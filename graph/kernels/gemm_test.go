@@ -224,15 +224,7 @@ func TestSgemmPanics(t *testing.T) {
 		{"len c", func() { Sgemm(false, false, 9, 9, 1, 1, ok, 1, ok, 9, 0, ok[:80], 9) }, "len(c) = 80"},
 		{"neg", func() { Sgemm(false, false, -1, 4, 4, 1, ok, 4, ok, 4, 0, ok, 4) }, "negative dimension"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				if s, _ := r.(string); !strings.Contains(s, tc.want) {
-					t.Fatalf("panic %v, want one containing %q", r, tc.want)
-				}
-			}()
-			tc.call()
-		})
+		t.Run(tc.name, func(t *testing.T) { wantPanic(t, tc.want, tc.call) })
 	}
 }
 
@@ -254,4 +246,17 @@ func TestSgemmConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// wantPanic calls call and fails unless it panics with a message containing
+// want.
+func wantPanic(t *testing.T, want string, call func()) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if s, _ := r.(string); !strings.Contains(s, want) {
+			t.Fatalf("panic %v, want one containing %q", r, want)
+		}
+	}()
+	call()
 }

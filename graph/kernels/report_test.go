@@ -32,16 +32,7 @@ func TestReportGemm(t *testing.T) {
 	fmt.Printf("backend %s\n", Backend())
 	procs := runtime.GOMAXPROCS(0)
 	for _, s := range vitGemmShapes {
-		a := randSlice(r, s.m*s.k)
-		bb := randSlice(r, s.k*s.n)
-		c := make([]float32, s.m*s.n)
-		lda, ldb := s.k, s.n
-		if s.tA {
-			lda = s.m
-		}
-		if s.tB {
-			ldb = s.k
-		}
+		a, bb, c, lda, ldb := s.operands(r)
 		flop := 2 * float64(s.m*s.n*s.k)
 		line := fmt.Sprintf("%-18s %-3s %4d×%-4d×%-4d", s.name, map[bool]string{false: "N", true: "T"}[s.tA]+map[bool]string{false: "N", true: "T"}[s.tB], s.m, s.n, s.k)
 		for _, p := range []int{1, procs} {
