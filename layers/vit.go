@@ -21,7 +21,7 @@ type Param struct {
 	Value *tensor.Dense
 
 	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
-	LayerID       int  // layer id for layer-wise lr decay, 0 … Config.NumLayerIDs()-1
+	LayerID       int  // layer id for layer-wise lr decay, 0 (embeddings) … depth+1 (head)
 }
 
 // VisionTransformer holds a ViT's configuration and parameters.
@@ -43,7 +43,7 @@ func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
 	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
 	for _, s := range ParamShapes(cfg) {
 		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...)),
-			NoWeightDecay: NoWeightDecay(s.Name), LayerID: cfg.LayerID(s.Name)}
+			NoWeightDecay: noWeightDecay(s.Name), LayerID: layerID(s.Name, cfg.Depth)}
 		m.Params = append(m.Params, p)
 		m.byName[p.Name] = p
 	}
