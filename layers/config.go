@@ -76,7 +76,7 @@ type Config struct {
 	EmbedDim     int            `yaml:"embed_dim"`      // token width D; default 768
 	Depth        int            `yaml:"depth"`          // number of blocks L; default 12
 	NumHeads     int            `yaml:"num_heads"`      // attention heads; must divide D; default 12
-	MLPRatio     float64        `yaml:"mlp_ratio"`      // MLP hidden = int(D·ratio), truncated as timm does; default 4
+	MLPRatio     float64        `yaml:"mlp_ratio"`      // MLP hidden = round(D·ratio); default 4
 	NumClasses   int            `yaml:"num_classes"`    // classifier outputs; default 1000
 	Readout      Readout        `yaml:"readout"`        // cls (default) | mean
 	DropPathRate float64        `yaml:"drop_path_rate"` // stochastic depth, rising linearly over blocks to this; default 0
