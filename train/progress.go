@@ -7,12 +7,23 @@ import (
 	"time"
 )
 
-// ProgressWriter draws a one-line progress bar (step, loss, lr, img/s, ETA)
-// on a terminal, redrawn at most every 200 ms.
+// ProgressWriter draws a one-line progress bar (epoch, step, loss, lr,
+// img/s, the epoch's ETA and the whole run's) on a terminal, redrawn at most
+// every 200 ms.
 type ProgressWriter struct {
-	w           io.Writer
-	last, start time.Time
-	epoch, from int
+	w                    io.Writer
+	last                 time.Time
+	epoch                int
+	epochStart, runStart time.Time
+	epochFrom, runFrom   int // the steps done when this epoch's, this run's measuring began
+}
+
+// Progress is what the bar shows after a step.
+type Progress struct {
+	Epoch, Epochs            int // the current epoch, 1-based as in the logs and metrics.csv, of Epochs
+	EpochStep, StepsPerEpoch int // steps of the epoch done, of StepsPerEpoch
+	Step, Steps              int // steps of the run done, of Steps (train.max_steps if it stops earlier)
+	Loss, LR, ImgPerS        float64
 }
 
 // NewProgress returns a progress bar on w, or nil when w is not a terminal,
@@ -25,17 +36,27 @@ func NewProgress(w *os.File) *ProgressWriter {
 	return &ProgressWriter{w: w}
 }
 
-// Update redraws the bar for step of total in epoch.
-func (p *ProgressWriter) Update(epoch, step, total int, loss, lr, imgPerS float64) {
-	if p.start.IsZero() || epoch != p.epoch {
-		p.start, p.epoch, p.from = time.Now(), epoch, step-1
+// Update redraws the bar after a step.
+func (p *ProgressWriter) Update(s Progress) {
+	now := time.Now()
+	if p.runStart.IsZero() {
+		p.runStart, p.runFrom = now, s.Step-1
 	}
-	if time.Since(p.last) < 200*time.Millisecond && step != total {
+	if p.epochStart.IsZero() || s.Epoch != p.epoch {
+		p.epochStart, p.epoch, p.epochFrom = now, s.Epoch, s.EpochStep-1
+	}
+	if now.Sub(p.last) < 200*time.Millisecond && s.EpochStep != s.StepsPerEpoch {
 		return
 	}
-	p.last = time.Now()
+	p.last = now
+	fmt.Fprint(p.w, "\r"+s.line(eta(now.Sub(p.epochStart), s.EpochStep-p.epochFrom, s.StepsPerEpoch-s.EpochStep),
+		eta(now.Sub(p.runStart), s.Step-p.runFrom, s.Steps-s.Step)))
+}
+
+// line is the bar's text.
+func (s Progress) line(epochETA, runETA string) string {
 	const width = 24
-	done := width * step / max(total, 1)
+	done := width * s.EpochStep / max(s.StepsPerEpoch, 1)
 	bar := make([]byte, width)
 	for i := range bar {
 		bar[i] = '.'
@@ -43,12 +64,16 @@ func (p *ProgressWriter) Update(epoch, step, total int, loss, lr, imgPerS float6
 			bar[i] = '='
 		}
 	}
-	eta := "?"
-	if n := step - p.from; n > 0 {
-		left := time.Duration(float64(time.Since(p.start)) / float64(n) * float64(total-step))
-		eta = left.Round(time.Second).String()
+	return fmt.Sprintf("epoch %d/%d [%s] %d/%d loss %.4f lr %.2e %.0f img/s ETA %s (run %s) ",
+		s.Epoch, s.Epochs, bar, s.EpochStep, s.StepsPerEpoch, s.Loss, s.LR, s.ImgPerS, epochETA, runETA)
+}
+
+// eta extrapolates the time left from n steps taken in d.
+func eta(d time.Duration, n, left int) string {
+	if n <= 0 {
+		return "?"
 	}
-	fmt.Fprintf(p.w, "\repoch %d [%s] %d/%d loss %.4f lr %.2e %.0f img/s ETA %s ", epoch, bar, step, total, loss, lr, imgPerS, eta)
+	return time.Duration(float64(d) / float64(n) * float64(max(left, 0))).Round(time.Second).String()
 }
 
 // Done ends the bar's line.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,7 +16,6 @@ import (
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/optim"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (SIGINT,
@@ -43,304 +41,392 @@ type Result struct {
 
 // The files a run leaves in its output directory.
 const (
-	ConfigFile    = "config.yaml"
-	MetricsFile   = "metrics.csv"
-	LastModel     = "last.safetensors"
-	LastState     = "last.train.safetensors"
-	LastEMAModel  = "last_ema.safetensors"
-	BestModel     = "best.safetensors"
-	CurvesFile    = "curves.png"
-	epochPattern  = "epoch_%d.safetensors"
-	nonFiniteHint = "non-finite"
+	ConfigFile   = "config.yaml"
+	MetricsFile  = "metrics.csv"
+	LastModel    = "last.safetensors"
+	LastState    = "last.train.safetensors"
+	LastEMAModel = "last_ema.safetensors"
+	BestModel    = "best.safetensors"
+	CurvesFile   = "curves.png"
+	epochPattern = "epoch_%d.safetensors"
 )
 
 // Run trains a ViT as cfg says: nanoGPT's loop with timm's recipe.
+//
+//  1. prepare: data, model (fine-tuned from a file, or fresh), the training
+//     step and the evaluator, resumed or started afresh in out_dir;
+//  2. for each epoch, for each batch: [Step.Take] (forward, backward, clip,
+//     AdamW, EMA), log, a checkpoint every checkpoint.every_steps and on a
+//     cancelled ctx (then ErrInterrupted);
+//  3. at the end of each epoch and of the run: evaluate, metrics.csv,
+//     checkpoints, curves.png.
+//
+// A non-finite loss, gradient or weight stops the run with a
+// *NonFiniteError (errors.As), the last good checkpoint kept.
 func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = logrus.StandardLogger()
+	r, err := prepare(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
+	defer r.close()
+	st := &r.st
+	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d threads",
+		r.trainSet.Name(), r.model.NumParams(), r.spe, cfg.Train.Epochs, cfg.Train.BatchSize, runtime.GOMAXPROCS(0))
+	for st.Epoch < cfg.Train.Epochs {
+		if err := r.trainEpoch(ctx); err != nil {
+			return nil, err
+		}
+		last, err := r.endEpoch()
+		if err != nil {
+			return nil, err
+		}
+		if last {
+			break
+		}
+	}
+	res := r.res
+	res.Steps, res.Epochs, res.BestTop1, res.OutDir = st.Step, st.Epoch, st.BestTop1, r.out
+	return &res, nil
+}
+
+// trainEpoch takes the steps of the current epoch until it ends or
+// train.max_steps is reached: batch → step → log → checkpoint. A cancelled
+// ctx writes a checkpoint and returns ErrInterrupted.
+func (r *run) trainEpoch(ctx context.Context) error {
+	cfg, st := r.cfg, &r.st
+	r.epochStart, r.epochImgs = time.Now(), 0
+	r.rowStart, r.rowImgs = r.epochStart, 0
+	it := r.loader.Epoch(st.Epoch, st.EpochStep)
+	defer it.Close()
+	for !r.maxed() {
+		b, ok, err := it.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		s, err := r.step.Take(b.X, b.Targets, st.Step)
+		if err != nil {
+			if nf := (*NonFiniteError)(nil); errors.As(err, &nf) {
+				return fmt.Errorf("%w; the last good checkpoint is kept in %s", err, r.out)
+			}
+			return err
+		}
+		st.Step++
+		st.EpochStep++
+		st.LossSum += s.Loss
+		st.NormSum += s.GradNorm
+		r.epochImgs += b.N
+		r.rowImgs += b.N
+		b.Release()
+		ips := float64(r.epochImgs) / time.Since(r.epochStart).Seconds()
+		if r.opts.Progress != nil {
+			r.opts.Progress.Update(Progress{Epoch: st.Epoch + 1, Epochs: cfg.Train.Epochs, EpochStep: st.EpochStep, StepsPerEpoch: r.spe,
+				Step: st.Step, Steps: r.runSteps(), Loss: s.Loss, LR: s.LR, ImgPerS: ips})
+		}
+		if st.Step%cfg.Train.LogEvery == 0 {
+			if err := r.logStep(s); err != nil {
+				return err
+			}
+		}
+		if every := cfg.Checkpoint.EverySteps; every > 0 && st.Step%every == 0 && st.EpochStep < r.spe {
+			if err := r.save(); err != nil {
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			if err := r.save(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w at step %d: checkpoint written to %s", ErrInterrupted, st.Step, r.out)
+		}
+	}
+	return nil
+}
+
+// logStep writes a steps.csv row for the step just taken, and a debug log
+// line.
+func (r *run) logStep(s StepStats) error {
+	st := &r.st
+	ips := float64(r.rowImgs) / time.Since(r.rowStart).Seconds()
+	r.rowStart, r.rowImgs = time.Now(), 0
+	r.log.WithFields(logrus.Fields{"epoch": st.Epoch + 1, "step": st.Step, "loss": fmt.Sprintf("%.4f", s.Loss),
+		"lr": fmt.Sprintf("%.3g", s.LR), "grad_norm": fmt.Sprintf("%.3f", s.GradNorm), "img_per_s": fmt.Sprintf("%.0f", ips)}).Debug("train")
+	return r.steps.Append(StepRow{Step: st.Step, Epoch: st.Epoch + 1, LR: s.LR, Loss: s.Loss, GradNorm: s.GradNorm, ImgPerS: ips})
+}
+
+// runSteps is the number of steps the whole run takes.
+func (r *run) runSteps() int {
+	if m := r.cfg.Train.MaxSteps; m > 0 && m < r.totalSteps {
+		return m
+	}
+	return r.totalSteps
+}
+
+// maxed reports whether train.max_steps steps are done.
+func (r *run) maxed() bool { return r.cfg.Train.MaxSteps > 0 && r.st.Step >= r.cfg.Train.MaxSteps }
+
+// endEpoch closes an epoch, or the run when max_steps stopped it early:
+// evaluate (every train.eval_every epochs and at the end), append the
+// metrics row, save the checkpoints and draw the curves. last reports the
+// end of the run.
+func (r *run) endEpoch() (last bool, err error) {
+	cfg, st := r.cfg, &r.st
+	if r.opts.Progress != nil {
+		r.opts.Progress.Done()
+	}
+	row := MetricsRow{Step: st.Step, LR: r.step.lr(max(st.Step-1, 0)),
+		ImgPerS: float64(r.epochImgs) / time.Since(r.epochStart).Seconds(), Elapsed: time.Since(r.start).Seconds()}
+	if st.EpochStep > 0 {
+		row.TrainLoss, row.GradNorm = st.LossSum/float64(st.EpochStep), st.NormSum/float64(st.EpochStep)
+	}
+	epochDone := st.EpochStep >= r.spe
+	if epochDone {
+		st.Epoch++
+		st.EpochStep, st.LossSum, st.NormSum = 0, 0, 0
+	}
+	row.Epoch = st.Epoch
+	last = r.maxed() || st.Epoch >= cfg.Train.Epochs
+	if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
+		if err := r.evaluate(&row); err != nil {
+			return false, err
+		}
+	}
+	if err := r.metrics.Append(row); err != nil {
+		return false, err
+	}
+	if err := r.save(); err != nil {
+		return false, err
+	}
+	if epochDone && cfg.Checkpoint.KeepLast > 0 {
+		if err := keepLast(r.out, r.model, r.modelMeta("raw"), st.Epoch, cfg.Checkpoint.KeepLast); err != nil {
+			return false, err
+		}
+	}
+	if err := PlotCurves(r.metrics.Path, r.steps.Path, filepath.Join(r.out, CurvesFile)); err != nil {
+		r.log.Warnf("curves: %v", err)
+	}
+	return last, nil
+}
+
+// evaluate scores the weights (and the EMA's) on the validation set into
+// row, logs the epoch and keeps the best model.
+func (r *run) evaluate(row *MetricsRow) error {
+	st := &r.st
+	valLoader, err := data.NewLoader(r.valSet, loaderConfig(r.cfg, false, r.mean, r.std))
+	if err != nil {
+		return err
+	}
+	v, err := r.eval.Run(valLoader, nil)
+	if err != nil {
+		return err
+	}
+	row.Val, r.res.Last = &v, v
+	if w := r.step.EMAWeights(); w != nil {
+		ve, err := r.eval.RunWith(valLoader, w)
+		if err != nil {
+			return err
+		}
+		row.ValEMA, r.res.LastEMA = &ve, &ve
+	}
+	r.log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
+		"val_loss": fmt.Sprintf("%.4f", v.Loss), "val_top1": fmt.Sprintf("%.4f", v.Top1), "val_top5": fmt.Sprintf("%.4f", v.Top5),
+		"img_per_s": fmt.Sprintf("%.0f", row.ImgPerS), "elapsed_s": fmt.Sprintf("%.0f", row.Elapsed)}).Info("epoch")
+	if r.cfg.Checkpoint.SaveBest && v.Top1 > st.BestTop1 {
+		st.BestTop1 = v.Top1
+		return SaveModel(filepath.Join(r.out, BestModel), r.model, r.modelMeta("raw"), nil)
+	}
+	return nil
+}
+
+// save writes last.safetensors (and last_ema.safetensors), then the state
+// file, which alone is enough to resume.
+func (r *run) save() error {
+	if err := r.step.SaveTo(&r.st, r.st.Step); err != nil {
+		return err
+	}
+	if err := SaveModel(filepath.Join(r.out, LastModel), r.model, r.modelMeta("raw"), nil); err != nil {
+		return err
+	}
+	if r.st.EMA != nil {
+		if err := SaveModel(filepath.Join(r.out, LastEMAModel), r.model, r.modelMeta("ema"), r.st.EMA); err != nil {
+			return err
+		}
+	}
+	return SaveState(filepath.Join(r.out, LastState), r.st)
+}
+
+// modelMeta is the metadata of a model file written now.
+func (r *run) modelMeta(weights string) ModelMeta {
+	m := r.meta
+	m.Epoch, m.Step, m.Weights = r.st.Epoch, r.st.Step, weights
+	return m
+}
+
+// run is one training run's live parts: what prepare builds and the loop
+// and the end of each epoch use.
+type run struct {
+	cfg             Config
+	opts            Options
+	log             *logrus.Logger
+	out             string
+	trainSet        data.Dataset
+	valSet          data.Dataset
+	mean, std       []float64
+	loader          *data.Loader
+	spe, totalSteps int
+	model           *layers.VisionTransformer
+	step            *Step
+	eval            *Evaluator
+	meta            ModelMeta
+	st              State
+	metrics         *MetricsLog
+	steps           *StepsLog
+	res             Result
+	start           time.Time
+	epochStart      time.Time // this session's part of the epoch
+	epochImgs       int
+	rowStart        time.Time // of the steps.csv row in progress
+	rowImgs         int
+	closers         []func()
+}
+
+// prepare builds everything a run needs and resumes it or starts out_dir
+// afresh. On error it releases what it built.
+func prepare(cfg Config, opts Options) (_ *run, err error) {
+	r := &run{cfg: cfg, opts: opts, log: opts.Log, out: cfg.Train.OutDir, start: time.Now()}
+	if r.log == nil {
+		r.log = logrus.StandardLogger()
+	}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
-	out := cfg.Train.OutDir
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return nil, fmt.Errorf("out_dir: %w", err)
 	}
-
-	// 1. Data: the training and validation sets and their loaders.
-	trainSet, err := data.Open(cfg.Data, data.Train, cfg.Model.InChans, data.WithLogger(log))
-	if err != nil {
+	if err := r.openData(); err != nil {
 		return nil, err
 	}
-	valSet, err := data.Open(cfg.Data, data.Val, cfg.Model.InChans, data.WithLogger(log))
-	if err != nil {
+	if err := r.buildModel(); err != nil {
 		return nil, err
 	}
-	if n := len(trainSet.Classes()); n > cfg.Model.NumClasses {
-		return nil, fmt.Errorf("model.num_classes: %d, but %s has %d classes", cfg.Model.NumClasses, trainSet.Name(), n)
-	}
-	mean, std := trainSet.Norm()
-	debug.FreeOSMemory() // return the decompression buffers of loading before training starts
-	trainLoader, err := data.NewLoader(trainSet, loaderConfig(cfg, true, mean, std))
-	if err != nil {
-		return nil, err
-	}
-	spe := trainLoader.StepsPerEpoch()
-	if spe == 0 {
-		return nil, fmt.Errorf("train.batch_size %d is larger than the %d training images", cfg.Train.BatchSize, trainSet.Len())
-	}
-	totalSteps := cfg.Train.Epochs * spe
-
-	// 2. Model: fresh, or initialised from a checkpoint (fine-tuning).
-	model, err := layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Finetune.InitFrom != "" && !opts.Resume {
-		notes, err := InitFrom(model, cfg.Finetune)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range notes {
-			log.Infof("init_from: %s", n)
-		}
-	}
-
-	// 3. Graphs: one for training (loss and gradients), one for evaluation,
-	// their activations planned into one arena (they never run at once).
-	arena := graph.NewArena()
-	step, err := BuildTrainGraph(model, cfg.Train.BatchSize, cfg.Train.Seed, arena)
-	if err != nil {
-		return nil, err
-	}
-	defer step.Close()
-	tg, loss, grads, vm := step.Graph, step.Loss, step.Grads, step.VM
-	eval, err := NewEvaluatorIn(model, evalBatch(cfg), arena)
-	if err != nil {
-		return nil, err
-	}
-	defer eval.Close()
-	log.Debugf("activations: %d outputs planned into %.1f MiB (%.1f MiB unplanned; training graph alone)",
-		step.Plan.Planned, float64(arena.Bytes())/(1<<20), float64(step.Plan.Bytes)/(1<<20))
-
-	// 4. Optimizer, schedule, EMA.
-	params := make([]optim.Param, len(model.Params))
-	for i, p := range model.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
-	}
-	opt, err := optim.NewAdamW(cfg.Optim)
-	if err != nil {
-		return nil, err
-	}
-	sched := cfg.Optim.Schedule()
-	var ema *optim.EMA
-	if cfg.Optim.EMA {
-		if ema, err = optim.NewEMA(cfg.Optim.EMADecay, cfg.Optim.EMAWarmup, params); err != nil {
-			return nil, err
-		}
-	}
-	meta := ModelMeta{Dataset: trainSet.Name(), Mean: mean, Std: std, Classes: trainSet.Classes(), Weights: "raw"}
 	cfgYAML, err := cfg.YAML()
 	if err != nil {
 		return nil, err
 	}
-
-	// 5. Resume, or start the output directory afresh.
-	st := State{Seed: cfg.Train.Seed, Config: string(cfgYAML), BestTop1: -1}
-	metrics := &MetricsLog{Path: filepath.Join(out, MetricsFile)}
-	if opts.Resume {
-		if st, err = resume(out, model, opt, ema); err != nil {
-			return nil, err
-		}
-		log.Infof("resumed from %s at step %d (epoch %d, step %d of it)", filepath.Join(out, LastModel), st.Step, st.Epoch, st.EpochStep)
-		if err := metrics.Truncate(st.Step); err != nil {
-			return nil, err
-		}
-	} else if err := metrics.Create(); err != nil {
+	if err := r.resumeOrStart(string(cfgYAML)); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, ConfigFile), cfgYAML, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.out, ConfigFile), cfgYAML, 0o644); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
-	weights := make(map[string][]float32, len(params)) // the live parameter slices, written by SaveState
-	for _, p := range params {
-		weights[p.Name] = p.Value
+	return r, nil
+}
+
+// close releases the step's and the evaluator's machines.
+func (r *run) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
 	}
-	save := func() error {
-		meta.Epoch, meta.Step = st.Epoch, st.Step
-		if err := SaveModel(filepath.Join(out, LastModel), model, meta, nil); err != nil {
+	r.closers = nil
+}
+
+// openData opens the training and validation sets and the training loader.
+func (r *run) openData() (err error) {
+	cfg := r.cfg
+	if r.trainSet, err = data.Open(cfg.Data, data.Train, cfg.Model.InChans, data.WithLogger(r.log)); err != nil {
+		return err
+	}
+	if r.valSet, err = data.Open(cfg.Data, data.Val, cfg.Model.InChans, data.WithLogger(r.log)); err != nil {
+		return err
+	}
+	if n := len(r.trainSet.Classes()); n > cfg.Model.NumClasses {
+		return fmt.Errorf("model.num_classes: %d, but %s has %d classes", cfg.Model.NumClasses, r.trainSet.Name(), n)
+	}
+	r.mean, r.std = r.trainSet.Norm()
+	debug.FreeOSMemory() // return the decompression buffers of loading before training starts
+	if r.loader, err = data.NewLoader(r.trainSet, loaderConfig(cfg, true, r.mean, r.std)); err != nil {
+		return err
+	}
+	if r.spe = r.loader.StepsPerEpoch(); r.spe == 0 {
+		return fmt.Errorf("train.batch_size %d is larger than the %d training images", cfg.Train.BatchSize, r.trainSet.Len())
+	}
+	r.totalSteps = cfg.Train.Epochs * r.spe
+	r.meta = ModelMeta{Dataset: r.trainSet.Name(), Mean: r.mean, Std: r.std, Classes: r.trainSet.Classes()}
+	return nil
+}
+
+// buildModel makes the model (fresh, or initialised from finetune.init_from
+// unless resuming), its training step and its evaluator, their activations
+// planned into one arena (they never run at once).
+func (r *run) buildModel() (err error) {
+	cfg := r.cfg
+	if r.model, err = layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed); err != nil {
+		return err
+	}
+	if cfg.Finetune.InitFrom != "" && !r.opts.Resume {
+		notes, err := InitFrom(r.model, cfg.Finetune)
+		if err != nil {
 			return err
 		}
-		st.OptStep, st.M, st.V = opt.State()
-		st.Weights = weights
-		if ema != nil {
-			st.EMA = ema.Weights()
-			em := meta
-			em.Weights = "ema"
-			if err := SaveModel(filepath.Join(out, LastEMAModel), model, em, st.EMA); err != nil {
-				return err
-			}
-		}
-		return SaveState(filepath.Join(out, LastState), st)
-	}
-
-	// 6. The loop: for each step, batch → forward/backward → clip → update → log.
-	log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d threads",
-		trainSet.Name(), model.NumParams(), spe, cfg.Train.Epochs, cfg.Train.BatchSize, runtime.GOMAXPROCS(0))
-	start := time.Now()
-	res := &Result{OutDir: out}
-	in := tg.Input.Value().Data().([]float32)
-	tgt := step.Targets.Value().Data().([]float32)
-	for st.Epoch < cfg.Train.Epochs {
-		epochStart, epochImgs := time.Now(), 0
-		var lossSum, normSum float64
-		var lossN int
-		it := trainLoader.Epoch(st.Epoch, st.EpochStep)
-		for {
-			if cfg.Train.MaxSteps > 0 && st.Step >= cfg.Train.MaxSteps {
-				break
-			}
-			b, ok, err := it.Next()
-			if err != nil {
-				it.Close()
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			copy(in, b.X)
-			copy(tgt, b.Targets)
-			tg.Stoch.Step = uint64(st.Step)
-			if err := vm.RunAll(); err != nil {
-				it.Close()
-				return nil, fmt.Errorf("step %d: %w", st.Step, err)
-			}
-			lv, _ := loss.Value().Data().(float32)
-			for i, n := range grads {
-				params[i].Grad = n.Value().Data().([]float32)
-			}
-			norm := optim.ClipGradNorm(params, cfg.Optim.ClipGrad)
-			if math.IsNaN(float64(lv)) || math.IsInf(float64(lv), 0) {
-				it.Close()
-				return nil, fmt.Errorf("step %d: loss is %v (%s); the last good checkpoint is kept in %s", st.Step, lv, nonFiniteHint, out)
-			}
-			if name, ok := optim.GradsFinite(params); !ok {
-				it.Close()
-				return nil, fmt.Errorf("step %d: gradient of %s is %s; the last good checkpoint is kept in %s", st.Step, name, nonFiniteHint, out)
-			}
-			lr := sched.LR(st.Step, spe, totalSteps)
-			if err := opt.Step(params, lr); err != nil {
-				it.Close()
-				return nil, fmt.Errorf("step %d: %w", st.Step, err)
-			}
-			if ema != nil {
-				if err := ema.Update(params, st.Step+1); err != nil {
-					it.Close()
-					return nil, err
-				}
-			}
-			vm.Reset()
-			st.Step++
-			st.EpochStep++
-			epochImgs += b.N
-			lossSum += float64(lv)
-			normSum += norm
-			lossN++
-			ips := float64(epochImgs) / time.Since(epochStart).Seconds()
-			if opts.Progress != nil {
-				opts.Progress.Update(st.Epoch, st.EpochStep, spe, float64(lv), lr, ips)
-			}
-			if st.Step%cfg.Train.LogEvery == 0 {
-				log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "loss": fmt.Sprintf("%.4f", lv),
-					"lr": fmt.Sprintf("%.3g", lr), "grad_norm": fmt.Sprintf("%.3f", norm), "img_per_s": fmt.Sprintf("%.0f", ips)}).Debug("train")
-			}
-			b.Release()
-			if every := cfg.Checkpoint.EverySteps; every > 0 && st.Step%every == 0 && st.EpochStep < spe {
-				if err := save(); err != nil {
-					it.Close()
-					return nil, err
-				}
-			}
-			if ctx.Err() != nil {
-				it.Close()
-				if err := save(); err != nil {
-					return nil, err
-				}
-				return nil, fmt.Errorf("%w at step %d: checkpoint written to %s", ErrInterrupted, st.Step, out)
-			}
-		}
-		it.Close()
-		epochDone := st.EpochStep >= spe
-		stopped := cfg.Train.MaxSteps > 0 && st.Step >= cfg.Train.MaxSteps
-		if epochDone {
-			st.Epoch++
-			st.EpochStep = 0
-		}
-		last := stopped || st.Epoch >= cfg.Train.Epochs
-		if opts.Progress != nil {
-			opts.Progress.Done()
-		}
-
-		// End of epoch (or of the run): evaluate, record, checkpoint.
-		row := MetricsRow{Epoch: st.Epoch, Step: st.Step, LR: sched.LR(max(st.Step-1, 0), spe, totalSteps),
-			ImgPerS: float64(epochImgs) / time.Since(epochStart).Seconds(), Elapsed: time.Since(start).Seconds()}
-		if lossN > 0 {
-			row.TrainLoss, row.GradNorm = lossSum/float64(lossN), normSum/float64(lossN)
-		}
-		if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
-			valLoader, err := data.NewLoader(valSet, loaderConfig(cfg, false, mean, std))
-			if err != nil {
-				return nil, err
-			}
-			r, err := eval.Run(valLoader, nil)
-			if err != nil {
-				return nil, err
-			}
-			row.Val = &r
-			res.Last = r
-			if ema != nil {
-				r2, err := eval.RunWith(valLoader, ema.Weights())
-				if err != nil {
-					return nil, err
-				}
-				row.ValEMA = &r2
-				res.LastEMA = &r2
-			}
-			log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
-				"val_loss": fmt.Sprintf("%.4f", r.Loss), "val_top1": fmt.Sprintf("%.4f", r.Top1), "val_top5": fmt.Sprintf("%.4f", r.Top5),
-				"img_per_s": fmt.Sprintf("%.0f", row.ImgPerS), "elapsed_s": fmt.Sprintf("%.0f", row.Elapsed)}).Info("epoch")
-			if cfg.Checkpoint.SaveBest && r.Top1 > st.BestTop1 {
-				st.BestTop1 = r.Top1
-				meta.Epoch, meta.Step = st.Epoch, st.Step
-				if err := SaveModel(filepath.Join(out, BestModel), model, meta, nil); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if err := metrics.Append(row); err != nil {
-			return nil, err
-		}
-		if err := save(); err != nil {
-			return nil, err
-		}
-		if epochDone && cfg.Checkpoint.KeepLast > 0 {
-			if err := keepLast(out, model, meta, st.Epoch, cfg.Checkpoint.KeepLast); err != nil {
-				return nil, err
-			}
-		}
-		if err := PlotCurves(metrics.Path, filepath.Join(out, CurvesFile)); err != nil {
-			log.Warnf("curves: %v", err)
-		}
-		if last {
-			break
+		for _, n := range notes {
+			r.log.Infof("init_from: %s", n)
 		}
 	}
-	res.Steps, res.Epochs, res.BestTop1 = st.Step, st.Epoch, st.BestTop1
-	return res, nil
+	arena := graph.NewArena()
+	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
+		StepsPerEpoch: r.spe, TotalSteps: r.totalSteps, Arena: arena}); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, r.step.Close)
+	if r.eval, err = NewEvaluatorIn(r.model, evalBatch(cfg), arena); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, r.eval.Close)
+	r.log.Debugf("activations: %d outputs planned into %.1f MiB (%.1f MiB unplanned; training graph alone)",
+		r.step.tg.Plan.Planned, float64(arena.Bytes())/(1<<20), float64(r.step.tg.Plan.Bytes)/(1<<20))
+	return nil
+}
+
+// resumeOrStart restores the weights, optimizer, EMA and counters from
+// out_dir's state file, or starts the run's records afresh.
+func (r *run) resumeOrStart(cfgYAML string) error {
+	r.metrics = &MetricsLog{Path: filepath.Join(r.out, MetricsFile)}
+	r.steps = &StepsLog{Path: filepath.Join(r.out, StepsFile)}
+	r.closers = append(r.closers, func() { r.steps.Close() })
+	if !r.opts.Resume {
+		r.st = State{Seed: r.cfg.Train.Seed, Config: cfgYAML, BestTop1: -1}
+		if err := r.steps.Create(); err != nil {
+			return err
+		}
+		return r.metrics.Create()
+	}
+	statePath := filepath.Join(r.out, LastState)
+	st, err := LoadState(statePath)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if st.Weights == nil {
+		return fmt.Errorf("resume %s: holds no model weights (written by an older version)", statePath)
+	}
+	if err := r.step.Restore(st); err != nil {
+		return fmt.Errorf("resume %s: %w", statePath, err)
+	}
+	r.st = st
+	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
+	if err := r.steps.Resume(st.Step); err != nil {
+		return err
+	}
+	return r.metrics.Truncate(st.Step)
 }
 
 func evalBatch(cfg Config) int {
@@ -361,68 +447,6 @@ func loaderConfig(cfg Config, train bool, mean, std []float64) data.LoaderConfig
 		lc.BatchSize = evalBatch(cfg)
 	}
 	return lc
-}
-
-// resume restores weights, optimizer, EMA and counters from dir.
-func resume(dir string, m *layers.VisionTransformer, opt *optim.AdamW, ema *optim.EMA) (State, error) {
-	statePath := filepath.Join(dir, LastState)
-	st, err := LoadState(statePath)
-	if err != nil {
-		return State{}, fmt.Errorf("resume: %w", err)
-	}
-	if st.Weights != nil {
-		// The state file carries the weights of its own step: last.safetensors
-		// may be a step ahead if the run died between writing the two.
-		if err := setWeights(m, st.Weights); err != nil {
-			return State{}, fmt.Errorf("resume %s: %w", statePath, err)
-		}
-	} else { // a state file from before weights were kept in it
-		f, meta, ok, err := ReadModel(filepath.Join(dir, LastModel))
-		if err != nil {
-			return State{}, fmt.Errorf("resume: %w", err)
-		}
-		if !ok {
-			return State{}, fmt.Errorf("resume: %s has no model metadata", filepath.Join(dir, LastModel))
-		}
-		if _, err := LoadWeights(m, f, LoadOptions{NoResample: true}); err != nil {
-			return State{}, fmt.Errorf("resume %s: %w", filepath.Join(dir, LastModel), err)
-		}
-		if st.Step != meta.Step {
-			return State{}, fmt.Errorf("resume: %s is at step %d but %s at step %d", LastModel, meta.Step, LastState, st.Step)
-		}
-	}
-	if err := opt.LoadState(st.OptStep, st.M, st.V); err != nil {
-		return State{}, fmt.Errorf("resume %s: %w", filepath.Join(dir, LastState), err)
-	}
-	if ema != nil {
-		if st.EMA == nil {
-			return State{}, fmt.Errorf("resume: optim.ema is on but %s holds no EMA weights", filepath.Join(dir, LastState))
-		}
-		if err := ema.LoadWeights(st.EMA); err != nil {
-			return State{}, fmt.Errorf("resume: %w", err)
-		}
-	}
-	return st, nil
-}
-
-// setWeights copies w (name → values) into m's parameters: every parameter
-// must be there with its size, and nothing else.
-func setWeights(m *layers.VisionTransformer, w map[string][]float32) error {
-	if len(w) != len(m.Params) {
-		return fmt.Errorf("%d model tensors, the model has %d parameters", len(w), len(m.Params))
-	}
-	for _, p := range m.Params {
-		v, ok := w[p.Name]
-		if !ok {
-			return fmt.Errorf("no weights for %s", p.Name)
-		}
-		dst := p.Value.Data().([]float32)
-		if len(v) != len(dst) {
-			return fmt.Errorf("%s: %d values, want %d", p.Name, len(v), len(dst))
-		}
-		copy(dst, v)
-	}
-	return nil
 }
 
 // keepLast writes epoch_N.safetensors and removes those older than n epochs.

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/vitgo/vit/train/safetensors"
 )
 
@@ -34,6 +36,9 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 	}
 	if strings.Join(header[:10], ",") != "epoch,step,lr,train_loss,val_loss,val_top1,val_top5,grad_norm,img_per_s,elapsed_s" || len(rows) != 2 {
 		t.Fatalf("metrics header %v, %d rows", header, len(rows))
+	}
+	if res.OutDir != out {
+		t.Errorf("Result.OutDir %q, want %q", res.OutDir, out)
 	}
 	if res.Steps != 16 || res.Last.Images != 100 {
 		t.Fatalf("steps %d images %d, want 16 and 100 (remainder batch included)", res.Steps, res.Last.Images)
@@ -97,16 +102,78 @@ func sameWeights(t *testing.T, a, b map[string][]float32) {
 	}
 }
 
-// TestResumeAfterSIGKILL kills a training process with SIGKILL mid-epoch,
-// resumes it with Resume, and requires the same final weights, bit for bit,
-// as an uninterrupted run. Mixup/CutMix, drop path, dropout, augmentation
-// and EMA are all on, so every random stream must be restored.
+// sameRun requires a resumed run in dir to have ended exactly where the
+// uninterrupted run in ref did: weights, EMA weights and AdamW moments bit
+// for bit, and steps.csv and metrics.csv equal but for their timings
+// (img_per_s, elapsed_s).
+func sameRun(t *testing.T, ref, dir string) {
+	t.Helper()
+	sameWeights(t, finalWeights(t, ref), finalWeights(t, dir))
+	a, err := LoadState(filepath.Join(ref, LastState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadState(filepath.Join(dir, LastState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.OptStep != b.OptStep || a.Step != b.Step {
+		t.Fatalf("optimizer step %d vs %d, step %d vs %d", a.OptStep, b.OptStep, a.Step, b.Step)
+	}
+	if (a.EMA == nil) != (b.EMA == nil) {
+		t.Fatalf("EMA in one state file only")
+	}
+	for what, m := range map[string][2]map[string][]float32{"EMA": {a.EMA, b.EMA}, "AdamW m": {a.M, b.M}, "AdamW v": {a.V, b.V}} {
+		t.Run(what, func(t *testing.T) { sameWeights(t, m[0], m[1]) })
+	}
+	sa, err := ReadSteps(filepath.Join(ref, StepsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := ReadSteps(filepath.Join(dir, StepsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sa) == 0 || len(sa) != len(sb) {
+		t.Fatalf("steps.csv: %d rows vs %d", len(sa), len(sb))
+	}
+	for i := range sa {
+		sa[i].ImgPerS, sb[i].ImgPerS = 0, 0
+		if sa[i] != sb[i] {
+			t.Fatalf("steps.csv row %d: %+v vs %+v", i, sa[i], sb[i])
+		}
+	}
+	_, ma, err := ReadMetrics(filepath.Join(ref, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mb, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ma) != len(mb) {
+		t.Fatalf("metrics.csv: %d rows vs %d", len(ma), len(mb))
+	}
+	for i := range ma {
+		for j, h := range MetricsHeader {
+			if h != "img_per_s" && h != "elapsed_s" && ma[i][j] != mb[i][j] {
+				t.Errorf("metrics.csv row %d %s: %s vs %s", i, h, ma[i][j], mb[i][j])
+			}
+		}
+	}
+}
+
+// TestResumeAfterSIGKILL kills a training process with SIGKILL mid-epoch
+// (asserted: the process died of the signal, its last checkpoint inside the
+// second epoch), resumes it with Resume, and requires the run to end as an
+// uninterrupted one does ([sameRun]). Mixup/CutMix, drop path, dropout,
+// augmentation and EMA are all on, so every random stream must be restored.
+// Batches of 8 make epochs of 32 steps, so the kill lands long before the
+// epoch's end.
 func TestResumeAfterSIGKILL(t *testing.T) {
 	if os.Getenv("VIT_TRAIN_CHILD") != "" {
-		cfg := tinyRun(t)
+		cfg := sigkillRun(t)
 		cfg.Train.OutDir = os.Getenv("VIT_TRAIN_CHILD")
-		cfg.Checkpoint.EverySteps = 3
-		cfg.Optim.EMA = true
 		for i := 0; ; i++ { // run again and again until killed
 			if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: i > 0}); err != nil {
 				t.Fatal(err)
@@ -116,9 +183,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a training process")
 	}
-	ref := tinyRun(t)
-	ref.Checkpoint.EverySteps = 3
-	ref.Optim.EMA = true
+	ref := sigkillRun(t)
 	if _, err := Run(context.Background(), ref, Options{Log: quietLog()}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,28 +209,53 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want death by SIGKILL", err)
+	}
 	st, err := LoadState(filepath.Join(dir, LastState))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.Epoch != 1 || st.EpochStep == 0 || st.EpochStep >= 32 {
+		t.Fatalf("killed at epoch %d step %d of 32: the kill did not land mid-epoch", st.Epoch, st.EpochStep)
+	}
 	t.Logf("killed; resuming from epoch %d step %d", st.Epoch, st.EpochStep)
-	cfg := tinyRun(t)
+	cfg := sigkillRun(t)
 	cfg.Train.OutDir = dir
-	cfg.Checkpoint.EverySteps = 3
-	cfg.Optim.EMA = true
 	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err != nil {
 		t.Fatal(err)
 	}
-	sameWeights(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, dir))
+	sameRun(t, ref.Train.OutDir, dir)
 }
 
+// sigkillRun is tinyRun with batches of 8 (32 steps per epoch), a
+// checkpoint every 3 steps, EMA on and a steps.csv row every 2 steps.
+func sigkillRun(t *testing.T) Config {
+	cfg := tinyRun(t)
+	cfg.Train.BatchSize, cfg.Train.LogEvery = 8, 2
+	cfg.Checkpoint.EverySteps = 3
+	cfg.Optim.EMA = true
+	return cfg
+}
+
+// TestInterruptWritesCheckpointAndResumes: a cancelled context stops the run
+// after its first step with ErrInterrupted and a checkpoint; the resumed run
+// ends as an uninterrupted one does ([sameRun]: weights, EMA, AdamW moments,
+// steps.csv, and metrics.csv, whose first row needs the epoch's running sums
+// from before the interrupt).
 func TestInterruptWritesCheckpointAndResumes(t *testing.T) {
-	ref := tinyRun(t)
+	newCfg := func() Config {
+		cfg := tinyRun(t)
+		cfg.Optim.EMA, cfg.Train.LogEvery = true, 1
+		return cfg
+	}
+	ref := newCfg()
 	if _, err := Run(context.Background(), ref, Options{Log: quietLog()}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := tinyRun(t)
+	cfg := newCfg()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // as if SIGINT arrived during the first step
 	_, err := Run(ctx, cfg, Options{Log: quietLog()})
@@ -179,7 +269,7 @@ func TestInterruptWritesCheckpointAndResumes(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err != nil {
 		t.Fatal(err)
 	}
-	sameWeights(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, cfg.Train.OutDir))
+	sameRun(t, ref.Train.OutDir, cfg.Train.OutDir)
 }
 
 func TestNaNStopsAndKeepsLastGoodCheckpoint(t *testing.T) {
@@ -187,8 +277,9 @@ func TestNaNStopsAndKeepsLastGoodCheckpoint(t *testing.T) {
 	cfg.Optim.LR, cfg.Optim.WarmupEpochs, cfg.Optim.ClipGrad = 1e30, 0, 0
 	cfg.Checkpoint.EverySteps = 1
 	_, err := Run(context.Background(), cfg, Options{Log: quietLog()})
-	if err == nil || !strings.Contains(err.Error(), "step ") || !strings.Contains(err.Error(), nonFiniteHint) {
-		t.Fatalf("error %v, want a non-finite stop naming the step", err)
+	var nf *NonFiniteError
+	if !errors.As(err, &nf) {
+		t.Fatalf("error %v, want a *NonFiniteError", err)
 	}
 	w := finalWeights(t, cfg.Train.OutDir) // the last checkpoint is still readable
 	if len(w) == 0 {
@@ -234,4 +325,38 @@ func TestResumeWhenModelFileIsAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameWeights(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, cfg.Train.OutDir))
+}
+
+// TestStepsCSV: steps.csv gets a row every train.log_every steps at Info
+// level (no -v), numbered as metrics.csv (steps done, 1-based epochs), with
+// the lr of the schedule and the loss Step reported.
+func TestStepsCSV(t *testing.T) {
+	cfg := tinyRun(t)
+	cfg.Train.LogEvery = 3
+	log := quietLog()
+	log.SetLevel(logrus.InfoLevel)
+	if _, err := Run(context.Background(), cfg, Options{Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadSteps(filepath.Join(cfg.Train.OutDir, StepsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := cfg.Optim.Schedule()
+	var steps []int
+	for _, r := range rows {
+		steps = append(steps, r.Step)
+		if want := (r.Step-1)/8 + 1; r.Epoch != want {
+			t.Errorf("step %d: epoch %d, want %d", r.Step, r.Epoch, want)
+		}
+		if want := sched.LR(r.Step-1, 8, 16); r.LR != want {
+			t.Errorf("step %d: lr %v, want the schedule's %v", r.Step, r.LR, want)
+		}
+		if !(r.Loss > 0) || !(r.GradNorm > 0) || !(r.ImgPerS > 0) {
+			t.Errorf("step %d: %+v", r.Step, r)
+		}
+	}
+	if !slices.Equal(steps, []int{3, 6, 9, 12, 15}) {
+		t.Fatalf("rows at steps %v, want every 3rd of 16", steps)
+	}
 }

@@ -3,18 +3,17 @@ package train
 import (
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/data"
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
 
 // TestOverfitFixedBatch is the foundation's smoke test: a tiny ViT fits a
 // fixed batch of 32 real MNIST digits to 100% training accuracy with plain
-// Adam, through the symbolic graph and reverse-mode autodiff.
+// Adam, through the symbolic graph and reverse-mode autodiff (the training
+// step without dropout or drop path computes what the eval graph does).
 func TestOverfitFixedBatch(t *testing.T) {
 	cfg := tinyRun(t)
 	cfg.Model.EmbedDim, cfg.Model.Depth, cfg.Model.NumHeads = 32, 2, 2
@@ -41,41 +40,23 @@ func TestOverfitFixedBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := m.Build(32, layers.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(gr.Input.Value().Data().([]float32), b.X)
-	tgt := tensor.New(tensor.WithShape(32, 10), tensor.WithBacking(make([]float32, 320)))
-	for i, y := range b.Labels {
-		tgt.Data().([]float32)[i*10+y] = 1
-	}
-	targets := G.NewTensor(gr.G, tensor.Float32, 2, G.WithValue(tgt), G.WithName("targets"))
-	loss, err := graph.SoftmaxCrossEntropy(gr.Logits, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	grads, err := G.Grad(loss, gr.Params...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm := G.NewTapeMachine(gr.G)
-	defer vm.Close()
 	oc := optim.DefaultConfig()
-	oc.WeightDecay = 0 // plain Adam
-	opt, err := optim.NewAdamW(oc)
+	oc.WeightDecay, oc.ClipGrad = 0, 0 // plain Adam
+	step, err := NewStep(m, StepConfig{Batch: 32, Seed: 1, Optim: oc, LR: func(int) float64 { return 1e-3 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := make([]optim.Param, len(m.Params))
-	for i, p := range m.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
+	defer step.Close()
+	tgt := make([]float32, 32*10)
+	for i, y := range b.Labels {
+		tgt[i*10+y] = 1
 	}
-	for step := 1; step <= 400; step++ {
-		if err := vm.RunAll(); err != nil {
+	var loss float32
+	for s := 0; s <= 400; s++ {
+		if loss, err = step.Backward(b.X, tgt, s); err != nil {
 			t.Fatal(err)
 		}
-		logits := gr.Logits.Value().Data().([]float32)
+		logits := step.Graph().Logits.Value().Data().([]float32)
 		correct := 0
 		for i, y := range b.Labels {
 			row, pred := logits[i*10:(i+1)*10], 0
@@ -89,16 +70,12 @@ func TestOverfitFixedBatch(t *testing.T) {
 			}
 		}
 		if correct == 32 {
-			t.Logf("100%% training accuracy after %d steps (loss %v)", step-1, loss.Value())
+			t.Logf("100%% training accuracy after %d steps (loss %v)", s, loss)
 			return
 		}
-		for i, g := range grads {
-			params[i].Grad = g.Value().Data().([]float32)
-		}
-		if err := opt.Step(params, 1e-3); err != nil {
+		if _, err := step.Update(s); err != nil {
 			t.Fatal(err)
 		}
-		vm.Reset()
 	}
-	t.Fatalf("did not reach 100%% on a fixed batch of 32 in 400 steps (loss %v)", loss.Value())
+	t.Fatalf("did not reach 100%% on a fixed batch of 32 in 400 steps (loss %v)", loss)
 }

@@ -21,11 +21,15 @@ type State struct {
 	Epoch     int     // epoch the next step belongs to
 	EpochStep int     // steps of that epoch already done
 	BestTop1  float64 // best validation top-1 so far
-	Seed      uint64
-	Config    string // the resolved config YAML
-	OptStep   int
-	M, V      map[string][]float32
-	EMA       map[string][]float32 // nil without EMA
+	// LossSum and NormSum are the sums of the training loss and the grad
+	// norm over the EpochStep steps of the epoch done so far, so that a
+	// resumed epoch's metrics row equals the uninterrupted run's.
+	LossSum, NormSum float64
+	Seed             uint64
+	Config           string // the resolved config YAML
+	OptStep          int
+	M, V             map[string][]float32
+	EMA              map[string][]float32 // nil without EMA
 	// Weights are the raw model weights at Step, so that this one file
 	// (written atomically) is all a resume needs: last.safetensors, written
 	// beside it, can be a step ahead when the process dies between the two.
@@ -41,6 +45,8 @@ func SaveState(path string, st State) error {
 		"epoch":      strconv.Itoa(st.Epoch),
 		"epoch_step": strconv.Itoa(st.EpochStep),
 		"best_top1":  strconv.FormatFloat(st.BestTop1, 'g', -1, 64),
+		"loss_sum":   strconv.FormatFloat(st.LossSum, 'g', -1, 64),
+		"norm_sum":   strconv.FormatFloat(st.NormSum, 'g', -1, 64),
 		"seed":       strconv.FormatUint(st.Seed, 10),
 		"optim_step": strconv.Itoa(st.OptStep),
 		"config":     st.Config,
@@ -85,6 +91,13 @@ func LoadState(path string) (State, error) {
 	}
 	if st.BestTop1, err = strconv.ParseFloat(md["best_top1"], 64); err != nil {
 		return State{}, fmt.Errorf("load state %s: metadata best_top1: %w", path, err)
+	}
+	for key, dst := range map[string]*float64{"loss_sum": &st.LossSum, "norm_sum": &st.NormSum} {
+		if v, ok := md[key]; ok { // absent in files written before they were added
+			if *dst, err = strconv.ParseFloat(v, 64); err != nil {
+				return State{}, fmt.Errorf("load state %s: metadata %s: %w", path, key, err)
+			}
+		}
 	}
 	if st.Seed, err = strconv.ParseUint(md["seed"], 10, 64); err != nil {
 		return State{}, fmt.Errorf("load state %s: metadata seed: %w", path, err)

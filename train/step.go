@@ -8,7 +8,264 @@ import (
 
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
 )
+
+// Step is the one training step of this module: train.Run, the benchmark,
+// the experiments and the tests all train through it. It owns the training
+// graph and its tape machine, the binding of the graph's gradients to the
+// optimizer's named parameters, gradient clipping, the finite checks, the
+// AdamW update, the learning-rate schedule and the EMA of the weights.
+//
+// A step has two phases with a clear boundary between them:
+//
+//	Backward(x, targets, step)  forward and backward pass of one batch: the
+//	                            loss is returned, the gradients are left in
+//	                            the graph's gradient buffers
+//	Update(step)                reduce → clip → finite checks → AdamW → EMA →
+//	                            weight check
+//
+// and [Step.Take] does both. Data-parallel training and gradient
+// accumulation belong at that boundary: with k micro-batches Backward runs k
+// times, each run's gradients added into accumulation buffers (the graph
+// overwrites its own buffers every run); Update's first phase, reduce, then
+// sums those over the ranks through a communicator (an all-reduce) and
+// scales by 1/(k·ranks), so that every rank clips and updates the same
+// gradients and the weights stay equal everywhere. Today there is one rank
+// and one micro-batch, and reduce reads the graph's buffers as they are.
+//
+// Between Backward and Update no other graph planned into the same arena
+// (the evaluator) may run: it would overwrite the gradients.
+type Step struct {
+	tg     *TrainGraph
+	params []optim.Param // the model's parameters, Grad bound to the graph's gradients by Update
+	opt    *optim.AdamW
+	ema    *optim.EMA // nil without optim.ema
+	lr     func(step int) float64
+	clip   float64
+	loss   float32 // of the last Backward
+}
+
+// StepConfig says how to build a [Step].
+type StepConfig struct {
+	Batch int          // images per step (the graph's fixed batch)
+	Seed  uint64       // seeds the stochastic layers (dropout, drop path)
+	Optim optim.Config // AdamW, clipping, schedule, EMA
+	// StepsPerEpoch and TotalSteps place each step on Optim's schedule.
+	StepsPerEpoch, TotalSteps int
+	// LR, if not nil, replaces the schedule: the learning rate of each
+	// (0-based) step.
+	LR func(step int) float64
+	// Arena receives the graph's planned activations (nil: a fresh one). An
+	// evaluator built into the same arena shares that memory.
+	Arena *graph.Arena
+}
+
+// StepStats is what one step reports.
+type StepStats struct {
+	Loss     float64 // the batch's mean (soft-target) cross entropy
+	GradNorm float64 // global L2 norm of the gradients before clipping
+	LR       float64 // the learning rate of the update
+}
+
+// NonFiniteError is returned by a [Step] whose loss, gradients or updated
+// weights hold a NaN or ±Inf. Nothing non-finite is ever checkpointed: the
+// loss and gradients are checked before the update, the weights after it
+// (so the caller must not save them), and the EMA weights before they are
+// handed out for a checkpoint.
+type NonFiniteError struct {
+	Step  int     // the step (0-based: the steps done before it)
+	What  string  // "loss", "gradient", "weight" or "EMA weight"
+	Name  string  // the tensor; "" for the loss
+	Value float64 // the loss, when What is "loss"
+}
+
+func (e *NonFiniteError) Error() string {
+	if e.What == "loss" {
+		return fmt.Sprintf("step %d: loss is %v (non-finite)", e.Step, e.Value)
+	}
+	return fmt.Sprintf("step %d: %s %s is non-finite", e.Step, e.What, e.Name)
+}
+
+// NewStep builds the training step of model: its training graph for
+// c.Batch images, the optimizer over its parameters and, with c.Optim.EMA,
+// an EMA that starts from the model's current weights.
+func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
+	opt, err := optim.NewAdamW(c.Optim)
+	if err != nil {
+		return nil, err
+	}
+	params := make([]optim.Param, len(model.Params))
+	for i, p := range model.Params {
+		v, ok := p.Value.Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("train step: parameter %s is %v, want float32", p.Name, p.Value.Dtype())
+		}
+		// The parameter groups come from the model (layers/groups.go).
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
+	}
+	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.ClipGrad}
+	if s.lr == nil {
+		sched, spe, total := c.Optim.Schedule(), c.StepsPerEpoch, c.TotalSteps
+		s.lr = func(step int) float64 { return sched.LR(step, spe, total) }
+	}
+	if c.Optim.EMA {
+		if s.ema, err = optim.NewEMA(c.Optim.EMADecay, c.Optim.EMAWarmup, params); err != nil {
+			return nil, err
+		}
+	}
+	if s.tg, err = buildTrainGraph(model, c.Batch, c.Seed, c.Arena); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the tape machine.
+func (s *Step) Close() { s.tg.VM.Close() }
+
+// Graph returns the training graph, for reading its logits after Backward.
+func (s *Step) Graph() *TrainGraph { return s.tg }
+
+// Take runs one whole step on a batch: [Step.Backward], then [Step.Update].
+func (s *Step) Take(x, targets []float32, step int) (StepStats, error) {
+	if _, err := s.Backward(x, targets, step); err != nil {
+		return StepStats{}, err
+	}
+	return s.Update(step)
+}
+
+// Backward runs the forward and backward pass of one batch: x is (batch, C,
+// H, W) normalised images, targets (batch, classes) soft targets, and step
+// keys the dropout and drop-path masks. It returns the loss and leaves the
+// gradients in the graph's buffers for [Step.Update]; a non-finite loss is a
+// *NonFiniteError.
+func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
+	in := s.tg.Input.Value().Data().([]float32)
+	tgt := s.tg.Targets.Value().Data().([]float32)
+	if len(x) != len(in) || len(targets) != len(tgt) {
+		return 0, fmt.Errorf("step %d: batch of %d pixels and %d targets, the graph takes %d and %d", step, len(x), len(targets), len(in), len(tgt))
+	}
+	copy(in, x)
+	copy(tgt, targets)
+	s.tg.Stoch.Step = uint64(step)
+	s.tg.VM.Reset()
+	if err := s.tg.VM.RunAll(); err != nil {
+		return 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	s.loss, _ = s.tg.Loss.Value().Data().(float32)
+	if !finite(s.loss) {
+		return 0, &NonFiniteError{Step: step, What: "loss", Value: float64(s.loss)}
+	}
+	return s.loss, nil
+}
+
+// Update turns the gradients of the last [Step.Backward] into an update of
+// the weights: reduce (see [Step]), clip to the global norm optim.clip_grad,
+// check the gradients, AdamW at the schedule's learning rate of step,
+// update the EMA, and check the new weights. A non-finite gradient stops
+// before the update; non-finite weights after it: both are a
+// *NonFiniteError, and after the latter the weights must not be saved.
+func (s *Step) Update(step int) (StepStats, error) {
+	s.reduce()
+	norm := optim.ClipGradNorm(s.params, s.clip)
+	if name, ok := optim.GradsFinite(s.params); !ok {
+		return StepStats{}, &NonFiniteError{Step: step, What: "gradient", Name: name}
+	}
+	lr := s.lr(step)
+	if err := s.opt.Step(s.params, lr); err != nil {
+		return StepStats{}, fmt.Errorf("step %d: %w", step, err)
+	}
+	if s.ema != nil {
+		if err := s.ema.Update(s.params, step+1); err != nil {
+			return StepStats{}, err
+		}
+	}
+	for _, p := range s.params {
+		if !allFinite(p.Value) {
+			return StepStats{}, &NonFiniteError{Step: step, What: "weight", Name: p.Name}
+		}
+	}
+	return StepStats{Loss: float64(s.loss), GradNorm: norm, LR: lr}, nil
+}
+
+// reduce binds each parameter's gradient to the graph's gradient buffer.
+// This is where gradients of several micro-batches or ranks are summed.
+func (s *Step) reduce() {
+	for i, n := range s.tg.Grads {
+		s.params[i].Grad = n.Value().Data().([]float32)
+	}
+}
+
+// EMAWeights returns a copy of the EMA weights by parameter name, nil
+// without EMA.
+func (s *Step) EMAWeights() map[string][]float32 {
+	if s.ema == nil {
+		return nil
+	}
+	return s.ema.Weights()
+}
+
+// SaveTo fills the optimizer's, the EMA's and the weights' part of a
+// checkpoint's state (st.Weights aliases the live weights). Non-finite EMA
+// weights are a *NonFiniteError: nothing non-finite is saved.
+func (s *Step) SaveTo(st *State, step int) error {
+	st.OptStep, st.M, st.V = s.opt.State()
+	st.Weights = make(map[string][]float32, len(s.params))
+	for _, p := range s.params {
+		st.Weights[p.Name] = p.Value
+	}
+	st.EMA = s.EMAWeights()
+	for name, w := range st.EMA {
+		if !allFinite(w) {
+			return &NonFiniteError{Step: step, What: "EMA weight", Name: name}
+		}
+	}
+	return nil
+}
+
+// Restore sets the weights, the optimizer state and the EMA from a state
+// saved by [Step.SaveTo]: every parameter must be there with its size, and
+// nothing else.
+func (s *Step) Restore(st State) error {
+	if len(st.Weights) != len(s.params) {
+		return fmt.Errorf("%d model tensors, the model has %d parameters", len(st.Weights), len(s.params))
+	}
+	for _, p := range s.params {
+		v, ok := st.Weights[p.Name]
+		if !ok {
+			return fmt.Errorf("no weights for %s", p.Name)
+		}
+		if len(v) != len(p.Value) {
+			return fmt.Errorf("%s: %d values, want %d", p.Name, len(v), len(p.Value))
+		}
+	}
+	if err := s.opt.LoadState(st.OptStep, st.M, st.V); err != nil {
+		return err
+	}
+	if s.ema != nil {
+		if st.EMA == nil {
+			return fmt.Errorf("optim.ema is on but the state holds no EMA weights")
+		}
+		if err := s.ema.LoadWeights(st.EMA); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.params {
+		copy(p.Value, st.Weights[p.Name])
+	}
+	return nil
+}
+
+func finite(v float32) bool { return v-v == 0 }
+
+func allFinite(x []float32) bool {
+	for _, v := range x {
+		if v-v != 0 { // NaN − NaN and Inf − Inf are NaN; finite x − x is 0
+			return false
+		}
+	}
+	return true
+}
 
 // TrainGraph is one training step's graph: the model's forward pass in
 // training mode for a fixed batch, the soft-target cross entropy, the
@@ -22,7 +279,7 @@ type TrainGraph struct {
 	Plan    graph.PlanStats
 }
 
-// BuildTrainGraph builds the training step of model for batch images, with
+// buildTrainGraph builds the training graph of model for batch images, with
 // stochastic layers seeded by seed, and plans its activations into arena
 // (nil: a fresh one). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
@@ -30,7 +287,7 @@ type TrainGraph struct {
 // The gradient nodes' own values are read each step: with BindDualValues
 // Gorgonia v0.9.18 adds every run's gradient into the dual values (Reset does
 // not clear them), which would sum gradients across steps.
-func BuildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena) (*TrainGraph, error) {
+func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena) (*TrainGraph, error) {
 	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed})
 	if err != nil {
 		return nil, err
@@ -56,6 +313,3 @@ func BuildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, ar
 	t.VM = G.NewTapeMachine(g.G)
 	return t, nil
 }
-
-// Close releases the tape machine.
-func (t *TrainGraph) Close() { t.VM.Close() }

@@ -1,7 +1,10 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
 )
 
 // TestPlannedStepMatchesUnplanned: the training step and evaluator as Run
@@ -58,11 +62,12 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 	// As Run builds it.
 	m := newModel()
 	arena := graph.NewArena()
-	step, err := BuildTrainGraph(m, batch, seed, arena)
+	st, err := NewStep(m, StepConfig{Batch: batch, Seed: seed, Optim: optim.DefaultConfig(), StepsPerEpoch: 1, TotalSteps: 1, Arena: arena})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer step.Close()
+	defer st.Close()
+	step := st.Graph()
 	ev, err := NewEvaluatorIn(m, batch, arena)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +77,7 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 		t.Errorf("arena %d bytes for both graphs, want ≤ half the training graph's unplanned %d", got, unplanned)
 	}
 
+	var read func(outs ...*G.Node) [][]float32
 	run := func(vm G.VM, g *layers.Graph, tgt *G.Node, in, targets []float32, s uint64, outs ...*G.Node) [][]float32 {
 		copy(g.Input.Value().Data().([]float32), in)
 		if tgt != nil {
@@ -82,6 +88,9 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer vm.Reset()
+		return read(outs...)
+	}
+	read = func(outs ...*G.Node) [][]float32 {
 		var res [][]float32
 		for _, n := range outs {
 			switch v := n.Value().Data().(type) {
@@ -105,7 +114,10 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 			targets[b*cfg.NumClasses+rng.IntN(cfg.NumClasses)] = 1
 		}
 		want := run(rvm, rg, rtgt, in, targets, s, append(G.Nodes{rloss, rg.Logits}, rgrads...)...)
-		got := run(step.VM, step.Graph, step.Targets, in, targets, s, append(G.Nodes{step.Loss, step.Logits}, step.Grads...)...)
+		if _, err := st.Backward(in, targets, int(s)); err != nil {
+			t.Fatal(err)
+		}
+		got := read(append(G.Nodes{step.Loss, step.Logits}, step.Grads...)...)
 		for i := range want {
 			if !slices.Equal(want[i], got[i]) {
 				t.Fatalf("step %d: output %d (loss, logits, then gradients) differs from the unplanned graph", s, i)
@@ -118,6 +130,44 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 		}
 		if !slices.Equal(wantLogits, gotLogits) {
 			t.Fatalf("step %d: eval logits differ from the unplanned graph", s)
+		}
+	}
+}
+
+// TestNoNonFiniteCheckpoint: optim.lr 1e38 (reached after a warmup of one
+// step, so that a good checkpoint exists first) makes the second update's
+// weights infinite while its loss and gradients are finite. The run stops
+// with a *NonFiniteError naming the step, and every tensor of the last
+// checkpoint — weights and AdamW moments — is finite: Step checks the
+// weights after each update, so none is ever saved non-finite. (EMA is off:
+// Step's check of the EMA weights before a save would be a second guard.)
+func TestNoNonFiniteCheckpoint(t *testing.T) {
+	cfg := tinyRun(t)
+	cfg.Optim.LR, cfg.Optim.WarmupEpochs = 1e38, 0.125 // 8 steps per epoch: a warmup of 1 step
+	cfg.Checkpoint.EverySteps = 1
+	_, err := Run(context.Background(), cfg, Options{Log: quietLog()})
+	var nf *NonFiniteError
+	if !errors.As(err, &nf) {
+		t.Fatalf("error %v, want a *NonFiniteError", err)
+	}
+	st, err := LoadState(filepath.Join(cfg.Train.OutDir, LastState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nf.What != "weight" || st.Step > nf.Step || st.Step == 0 {
+		t.Fatalf("last checkpoint at step %d, the run stopped at step %d: want a good checkpoint before it (%v)", st.Step, nf.Step, nf)
+	}
+	t.Logf("stopped: %v; last checkpoint at step %d", nf, st.Step)
+	files := map[string]map[string][]float32{"weights": finalWeights(t, cfg.Train.OutDir), "state weights": st.Weights,
+		"m": st.M, "v": st.V}
+	for what, ts := range files {
+		if len(ts) == 0 {
+			t.Errorf("%s: none saved", what)
+		}
+		for name, v := range ts {
+			if !allFinite(v) {
+				t.Errorf("%s %s: non-finite values in the last checkpoint", what, name)
+			}
 		}
 	}
 }

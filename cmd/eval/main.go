@@ -2,11 +2,13 @@
 //
 //	go run ./cmd/eval -checkpoint FILE [-config FILE] [-set key=value]… [-img-size N | -img-size HxW]
 //	    [-interp bicubic|bilinear] [-ema] [-results FILE] [-predictions FILE] [-confusion-png FILE]
+//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-predictions out.csv|.json|.jsonl] [-strict]
 //
 // The model config, normalization and class names come from the checkpoint;
 // the data set from -config/-set (default: the validation split of the data
 // set the checkpoint was trained on). At another image size pos_embed is
-// resampled on the fly; the patch size never changes.
+// resampled on the fly; the patch size never changes. With -images it
+// classifies unlabelled image files instead (see images.go).
 package main
 
 import (
@@ -35,9 +37,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	interp := flag.String("interp", "bicubic", "pos_embed resampling: bicubic or bilinear")
 	ema := flag.Bool("ema", false, "evaluate the EMA weights saved beside the checkpoint")
 	results := flag.String("results", "", "write the results as JSON here")
-	preds := flag.String("predictions", "", "write per-image predictions as CSV here")
+	preds := flag.String("predictions", "", "write per-image predictions as CSV here (with -images: .csv, .json or .jsonl)")
 	conf := flag.String("confusion-png", "", "draw the confusion matrix as PNG here")
-	if err := flag.Parse(args); err != nil {
+	imgs := addImageFlags(flag)
+	rest, err := parseInterleaved(flag, args)
+	if err != nil {
 		return 2
 	}
 	if *ckpt == "" {
@@ -53,6 +57,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		o.ImgSize = &s
+	}
+	if len(imgs.paths) > 0 || len(rest) > 0 {
+		return runImages(imgs, rest, o, flag, stdout, stderr)
 	}
 	if *cfgPath != "" || len(sets) > 0 {
 		var cfg train.Config

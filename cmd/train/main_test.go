@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitgo/vit/train"
 )
 
 func TestDryRunPrintsParameterCounts(t *testing.T) {
@@ -93,6 +95,15 @@ train: {epochs: 1000, batch_size: 16}
 	}
 	if !strings.Contains(stderr.String(), "training interrupted") || !strings.Contains(stderr.String(), "-resume") {
 		t.Fatalf("stderr does not say how to resume:\n%s", stderr.String())
+	}
+	// The signal stopped the run before its last step (1000 epochs of 32),
+	// and the checkpoint holds where it stopped.
+	st, err := train.LoadState(filepath.Join(out, train.LastState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step <= 0 || st.Step >= 1000*32 {
+		t.Fatalf("checkpoint at step %d: the signal did not arrive before the last of 32000 steps", st.Step)
 	}
 	// And -resume picks it up (one more epoch).
 	var o, e bytes.Buffer

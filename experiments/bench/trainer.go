@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"math/rand/v2"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph"
@@ -13,22 +11,15 @@ import (
 	"github.com/vitgo/vit/train"
 )
 
-// trainer holds one config's training graph, built exactly as train.Run
-// builds it, its optimizer, an evaluator of the same batch, and one fixed
+// trainer holds one config's training step (train.Step, as train.Run builds
+// it), an evaluator of the same batch sharing its arena, and one fixed
 // random batch (vit_ref.py's bench also repeats one batch).
 type trainer struct {
-	cfg    layers.Config
 	batch  int
-	tgraph *train.TrainGraph
-	tg     *layers.Graph
-	loss   *G.Node
-	grads  G.Nodes
-	vm     G.VM
+	ts     *train.Step
+	tg     *layers.Graph // the step's graph, for the floor's plan
 	eval   *train.Evaluator
-	evalIn []float32
-	params []optim.Param
-	oc     optim.Config
-	opt    *optim.AdamW
+	x, tgt []float32
 }
 
 func newTrainer(c layers.Config, j job) (*trainer, error) {
@@ -36,71 +27,47 @@ func newTrainer(c layers.Config, j job) (*trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := &trainer{cfg: c, batch: j.Batch, oc: optim.DefaultConfig()}
+	oc := optim.DefaultConfig()
+	tr := &trainer{batch: j.Batch}
 	arena := graph.NewArena() // shared by both graphs, as train.Run does
-	if tr.tgraph, err = train.BuildTrainGraph(m, j.Batch, j.Seed, arena); err != nil {
+	if tr.ts, err = train.NewStep(m, train.StepConfig{Batch: j.Batch, Seed: j.Seed, Optim: oc,
+		LR: func(int) float64 { return oc.LR }, Arena: arena}); err != nil {
 		return nil, err
 	}
-	tr.tg, tr.loss, tr.grads, tr.vm = tr.tgraph.Graph, tr.tgraph.Loss, tr.tgraph.Grads, tr.tgraph.VM
-	targets := tr.tgraph.Targets
+	tr.tg = tr.ts.Graph().Graph
 	if tr.eval, err = train.NewEvaluatorIn(m, j.Batch, arena); err != nil {
-		tr.vm.Close()
+		tr.ts.Close()
 		return nil, err
 	}
 
 	// A random batch, normalised as MNIST is, with one-hot targets.
 	rng := rand.New(rand.NewPCG(j.Seed, 7))
-	in := tr.tg.Input.Value().Data().([]float32)
-	for i := range in {
-		in[i] = float32((rng.Float64() - mnistMean) / mnistStd)
+	tr.x = make([]float32, len(tr.tg.Input.Value().Data().([]float32)))
+	for i := range tr.x {
+		tr.x[i] = float32((rng.Float64() - mnistMean) / mnistStd)
 	}
-	tgt := targets.Value().Data().([]float32)
+	tr.tgt = make([]float32, j.Batch*c.NumClasses)
 	for b := range j.Batch {
-		tgt[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
-	}
-	tr.evalIn = append([]float32(nil), in...)
-
-	tr.params = make([]optim.Param, len(m.Params))
-	for i, p := range m.Params {
-		tr.params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: p.Value.Data().([]float32), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
-	}
-	if tr.opt, err = optim.NewAdamW(tr.oc); err != nil {
-		tr.close()
-		return nil, err
+		tr.tgt[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
 	}
 	return tr, nil
 }
 
 func (tr *trainer) close() {
-	tr.vm.Close()
+	tr.ts.Close()
 	tr.eval.Close()
 }
 
-// step is one training step s as train.Run takes it: forward and backward
-// on the tape machine, the gradient nodes' values read, global-norm
-// clipping, the finiteness check, the AdamW update. It returns the loss.
+// step is training step s as train.Run takes it (train.Step: forward and
+// backward on the tape machine, clipping, the finite checks, the AdamW
+// update). It returns the loss.
 func (tr *trainer) step(s int) (float32, error) {
-	tr.tg.Stoch.Step = uint64(s)
-	if err := tr.vm.RunAll(); err != nil {
-		return 0, fmt.Errorf("step %d: %w", s, err)
-	}
-	lv, _ := tr.loss.Value().Data().(float32)
-	for i, n := range tr.grads {
-		tr.params[i].Grad = n.Value().Data().([]float32)
-	}
-	optim.ClipGradNorm(tr.params, tr.oc.ClipGrad)
-	if name, ok := optim.GradsFinite(tr.params); !ok {
-		return 0, fmt.Errorf("step %d: gradient of %s is not finite", s, name)
-	}
-	if err := tr.opt.Step(tr.params, tr.oc.LR); err != nil {
-		return 0, fmt.Errorf("step %d: %w", s, err)
-	}
-	tr.vm.Reset()
-	return lv, nil
+	st, err := tr.ts.Take(tr.x, tr.tgt, s)
+	return float32(st.Loss), err
 }
 
 // forward is one eval forward of the batch.
 func (tr *trainer) forward() error {
-	_, err := tr.eval.Logits(tr.evalIn, tr.batch)
+	_, err := tr.eval.Logits(tr.x, tr.batch)
 	return err
 }

@@ -1,0 +1,35 @@
+// Package classify answers "what is in these pictures?" with a trained
+// checkpoint, from any number of goroutines at once.
+//
+// Load reads one of our model files (architecture, normalization and class
+// names come from its metadata) and builds every evaluation graph it will
+// ever run; Classify turns decoded images into top-k predictions;
+// ClassifyFiles streams image files through the data package's parallel
+// loader in batches, keeping their order.
+//
+// # Concurrency
+//
+// A Gorgonia graph can run one batch at a time, so a Classifier holds a pool
+// of Options.PoolSize lanes. Each lane owns one graph per batch size 1, 2,
+// 4, …, Options.MaxBatch (all sharing the model's weights and one activation
+// arena of the lane's own, so a lane costs the memory of its largest graph).
+// Callers put their images on one queue; a free lane takes the oldest image
+// and every further image already waiting, up to MaxBatch, and runs them in
+// the smallest graph that holds them. A lone caller thus gets batch-1
+// latency, and concurrent callers are batched together without any waiting
+// timer. Graphs are built only in Load: building one while another lane
+// runs is a data race in Gorgonia.
+//
+// # Preprocessing
+//
+// Images are converted the way the model was trained and evaluated: to the
+// checkpoint's channel count (gray by PIL's "L" luma, or RGB), resized to
+// its image size with the training pipeline's evaluation resize, and
+// normalized with the checkpoint's mean and std. Options.CropPct selects
+// timm's evaluation crop instead (resize the short side to
+// img_size/crop_pct, then a centre crop).
+//
+// Memory is bounded: a caller holds at most MaxBatch preprocessed images at
+// a time (a longer request is split into MaxBatch-sized parts), and images
+// over Options.MaxPixels are refused from their header before decoding.
+package classify

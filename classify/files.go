@@ -1,0 +1,233 @@
+package classify
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vitgo/vit/data"
+)
+
+// ImageExts are the extensions (any case) a directory is searched for.
+var ImageExts = []string{".png", ".jpg", ".jpeg", ".gif"}
+
+// FileError says why a file was not classified.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Result is one file's outcome in ClassifyFiles: its predictions, or Err (a
+// *FileError) when it could not be read or decoded.
+type Result struct {
+	Index       int // position in the paths given to ClassifyFiles
+	Path        string
+	Predictions []Prediction
+	Err         error
+}
+
+// ExpandPaths lists the files that args name, in order: a file as given
+// (whatever its extension), a directory as the image files under it
+// (recursively, lexical order, hidden entries and symlinked directories
+// skipped), a pattern with * ? or [ as its matches (each expanded the same
+// way). A path that does not exist, or a pattern without a match, is kept
+// as given so that classifying it reports it by name.
+func ExpandPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		names := []string{a}
+		if _, err := os.Lstat(a); err != nil && strings.ContainsAny(a, "*?[") {
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, fmt.Errorf("classify: pattern %q: %w", a, err)
+			}
+			if len(m) > 0 {
+				names = m
+			}
+		}
+		for _, n := range names {
+			st, err := os.Stat(n)
+			if err != nil || !st.IsDir() {
+				out = append(out, n)
+				continue
+			}
+			files, err := walkImages(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+		}
+	}
+	return out, nil
+}
+
+func walkImages(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("classify: %w", err)
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(p))
+		for _, e := range ImageExts {
+			if ext == e {
+				out = append(out, p)
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// decodeFile decodes an image file with Decode.
+func decodeFile(path string, maxPixels int64) (image.Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Decode(f, maxPixels)
+}
+
+// Decode decodes a PNG, JPEG or GIF image after checking from its header
+// that it has at most maxPixels pixels (a *TooLargeError if not), so a
+// small file that claims a huge image costs no memory.
+func Decode(r io.ReadSeeker, maxPixels int64) (image.Image, error) {
+	cfg, _, err := image.DecodeConfig(bufio.NewReader(r))
+	if err != nil {
+		return nil, fmt.Errorf("not a decodable PNG, JPEG or GIF: %w", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("empty image (%dx%d)", cfg.Width, cfg.Height)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return nil, &TooLargeError{W: cfg.Width, H: cfg.Height, Max: maxPixels}
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	img, _, err := image.Decode(bufio.NewReader(r))
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return img, nil
+}
+
+// fileSet is a data.Dataset of image files for the loader. A file that
+// cannot be read yields a 1×1 placeholder and its error in errs[i]; its
+// consumer skips it. errs[i] is written by the worker that reads file i
+// before the loader hands out its batch.
+type fileSet struct {
+	c     *Classifier
+	paths []string
+	errs  []error
+}
+
+var _ data.Dataset = (*fileSet)(nil)
+
+func (s *fileSet) Name() string                { return "files" }
+func (s *fileSet) Len() int                    { return len(s.paths) }
+func (s *fileSet) Classes() []string           { return s.c.classes }
+func (s *fileSet) Channels() int               { return s.c.c }
+func (s *fileSet) Norm() (mean, std []float64) { return s.c.meanStd() }
+
+func (s *fileSet) Item(i int) (data.Image, int, error) {
+	img, err := decodeFile(s.paths[i], s.c.opts.MaxPixels)
+	var u data.Image
+	if err == nil {
+		u, err = data.FromImage(img, s.c.c)
+	}
+	if err == nil && s.c.opts.CropPct != 0 {
+		u, err = data.CenterCrop(u, s.c.h, s.c.w, s.c.opts.CropPct)
+	}
+	if err != nil {
+		s.errs[i] = &FileError{Path: s.paths[i], Err: err}
+		return data.Image{C: s.c.c, H: 1, W: 1, Pix: make([]uint8, s.c.c)}, 0, nil
+	}
+	return u, 0, nil
+}
+
+// ClassifyFiles classifies image files, streaming them through the data
+// package's parallel loader (Options.Workers decoders) in batches of
+// PoolSize·MaxBatch, and calls fn with each file's Result in the order of
+// paths. A file that cannot be read is passed to fn with Err set; an error
+// returned by fn (or a canceled ctx) stops the stream and is returned.
+func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(Result) error) error {
+	if len(paths) == 0 {
+		return errors.New("classify: no files to classify")
+	}
+	ds := &fileSet{c: c, paths: paths, errs: make([]error, len(paths))}
+	mean, std := c.meanStd()
+	aug := data.DefaultAugmentConfig()
+	aug.Interpolation = c.opts.Resize
+	l, err := data.NewLoader(ds, data.LoaderConfig{
+		BatchSize: c.opts.PoolSize * c.opts.MaxBatch, ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
+		Prefetch: 2, Augment: aug, Mixup: data.DefaultMixupConfig(), NumClasses: len(c.classes), Mean: mean, Std: std,
+	})
+	if err != nil {
+		return fmt.Errorf("classify: %w", err)
+	}
+	it := l.Epoch(0, 0)
+	defer it.Close()
+	size := c.c * c.h * c.w
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, ok, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("classify: %w", err)
+		}
+		if !ok {
+			return nil
+		}
+		var xs [][]float32
+		var at []int // batch row of each x
+		for j := 0; j < b.N; j++ {
+			if ds.errs[b.Indices[j]] == nil {
+				xs = append(xs, b.X[j*size:(j+1)*size])
+				at = append(at, j)
+			}
+		}
+		preds, err := c.run(ctx, xs)
+		if err != nil {
+			var nf *NonFiniteError
+			if errors.As(err, &nf) {
+				return &FileError{Path: paths[b.Indices[at[nf.Index]]], Err: err}
+			}
+			return err
+		}
+		k := 0
+		for j := 0; j < b.N; j++ {
+			idx := b.Indices[j]
+			r := Result{Index: idx, Path: paths[idx], Err: ds.errs[idx]}
+			if r.Err == nil {
+				r.Predictions = preds[k]
+				k++
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		b.Release()
+	}
+}

@@ -1,0 +1,157 @@
+package classify
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train"
+)
+
+// item is one preprocessed image waiting for a lane.
+type item struct {
+	x   []float32 // (C, H, W) normalized
+	i   int       // position in its request
+	req *request
+}
+
+// request collects the answers to one Classify part.
+type request struct {
+	ctx  context.Context
+	out  [][]Prediction
+	left atomic.Int32
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+// finish records item i's answer (or error); the last one closes done.
+func (r *request) finish(i int, p []Prediction, err error) {
+	if err != nil {
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = err
+		}
+		r.mu.Unlock()
+	} else {
+		r.out[i] = p
+	}
+	if r.left.Add(-1) == 0 {
+		close(r.done)
+	}
+}
+
+func (r *request) fail(err error) { r.finish(-1, nil, err) }
+
+func (r *request) firstErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// lane owns the evaluation graphs of batch 1, 2, 4, …, maxBatch, planned
+// into one arena: a lane runs one graph at a time.
+type lane struct {
+	evals []*train.Evaluator // ascending batch sizes
+	in    []float32          // (maxBatch, C, H, W) staging buffer
+	batch []*item
+}
+
+func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena) (*lane, error) {
+	l := &lane{}
+	for b := 1; ; b *= 2 {
+		b = min(b, maxBatch)
+		ev, err := train.NewEvaluatorIn(m, b, arena)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.evals = append(l.evals, ev)
+		if b == maxBatch {
+			break
+		}
+	}
+	c := m.Config
+	l.in = make([]float32, maxBatch*c.InChans*c.ImgSize[0]*c.ImgSize[1])
+	return l, nil
+}
+
+func (l *lane) close() {
+	for _, ev := range l.evals {
+		ev.Close()
+	}
+	l.evals = nil
+}
+
+// serve runs batches on lane l until Close: it waits for one image, takes
+// every further image already queued up to MaxBatch, and runs them in the
+// smallest graph that holds them.
+func (c *Classifier) serve(l *lane) {
+	for {
+		var first *item
+		select {
+		case first = <-c.queue:
+		case <-c.quit:
+			return
+		}
+		l.batch = append(l.batch[:0], first)
+	gather:
+		for len(l.batch) < c.opts.MaxBatch {
+			select {
+			case it := <-c.queue:
+				l.batch = append(l.batch, it)
+			default:
+				break gather
+			}
+		}
+		c.runBatch(l)
+	}
+}
+
+// runBatch evaluates l.batch and hands each request its answers.
+func (c *Classifier) runBatch(l *lane) {
+	live := l.batch[:0]
+	for _, it := range l.batch {
+		if err := it.req.ctx.Err(); err != nil {
+			it.req.finish(it.i, nil, err)
+			continue
+		}
+		live = append(live, it)
+	}
+	n := len(live)
+	if n == 0 {
+		return
+	}
+	size := len(live[0].x)
+	for j, it := range live {
+		copy(l.in[j*size:(j+1)*size], it.x)
+	}
+	ev := l.evals[len(l.evals)-1]
+	for _, e := range l.evals {
+		if e.Graph().Batch >= n {
+			ev = e
+			break
+		}
+	}
+	c.batches.Add(1)
+	c.images.Add(int64(n))
+	for m := c.maxSeen.Load(); int64(n) > m && !c.maxSeen.CompareAndSwap(m, int64(n)); m = c.maxSeen.Load() {
+	}
+	logits, err := ev.Logits(l.in[:n*size], n)
+	k := len(c.classes)
+	for j, it := range live {
+		if err != nil {
+			it.req.finish(it.i, nil, err)
+			continue
+		}
+		p, ok := c.topK(logits[j*k : (j+1)*k])
+		if !ok {
+			it.req.finish(it.i, nil, &NonFiniteError{Index: it.i})
+			continue
+		}
+		it.req.finish(it.i, p, nil)
+	}
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/train"
+)
+
+// imageFlags are the flags of the -images mode (classify unlabelled images).
+type imageFlags struct {
+	paths   cliflag.Strings
+	topk    *int
+	cropPct *float64
+	resize  *string
+	strict  *bool
+	batch   *int
+	workers *int
+}
+
+func addImageFlags(fs *flag.FlagSet) *imageFlags {
+	f := &imageFlags{}
+	fs.Var(&f.paths, "images", "classify these images: files, directories (recursive) or globs; more paths may follow as arguments")
+	f.topk = fs.Int("topk", 5, "-images: classes to report per image")
+	f.cropPct = fs.Float64("crop-pct", 0, "-images: timm's eval crop (resize the short side to img_size/crop_pct, centre crop); 0 = resize the whole image as training evaluates")
+	f.resize = fs.String("resize", "bilinear", "-images: resize without -crop-pct: bilinear (the trainer's default) or bilinear_aa")
+	f.strict = fs.Bool("strict", false, "-images: fail on the first unreadable image instead of skipping it")
+	f.batch = fs.Int("batch", 16, "-images: images per forward pass")
+	f.workers = fs.Int("workers", 0, "-images: decoding goroutines (0 = GOMAXPROCS)")
+	return f
+}
+
+// parseInterleaved parses flags that may follow positional arguments (the
+// shell's expansion of -images dir/*.png), returning the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return rest, nil
+		}
+		if args[0] == "--" {
+			return append(rest, args[1:]...), nil
+		}
+		rest = append(rest, args[0])
+		args = args[1:]
+	}
+}
+
+// runImages classifies the images named by -images and the positional
+// arguments, printing the top-k classes of each and writing -predictions.
+func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "eval: "+format+"\n", a...)
+		return code
+	}
+	var extra []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "config", "set", "results", "confusion-png":
+			extra = append(extra, "-"+fl.Name)
+		}
+	})
+	if len(extra) > 0 {
+		return fail(2, "%s not used with -images", strings.Join(extra, ", "))
+	}
+	if o.EMA {
+		return fail(2, "-ema is not supported with -images")
+	}
+	if *f.topk <= 0 || *f.batch <= 0 || *f.workers < 0 {
+		return fail(2, "-topk and -batch must be positive, -workers ≥ 0")
+	}
+	var pw *predWriter
+	if o.Predictions != "" {
+		var err error
+		if pw, err = newPredWriter(o.Predictions, *f.topk); err != nil {
+			return fail(2, "-predictions: %v", err)
+		}
+		defer pw.abort()
+	}
+	paths, err := classify.ExpandPaths(append(append([]string(nil), f.paths...), rest...))
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if len(paths) == 0 {
+		return fail(1, "-images: no image files found")
+	}
+	c, err := classify.Load(o.Checkpoint, classify.Options{
+		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: *f.resize, CropPct: *f.cropPct, TopK: *f.topk,
+		MaxBatch: *f.batch, Workers: *f.workers,
+	})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer c.Close()
+	for _, n := range c.Notes() {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	var done, skipped int
+	start := time.Now()
+	err = c.ClassifyFiles(ctx, paths, func(r classify.Result) error {
+		if r.Err != nil {
+			if *f.strict {
+				return r.Err
+			}
+			skipped++
+			fmt.Fprintf(stderr, "eval: skipped %v\n", r.Err)
+			return nil
+		}
+		done++
+		fmt.Fprintf(out, "%s:", r.Path)
+		for i, p := range r.Predictions {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(out, "%s %s %.4f", sep, p.Label, p.Prob)
+		}
+		fmt.Fprintln(out)
+		if pw != nil {
+			return pw.write(r)
+		}
+		return nil
+	})
+	out.Flush()
+	if err != nil {
+		var fe *classify.FileError
+		if errors.As(err, &fe) && *f.strict {
+			return fail(1, "%v (-strict)", err)
+		}
+		return fail(1, "%v", err)
+	}
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(stderr, "eval: classified %d images, skipped %d, in %.1f s (%.1f img/s)\n", done, skipped, secs, float64(done)/secs)
+	if done == 0 {
+		return fail(1, "no image could be classified")
+	}
+	if pw != nil {
+		if err := pw.commit(); err != nil {
+			return fail(1, "-predictions: %v", err)
+		}
+	}
+	return 0
+}
+
+// predWriter streams predictions as CSV, JSON or JSON lines (by the file's
+// extension) into a temp file renamed into place on success.
+type predWriter struct {
+	path, tmp string
+	f         *os.File
+	w         *bufio.Writer
+	cw        *csv.Writer
+	kind      string
+	n         int
+}
+
+func newPredWriter(path string, k int) (*predWriter, error) {
+	kind := strings.ToLower(filepath.Ext(path))
+	if kind != ".csv" && kind != ".json" && kind != ".jsonl" {
+		return nil, fmt.Errorf("%s: want a .csv, .json or .jsonl file", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-pred-*")
+	if err != nil {
+		return nil, err
+	}
+	p := &predWriter{path: path, tmp: f.Name(), f: f, w: bufio.NewWriter(f), kind: kind}
+	switch kind {
+	case ".csv":
+		p.cw = csv.NewWriter(p.w)
+		head := []string{"path"}
+		for i := 1; i <= k; i++ {
+			head = append(head, fmt.Sprintf("top%d_class", i), fmt.Sprintf("top%d_prob", i))
+		}
+		p.cw.Write(head)
+	case ".json":
+		p.w.WriteString("[")
+	}
+	return p, nil
+}
+
+type predRecord struct {
+	Path        string                `json:"path"`
+	Predictions []classify.Prediction `json:"predictions"`
+}
+
+func (p *predWriter) write(r classify.Result) error {
+	if p.cw != nil {
+		rec := []string{r.Path}
+		for _, q := range r.Predictions {
+			rec = append(rec, q.Label, strconv.FormatFloat(q.Prob, 'g', 6, 64))
+		}
+		return p.cw.Write(rec)
+	}
+	b, err := json.Marshal(predRecord{r.Path, r.Predictions})
+	if err != nil {
+		return err
+	}
+	if p.kind == ".json" {
+		if p.n > 0 {
+			p.w.WriteString(",")
+		}
+		p.w.WriteString("\n  ")
+	}
+	p.n++
+	p.w.Write(b)
+	if p.kind == ".jsonl" {
+		p.w.WriteString("\n")
+	}
+	return nil
+}
+
+func (p *predWriter) commit() error {
+	if p.kind == ".json" {
+		p.w.WriteString("\n]\n")
+	}
+	if p.cw != nil {
+		p.cw.Flush()
+	}
+	if err := p.w.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", p.path, err)
+	}
+	if err := p.f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", p.path, err)
+	}
+	p.f = nil
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		return err
+	}
+	p.tmp = ""
+	return nil
+}
+
+// abort removes the temp file unless commit renamed it.
+func (p *predWriter) abort() {
+	if p.f != nil {
+		p.f.Close()
+	}
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/classify/classifytest"
+)
+
+var ckpt string
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv("CLASSIFY_SERVER_ARGS"); args != "" { // the child of TestSIGTERM
+		os.Args = append([]string{"classify_server"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "classify-server-test-*")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if ckpt, err = classifytest.Train(dir); err != nil {
+		log.Fatal(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var addrRE = regexp.MustCompile(`listening on (\S+)`)
+
+// addrWriter hands the first "listening on ADDR" it sees to addr.
+type addrWriter struct {
+	once sync.Once
+	addr chan string
+}
+
+func (w *addrWriter) Write(p []byte) (int, error) {
+	if m := addrRE.FindSubmatch(p); m != nil {
+		w.once.Do(func() { w.addr <- string(m[1]) })
+	}
+	return len(p), nil
+}
+
+// start runs the server in-process on a free loopback port; the returned
+// stop shuts it down and checks that run returned nil.
+func start(t *testing.T, extra ...string) (url string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	aw := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	args := append([]string{"-checkpoint", ckpt, "-addr", "127.0.0.1:0", "-topk", "2", "-max-bytes", "200000", "-max-pixels", "250000"}, extra...)
+	go func() { done <- run(ctx, args, log.New(aw, "", 0)) }()
+	select {
+	case a := <-aw.addr:
+		url = "http://" + a + "/classify"
+	case err := <-done:
+		t.Fatalf("server ended: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start")
+	}
+	return url, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+type answer struct {
+	Predictions []classify.Prediction
+	Error       string
+}
+
+func post(t *testing.T, url string, body []byte) (int, answer) {
+	resp, err := client.Post(url, "application/octet-stream", bytes.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return 0, answer{}
+	}
+	defer resp.Body.Close()
+	var a answer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Errorf("status %d: body is not JSON: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, a
+}
+
+func encode(img image.Image, format string) []byte {
+	var b bytes.Buffer
+	if format == "jpeg" {
+		jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
+	} else {
+		png.Encode(&b, img)
+	}
+	return b.Bytes()
+}
+
+func TestServerAnswers(t *testing.T) {
+	url, stop := start(t)
+	defer stop()
+	// 8 callers × 3 requests at once, PNG and JPEG, every class.
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 3; r++ {
+				class, format := (g+r)%3, []string{"png", "jpeg"}[(g+r)%2]
+				code, a := post(t, url, encode(classifytest.Colour(class, 20+g, 30+r, uint32(10*g+r)), format))
+				if code != http.StatusOK || len(a.Predictions) != 2 || a.Predictions[0].Label != classifytest.Classes[class] {
+					t.Errorf("caller %d request %d (%s, %s): %d %+v", g, r, classifytest.Classes[class], format, code, a)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	png := encode(classifytest.Colour(0, 16, 16, 1), "png")
+	huge := encode(image.NewGray(image.Rect(0, 0, 1000, 1000)), "png") // small file, 1 MP
+	for _, tc := range []struct {
+		name string
+		body []byte
+		code int
+	}{
+		{"garbage", []byte("hello, not an image"), http.StatusBadRequest},
+		{"empty", nil, http.StatusBadRequest},
+		{"truncated PNG", png[:len(png)/2], http.StatusBadRequest},
+		{"body over -max-bytes", make([]byte, 300000), http.StatusRequestEntityTooLarge},
+		{"over -max-pixels", huge, http.StatusRequestEntityTooLarge},
+	} {
+		code, a := post(t, url, tc.body)
+		if code != tc.code || a.Error == "" {
+			t.Errorf("%s: %d %+v, want %d with an error", tc.name, code, a, tc.code)
+		}
+	}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET: %d", resp.StatusCode)
+	}
+}
+
+func TestServerTimeout(t *testing.T) {
+	url, stop := start(t, "-timeout", "1ns")
+	defer stop()
+	code, a := post(t, url, encode(classifytest.Colour(1, 16, 16, 1), "png"))
+	if code != http.StatusServiceUnavailable || !strings.Contains(a.Error, "deadline") {
+		t.Errorf("%d %+v, want 503 on the deadline", code, a)
+	}
+}
+
+// TestSIGTERM runs the server as a process, sends SIGTERM while a request's
+// body is still arriving, and expects that request answered and exit 0.
+func TestSIGTERM(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CLASSIFY_SERVER_ARGS=-checkpoint "+ckpt+" -addr 127.0.0.1:0")
+	aw := &addrWriter{addr: make(chan string, 1)}
+	var logs bytes.Buffer
+	cmd.Stderr = io.MultiWriter(aw, &logs)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var url string
+	select {
+	case a := <-aw.addr:
+		url = "http://" + a + "/classify"
+	case err := <-exited:
+		t.Fatalf("server exited: %v\n%s", err, logs.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not start")
+	}
+	body := encode(classifytest.Colour(2, 24, 24, 5), "png")
+	pr, pw := io.Pipe()
+	type result struct {
+		code int
+		a    answer
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := client.Post(url, "image/png", pr)
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var a answer
+		err = json.NewDecoder(resp.Body).Decode(&a)
+		got <- result{resp.StatusCode, a, err}
+	}()
+	pw.Write(body[:10])
+	time.Sleep(300 * time.Millisecond) // the request is in flight
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	pw.Write(body[10:])
+	pw.Close()
+	r := <-got
+	if r.err != nil || r.code != http.StatusOK || r.a.Predictions[0].Label != "red" {
+		t.Errorf("request in flight at SIGTERM: %d %+v %v", r.code, r.a, r.err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit after SIGTERM")
+	}
+	if !strings.Contains(logs.String(), "shutting down") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+	if _, err := client.Post(url, "image/png", bytes.NewReader(body)); err == nil {
+		t.Error("server still answering after exit")
+	}
+}
