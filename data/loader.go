@@ -20,6 +20,53 @@ type LoaderConfig struct {
 	Mixup      MixupConfig   // train-time mixing and label smoothing (ignored in evaluation)
 	NumClasses int           // width of Batch.Targets; must cover the data set's classes
 	Mean, Std  []float64     // normalization (empty = the data set's Norm())
+
+	// Rank and Ranks shard the data for data-parallel training (Ranks 0 or
+	// 1: one process). In training, BatchSize stays the global batch and
+	// rank r builds its BatchSize/Ranks rows of each global batch, bit for
+	// bit as one process would (Slice gives their positions); Mixup/CutMix
+	// partners are in the same slice. In evaluation, rank r builds the whole
+	// batches whose step is r modulo Ranks.
+	Rank, Ranks int
+}
+
+// Slice returns the positions, within a global training batch of batch
+// rows, of the rows rank of ranks builds: the pairs p, batch−1−p (the
+// partners of Mixup and CutMix) for p in [rank·q, (rank+1)·q), q =
+// batch/(2·ranks), as two ascending runs. Row i's partner is row len−1−i.
+// One rank gets 0…batch−1 whatever the batch.
+func Slice(batch, rank, ranks int) ([]int, error) {
+	if ranks <= 1 {
+		rows := make([]int, batch)
+		for i := range rows {
+			rows[i] = i
+		}
+		return rows, nil
+	}
+	if rank < 0 || rank >= ranks {
+		return nil, fmt.Errorf("data: loader: rank %d outside [0,%d)", rank, ranks)
+	}
+	if batch%(2*ranks) != 0 {
+		return nil, &ShardError{Batch: batch, Ranks: ranks}
+	}
+	q := batch / (2 * ranks)
+	lo, hi := rank*q, (rank+1)*q
+	rows := make([]int, 0, 2*q)
+	for p := lo; p < hi; p++ {
+		rows = append(rows, p)
+	}
+	for p := batch - hi; p < batch-lo; p++ {
+		rows = append(rows, p)
+	}
+	return rows, nil
+}
+
+// ShardError is returned for a global training batch that the ranks cannot
+// share evenly in mirrored pairs.
+type ShardError struct{ Batch, Ranks int }
+
+func (e *ShardError) Error() string {
+	return fmt.Sprintf("train.batch_size: %d is not a multiple of 2 × %d ranks; each rank takes whole pairs of rows (Mixup/CutMix partners)", e.Batch, e.Ranks)
 }
 
 // Batch is one batch of images and targets. The consumer owns it until it
@@ -31,6 +78,7 @@ type Batch struct {
 	N       int       // images in this batch (BatchSize, or fewer for evaluation's last batch)
 	Step    int       // step within the epoch
 	Indices []int     // (N) data set index of each image
+	Rows    []int     // (N) position of each image in the global batch (see LoaderConfig.Rank)
 	C, H, W int       // image shape
 
 	pool chan *Batch
@@ -58,6 +106,7 @@ type Loader struct {
 	pipe  *Pipeline
 	mix   *Mixup
 	steps int
+	rows  []int // training: the positions this rank builds in each global batch
 	pool  chan *Batch
 }
 
@@ -117,6 +166,15 @@ func NewLoader(ds Dataset, cfg LoaderConfig) (*Loader, error) {
 			return nil, err
 		}
 	}
+	if cfg.Ranks < 0 || cfg.Ranks > 1 && (cfg.Rank < 0 || cfg.Rank >= cfg.Ranks) {
+		return nil, fmt.Errorf("data: loader: rank %d of %d ranks", cfg.Rank, cfg.Ranks)
+	}
+	var rows []int
+	if cfg.Train {
+		if rows, err = Slice(cfg.BatchSize, cfg.Rank, cfg.Ranks); err != nil {
+			return nil, err
+		}
+	}
 	n := ds.Len()
 	steps := (n + cfg.BatchSize - 1) / cfg.BatchSize
 	if cfg.Train {
@@ -127,12 +185,13 @@ func NewLoader(ds Dataset, cfg LoaderConfig) (*Loader, error) {
 	} else if n == 0 {
 		return nil, fmt.Errorf("data: loader: %s has no images", ds.Name())
 	}
-	return &Loader{ds: ds, cfg: cfg, pipe: pipe, mix: mix, steps: steps,
+	return &Loader{ds: ds, cfg: cfg, pipe: pipe, mix: mix, steps: steps, rows: rows,
 		pool: make(chan *Batch, cfg.Prefetch+2)}, nil
 }
 
-// StepsPerEpoch returns the number of batches in an epoch: ⌊N/B⌋ in
-// training (the last partial batch is dropped), ⌈N/B⌉ in evaluation.
+// StepsPerEpoch returns the number of global batches in an epoch: ⌊N/B⌋
+// in training (the last partial batch is dropped), ⌈N/B⌉ in evaluation (of
+// which one rank of several yields every Ranks-th).
 func (l *Loader) StepsPerEpoch() int { return l.steps }
 
 // Config returns the loader's configuration with defaults filled in.
@@ -166,14 +225,18 @@ func (l *Loader) getBatch(step, n int) *Batch {
 	case b = <-l.pool:
 	default:
 		bs := l.cfg.BatchSize
+		if l.rows != nil {
+			bs = len(l.rows)
+		}
 		b = &Batch{X: make([]float32, bs*c*h*w), Labels: make([]int, bs), Targets: make([]float32, bs*k),
-			Indices: make([]int, bs), pool: l.pool}
+			Indices: make([]int, bs), Rows: make([]int, bs), pool: l.pool}
 	}
 	b.N, b.Step, b.C, b.H, b.W = n, step, c, h, w
 	b.X = b.X[:n*c*h*w]
 	b.Labels = b.Labels[:n]
 	b.Targets = b.Targets[:n*k]
 	b.Indices = b.Indices[:n]
+	b.Rows = b.Rows[:n]
 	return b
 }
 
@@ -235,9 +298,21 @@ func (l *Loader) Epoch(epoch, startStep int) *Iter {
 		defer close(it.pending)
 		for step := startStep; step < l.steps; step++ {
 			n := l.batchSize(step)
+			if l.rows != nil {
+				n = len(l.rows)
+			} else if l.cfg.Ranks > 1 && step%l.cfg.Ranks != l.cfg.Rank {
+				continue // evaluation: another rank's batch
+			}
 			job := &batchJob{b: l.getBatch(step, n), epoch: epoch, done: make(chan struct{})}
 			job.left.Store(int32(n))
-			copy(job.b.Indices, order[step*l.cfg.BatchSize:step*l.cfg.BatchSize+n])
+			base := order[step*l.cfg.BatchSize:]
+			for i := range n {
+				p := i
+				if l.rows != nil {
+					p = l.rows[i]
+				}
+				job.b.Rows[i], job.b.Indices[i] = p, base[p]
+			}
 			select {
 			case it.pending <- job:
 			case <-it.quit:
@@ -279,7 +354,7 @@ func (l *Loader) runTask(t sampleTask, s *scratch) {
 	b, job := t.job.b, t.job
 	if !job.failed.Load() {
 		idx := b.Indices[t.i]
-		pos := b.Step*l.cfg.BatchSize + t.i
+		pos := b.Step*l.cfg.BatchSize + b.Rows[t.i]
 		img, label, err := l.ds.Item(idx)
 		switch {
 		case err != nil:
@@ -297,7 +372,7 @@ func (l *Loader) runTask(t sampleTask, s *scratch) {
 	if job.left.Add(-1) == 0 {
 		if !job.failed.Load() {
 			key := hashKey(l.cfg.Seed, uint64(job.epoch), uint64(b.Step), streamMixup)
-			if _, err := l.mix.Apply(b.X, b.Labels, b.C, b.H, b.W, b.Targets, key); err != nil {
+			if _, err := l.mix.ApplyRows(b.X, b.Labels, b.C, b.H, b.W, b.Targets, key, b.Rows, l.batchSize(b.Step)); err != nil {
 				job.fail(err)
 			}
 		}

@@ -63,7 +63,22 @@ func SmoothOneHot(targets []float32, labels []int, numClasses int, smoothing flo
 // by key. It returns each row's lam (the weight of the row's own image and
 // label). Labels must be in [0, numClasses).
 func (m *Mixup) Apply(x []float32, labels []int, c, h, w int, targets []float32, key uint64) ([]float64, error) {
+	return m.ApplyRows(x, labels, c, h, w, targets, key, nil, len(labels))
+}
+
+// ApplyRows is Apply for part of a batch of total rows: x, labels and
+// targets hold the rows at positions rows[i] of that batch (nil: all of them,
+// in order). Every row's partner must be in the part, mirrored: the partner
+// of rows[i], at total−1−rows[i], is rows[len−1−i]. The part's rows are mixed
+// and targeted exactly as Apply on the whole batch would, whose random draws
+// for the other rows are replayed and dropped. This is how one rank of a
+// data-parallel job builds its slice of a global batch.
+func (m *Mixup) ApplyRows(x []float32, labels []int, c, h, w int, targets []float32, key uint64, rows []int, total int) ([]float64, error) {
 	n := len(labels)
+	local, err := mirrorRows(rows, n, total)
+	if err != nil {
+		return nil, err
+	}
 	if len(x) != n*c*h*w {
 		return nil, fmt.Errorf("data: mixup: batch holds %d values, want %d×%d×%d×%d", len(x), n, c, h, w)
 	}
@@ -86,9 +101,9 @@ func (m *Mixup) Apply(x []float32, labels []int, c, h, w int, targets []float32,
 		r := &rng{s: key}
 		switch m.cfg.Mode {
 		case MixElem:
-			m.mixElem(x, c, h, w, lam, r, false)
+			m.mixElem(x, c, h, w, lam, r, false, total, local)
 		case MixPair:
-			m.mixElem(x, c, h, w, lam, r, true)
+			m.mixElem(x, c, h, w, lam, r, true, total, local)
 		default:
 			m.mixBatch(x, c, h, w, lam, r)
 		}
@@ -176,27 +191,36 @@ func mixPairs(x []float32, n, size int, lam float64) {
 
 // mixElem is timm's _mix_elem (pair=false: one lam per element, each mixed
 // with the original of its mirror) or _mix_pair (pair=true: one lam per pair,
-// both members mixed symmetrically).
-func (m *Mixup) mixElem(x []float32, c, h, w int, lam []float64, r *rng, pair bool) {
+// both members mixed symmetrically), over a batch of total rows of which x
+// holds those that local maps to a row of x (nil: all, in order).
+func (m *Mixup) mixElem(x []float32, c, h, w int, lam []float64, r *rng, pair bool, total int, local []int) {
 	n := len(lam)
 	size := c * h * w
-	count := n
+	count := total
 	if pair {
-		count = n / 2
+		count = total / 2
 	}
 	orig := make([]float32, len(x))
 	copy(orig, x)
-	for i := 0; i < count; i++ {
+	for g := 0; g < count; g++ {
 		l, cut := m.drawLam(r)
 		if !(r.float64() < m.cfg.Prob) {
 			l = 1
+		}
+		var yl, yh, xl, xh int
+		if l != 1 && cut {
+			yl, yh, xl, xh, l = m.cutmixBox(h, w, l, r)
+		}
+		i := g
+		if local != nil {
+			if i = local[g]; i < 0 {
+				continue // another rank's row: its draws are made, nothing else
+			}
 		}
 		j := n - 1 - i
 		if l != 1 {
 			xi, oj := x[i*size:(i+1)*size], orig[j*size:(j+1)*size]
 			if cut {
-				yl, yh, xl, xh, corrected := m.cutmixBox(h, w, l, r)
-				l = corrected
 				copyBox(xi, oj, c, h, w, yl, yh, xl, xh)
 				if pair {
 					copyBox(x[j*size:(j+1)*size], orig[i*size:(i+1)*size], c, h, w, yl, yh, xl, xh)
@@ -218,6 +242,43 @@ func (m *Mixup) mixElem(x []float32, c, h, w int, lam []float64, r *rng, pair bo
 			lam[j] = l
 		}
 	}
+}
+
+// MirrorError is returned by ApplyRows for rows that are not a mirrored part
+// of the batch.
+type MirrorError struct {
+	Rows  []int
+	Total int
+}
+
+func (e *MirrorError) Error() string {
+	return fmt.Sprintf("data: mixup: rows %v are not a mirrored part of a batch of %d (row i's partner total−1−i must be at the mirrored place)", e.Rows, e.Total)
+}
+
+// mirrorRows checks that rows (n of them) are a mirrored part of a batch of
+// total and returns the map from batch position to row (−1: not here), or
+// nil for the whole batch in order.
+func mirrorRows(rows []int, n, total int) ([]int, error) {
+	if rows == nil {
+		if total != n {
+			return nil, &MirrorError{Rows: nil, Total: total}
+		}
+		return nil, nil
+	}
+	if len(rows) != n {
+		return nil, &MirrorError{Rows: rows, Total: total}
+	}
+	local := make([]int, total)
+	for i := range local {
+		local[i] = -1
+	}
+	for i, p := range rows {
+		if p < 0 || p >= total || local[p] >= 0 || rows[n-1-i] != total-1-p {
+			return nil, &MirrorError{Rows: rows, Total: total}
+		}
+		local[p] = i
+	}
+	return local, nil
 }
 
 // cutmixBox is timm's cutmix_bbox_and_lam: a box of side ratio √(1−lam)

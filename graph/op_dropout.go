@@ -20,6 +20,23 @@ type Stochastic struct {
 	Training bool
 	Seed     uint64
 	Step     uint64
+
+	// Rows, when set, gives for each sample of the graph's batch its
+	// position in the global batch of the step, and the masks are those of
+	// that position: a data-parallel rank, or one micro-batch of gradient
+	// accumulation, draws exactly what a one-process run over the whole
+	// batch draws. Nil: sample i is position i.
+	Rows []int
+}
+
+// position maps element i of a tensor of n elements over len(s.Rows)
+// samples to its index in the global batch's tensor.
+func (s *Stochastic) position(i, n int) uint64 {
+	if s.Rows == nil {
+		return uint64(i)
+	}
+	per := n / len(s.Rows)
+	return uint64(s.Rows[i/per]*per + i%per)
 }
 
 // StreamID derives a stable stream id for a stochastic op from the path of
@@ -150,10 +167,13 @@ func (op *dropOp) Do(vs ...G.Value) (G.Value, error) {
 	if len(op.keep) != draws {
 		op.keep = make([]bool, draws)
 	}
+	if r := len(op.s.Rows); r > 0 && draws%r != 0 {
+		return nil, fmt.Errorf("%s: %d mask draws do not split over the %d rows of Stochastic.Rows", op.name, draws, r)
+	}
 	keep := 1 - op.p
 	key := maskKey(op.s.Seed, op.s.Step, op.stream)
 	for i := range op.keep {
-		op.keep[i] = keepDraw(key, uint64(i), keep)
+		op.keep[i] = keepDraw(key, op.s.position(i, draws), keep)
 	}
 	switch x.Dtype() {
 	case tensor.Float32:

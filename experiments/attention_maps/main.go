@@ -10,181 +10,133 @@
 package main
 
 import (
-	"context"
+	_ "embed"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/sirupsen/logrus"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/data"
-	"github.com/vitgo/vit/experiments/internal/budget"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
 
+//go:embed readme.md.tmpl
+var readme string
+
+const recipe = "configs/mnist_vit_tiny.yaml"
+
 // inkThresh is the mean pixel (0…255) above which a patch counts as ink.
 const inkThresh = 0.1 * 255
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "attention_maps: %v\n", err)
-		os.Exit(1)
-	}
+var flags struct{ nShow, nStats int }
+
+var experiment = harness.Experiment[results]{
+	Name:   "attention_maps",
+	Readme: readme,
+	Budget: &harness.Budget{Epochs: 6},
+	Load:   true,
+	Flags: func(fs *flag.FlagSet) {
+		fs.IntVar(&flags.nShow, "n", 8, "digits drawn: the first test image of each class 0…n−1 (n ≤ 10)")
+		fs.IntVar(&flags.nStats, "stats", 1000, "test images over which the ink shares are averaged")
+	},
+	Measure: measure,
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("attention_maps", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "recipe to train (YAML)")
-	ckpt := fs.String("checkpoint", "", "use this trained model file instead of training one")
-	nShow := fs.Int("n", 8, "digits drawn: the first test image of each class 0…n−1 (n ≤ 10)")
-	nStats := fs.Int("stats", 1000, "test images over which the ink shares are averaged")
-	out := fs.String("out", "runs/experiments/attention_maps", "directory for the training run")
-	dir := fs.String("dir", "experiments/attention_maps", "where README.md and the PNG are written")
-	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
-	var bud budget.Budget
-	bud.Flags(fs, budget.Budget{LimitTrain: 0, LimitVal: 0, Epochs: 6}, "the run")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		return fmt.Errorf("-dir: %w", err)
-	}
-	if *nShow < 1 || *nShow > 10 {
-		return fmt.Errorf("-n: must be in 1…10, got %d", *nShow)
-	}
-	if *nStats < *nShow {
-		return fmt.Errorf("-stats: must be ≥ -n (%d), got %d", *nShow, *nStats)
-	}
-	start := time.Now()
-	log := logrus.New()
-	log.SetOutput(stderr)
+func main() { harness.Main(experiment) }
 
-	path, trainedBy := *ckpt, ""
-	dataCfg := data.DefaultConfig()
-	if path == "" {
-		overrides := bud.Overrides(*out)
-		cfg, err := train.LoadConfig(*cfgPath, overrides)
-		if err != nil {
-			return err
-		}
-		log.Infof("training into %s", *out)
-		if _, err := train.Run(context.Background(), cfg, train.Options{Log: log}); err != nil {
-			return err
-		}
-		path = filepath.Join(*out, train.LastModel)
-		trainedBy = fmt.Sprintf("%s with %s", *cfgPath, strings.Join(overrides, " "))
-		dataCfg = cfg.Data
-	}
-	model, meta, _, err := train.LoadModel(path, tensor.Float32, nil, "")
-	if err != nil {
-		return err
-	}
-	if meta.Model.Readout != layers.ReadoutCLS {
-		log.Warnf("%s reads out the %s of the tokens: its class token is not what the head sees", path, meta.Model.Readout)
-	}
-	if path == *ckpt {
-		dataCfg.Name = meta.Dataset
-	}
-	dataCfg.LimitTrain, dataCfg.LimitVal = 0, *nStats
-
-	st, err := analyse(model, meta, dataCfg, *nShow)
-	if err != nil {
-		return err
-	}
-	table := formatTable(st)
-	fmt.Fprint(stdout, table)
-	png := filepath.Join(*dir, "attention_maps.png")
-	h, w := meta.Model.ImgSize[0], meta.Model.ImgSize[1]
-	title := fmt.Sprintf("Class-token attention of a ViT on MNIST test digits (step %d, %d layers × %d heads)",
-		meta.Step, meta.Model.Depth, meta.Model.NumHeads)
-	if err := plotDigits(st.shown, h, w, title, png); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", png)
-	if *noReadme {
-		return nil
-	}
-	cmd := "go run ./experiments/attention_maps"
-	if len(args) > 0 {
-		cmd += " " + strings.Join(args, " ")
-	}
-	readme := filepath.Join(*dir, "README.md")
-	if err := writeReadme(readme, cmd, time.Since(start), table, path, trainedBy, meta, st); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", readme)
-	return nil
+// results are the ink shares and where the model came from.
+type results struct {
+	harness.Source
+	Step      int
+	Patches   int
+	InkThresh float64
+	Shown     []shares // the drawn digits
+	Mean      shares   // over the first N test images
+	N         int
+	Peaks     [2]float64 // mean max share of a single patch: CLS, rollout
 }
 
 // shares are the ink statistics of one image or a mean over many.
 type shares struct {
+	Label, Pred        int     `json:",omitempty"`
 	InkFrac, CLS, Roll float64 // share of patches with ink; share of each map's mass on them
 	Correct            float64 // prediction right (1) or wrong (0), or the mean
 }
 
-// analysis is what run draws and tabulates.
-type analysis struct {
-	shown     []digit
-	shownInk  []shares
-	mean      shares
-	n         int
-	heatPeaks [2]float64 // mean max share of a single patch: CLS, rollout
+func measure(e *harness.Env) (results, error) {
+	if flags.nShow < 1 || flags.nShow > 10 {
+		return results{}, fmt.Errorf("-n: must be in 1…10, got %d", flags.nShow)
+	}
+	if flags.nStats < flags.nShow {
+		return results{}, fmt.Errorf("-stats: must be ≥ -n (%d), got %d", flags.nShow, flags.nStats)
+	}
+	src, err := e.TrainOrLoad(recipe)
+	if err != nil {
+		return results{}, err
+	}
+	res, cfg := results{Source: src, InkThresh: inkThresh}, src.Cfg
+	model, meta, err := harness.Model(res.Checkpoint, tensor.Float32)
+	if err != nil {
+		return res, err
+	}
+	if meta.Model.Readout != layers.ReadoutCLS {
+		e.Log.Warnf("%s reads out the %s of the tokens: its class token is not what the head sees", res.Checkpoint, meta.Model.Readout)
+	}
+	cfg.Model, cfg.Data.LimitVal, cfg.Train.EvalBatchSize = meta.Model, flags.nStats, 100
+	res.Step, res.Patches = meta.Step, meta.Model.NumPatches()
+	shown, err := analyse(model, meta, cfg, flags.nShow, &res)
+	if err != nil {
+		return res, err
+	}
+	title := fmt.Sprintf("Class-token attention of a ViT on MNIST test digits (step %d, %d layers × %d heads)",
+		meta.Step, meta.Model.Depth, meta.Model.NumHeads)
+	return res, plotDigits(shown, meta.Model.ImgSize[0], meta.Model.ImgSize[1], title, filepath.Join(e.Dir, "attention_maps.png"))
 }
 
-// analyse runs the model over the first stats test images, keeps the first
-// image of each class 0…nShow−1 for the figure, and averages the ink shares.
-func analyse(m *layers.VisionTransformer, meta train.ModelMeta, dc data.Config, nShow int) (analysis, error) {
+// analyse runs the model over the first cfg.Data.LimitVal test images,
+// keeps the first image of each class 0…nShow−1 for the figure, and
+// averages the ink shares into res.
+func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config, nShow int, res *results) ([]digit, error) {
 	c := m.Config
-	ds, err := data.Open(dc, data.Val, c.InChans)
+	loader, err := train.NewEvalLoader(cfg, meta.Mean, meta.Std)
 	if err != nil {
-		return analysis{}, err
+		return nil, err
 	}
-	const batch = 100
-	loader, err := data.NewLoader(ds, data.LoaderConfig{BatchSize: batch, ImgH: c.ImgSize[0], ImgW: c.ImgSize[1],
-		NumClasses: c.NumClasses, Mean: meta.Mean, Std: meta.Std, Workers: 1,
-		Augment: data.DefaultAugmentConfig(), Mixup: data.DefaultMixupConfig()})
+	ds := loader.Dataset()
+	ev, err := train.NewEvaluator(m, cfg.Train.EvalBatchSize)
 	if err != nil {
-		return analysis{}, err
-	}
-	ev, err := train.NewEvaluator(m, batch)
-	if err != nil {
-		return analysis{}, err
+		return nil, err
 	}
 	defer ev.Close()
 	gh, gw := c.Grid()
 	h, w := c.ImgSize[0], c.ImgSize[1]
-	var a analysis
-	a.shown = make([]digit, nShow)
-	a.shownInk = make([]shares, nShow)
+	shown := make([]digit, nShow)
+	res.Shown = make([]shares, nShow)
 	found := make([]bool, nShow)
+	var sum shares
 	it := loader.Epoch(0, 0)
 	defer it.Close()
 	for {
 		b, ok, err := it.Next()
 		if err != nil {
-			return analysis{}, err
+			return nil, err
 		}
 		if !ok {
 			break
 		}
 		logits, err := ev.Logits(b.X, b.N)
 		if err != nil {
-			return analysis{}, err
+			return nil, err
 		}
 		var layerProbs [][]float64
 		var bb, hh, tt int
 		for l, node := range ev.Graph().Attn {
 			p, b2, h2, t2, err := graph.AttentionProbs(node)
 			if err != nil {
-				return analysis{}, fmt.Errorf("layer %d: %w", l, err)
+				return nil, fmt.Errorf("layer %d: %w", l, err)
 			}
 			layerProbs = append(layerProbs, append([]float64(nil), p...))
 			bb, hh, tt = b2, h2, t2
@@ -192,49 +144,53 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, dc data.Config, 
 		cls := clsAttention(layerProbs[len(layerProbs)-1], bb, hh, tt)
 		roll, err := rollout(layerProbs, bb, hh, tt)
 		if err != nil {
-			return analysis{}, err
+			return nil, err
 		}
 		for i := 0; i < b.N; i++ {
 			img, _, err := ds.Item(b.Indices[i])
 			if err != nil {
-				return analysis{}, err
+				return nil, err
 			}
 			if img.C != 1 || img.H != h || img.W != w {
-				return analysis{}, fmt.Errorf("image %d is %d×%d×%d; this experiment draws 1-channel images at the model's %d×%d", b.Indices[i], img.C, img.H, img.W, h, w)
+				return nil, fmt.Errorf("image %d is %d×%d×%d; this experiment draws 1-channel images at the model's %d×%d", b.Indices[i], img.C, img.H, img.W, h, w)
 			}
-			pred := argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])
-			var s shares
+			s := shares{Label: b.Labels[i], Pred: argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])}
 			s.CLS, s.InkFrac = inkMass(cls[i], img.Pix, h, w, c.PatchSize, inkThresh)
 			s.Roll, _ = inkMass(roll[i], img.Pix, h, w, c.PatchSize, inkThresh)
-			if pred == b.Labels[i] {
+			if s.Pred == s.Label {
 				s.Correct = 1
 			}
-			a.mean.InkFrac += s.InkFrac
-			a.mean.CLS += s.CLS
-			a.mean.Roll += s.Roll
-			a.mean.Correct += s.Correct
-			a.heatPeaks[0] += maxOf(cls[i])
-			a.heatPeaks[1] += maxOf(roll[i])
-			a.n++
-			if y := b.Labels[i]; y < nShow && !found[y] {
+			sum.InkFrac += s.InkFrac
+			sum.CLS += s.CLS
+			sum.Roll += s.Roll
+			sum.Correct += s.Correct
+			res.Peaks[0] += maxOf(cls[i])
+			res.Peaks[1] += maxOf(roll[i])
+			res.N++
+			if y := s.Label; y < nShow && !found[y] {
 				found[y] = true
-				a.shown[y] = digit{Pix: img.Pix, Label: y, Pred: pred,
-					CLS: upsample(cls[i], gh, gw, h, w), Roll: upsample(roll[i], gh, gw, h, w)}
-				a.shownInk[y] = s
+				d := digit{Pix: img.Pix, Label: y, Pred: s.Pred}
+				if d.CLS, err = upsample(cls[i], gh, gw, h, w); err != nil {
+					return nil, err
+				}
+				if d.Roll, err = upsample(roll[i], gh, gw, h, w); err != nil {
+					return nil, err
+				}
+				shown[y], res.Shown[y] = d, s
 			}
 		}
 		b.Release()
 	}
 	for y, ok := range found {
 		if !ok {
-			return analysis{}, fmt.Errorf("no test image of class %d among the first %d; raise -stats", y, a.n)
+			return nil, fmt.Errorf("no test image of class %d among the first %d; raise -stats", y, res.N)
 		}
 	}
-	n := float64(a.n)
-	a.mean = shares{InkFrac: a.mean.InkFrac / n, CLS: a.mean.CLS / n, Roll: a.mean.Roll / n, Correct: a.mean.Correct / n}
-	a.heatPeaks[0] /= n
-	a.heatPeaks[1] /= n
-	return a, nil
+	n := float64(res.N)
+	res.Mean = shares{InkFrac: sum.InkFrac / n, CLS: sum.CLS / n, Roll: sum.Roll / n, Correct: sum.Correct / n}
+	res.Peaks[0] /= n
+	res.Peaks[1] /= n
+	return shown, nil
 }
 
 func argmax(v []float32) int {
@@ -255,16 +211,19 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-// formatTable renders the shown digits' and the mean ink shares.
-func formatTable(a analysis) string {
-	var b strings.Builder
-	b.WriteString("| image | prediction | patches with ink | CLS attention on ink patches | rollout on ink patches |\n")
-	b.WriteString("|---|---|---:|---:|---:|\n")
-	for i, d := range a.shown {
-		s := a.shownInk[i]
-		fmt.Fprintf(&b, "| first test %d | %d | %.0f %% | %.0f %% | %.0f %% |\n", d.Label, d.Pred, 100*s.InkFrac, 100*s.CLS, 100*s.Roll)
+// Table renders the shown digits' and the mean ink shares.
+func (r results) Table() string {
+	t := harness.Table{Header: []string{"image", "prediction", "patches with ink", "CLS attention on ink patches", "rollout on ink patches"},
+		Align: "llrrr"}
+	p0 := func(v float64) string { return fmt.Sprintf("%.0f %%", 100*v) }
+	p1 := func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v) }
+	for _, s := range r.Shown {
+		t.Row(fmt.Sprintf("first test %d", s.Label), s.Pred, p0(s.InkFrac), p0(s.CLS), p0(s.Roll))
 	}
-	fmt.Fprintf(&b, "| **mean of the first %d test images** | %.1f %% correct | %.1f %% | %.1f %% | %.1f %% |\n",
-		a.n, 100*a.mean.Correct, 100*a.mean.InkFrac, 100*a.mean.CLS, 100*a.mean.Roll)
-	return b.String()
+	m := r.Mean
+	t.Row(fmt.Sprintf("**mean of the first %d test images**", r.N), p1(m.Correct)+" correct", p1(m.InkFrac), p1(m.CLS), p1(m.Roll))
+	return t.String()
 }
+
+// Uniform is the share of one patch under a uniform map.
+func (r results) Uniform() float64 { return 1 / float64(r.Patches) }

@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vitgo/vit/layers/posembed"
+)
 
 // clsAttention returns, for every sample, the class token's attention to the
 // patch tokens in one layer, averaged over heads: probs is (B, H, T, T) and
@@ -92,31 +96,18 @@ func normalise(v []float64) []float64 {
 }
 
 // upsample resizes a (gh, gw) map to (h, w) bilinearly with PyTorch's
-// align_corners=False convention (pixel centres, edges clamped).
-func upsample(m []float64, gh, gw, h, w int) []float64 {
-	out := make([]float64, h*w)
-	src := func(o, in, outN int) (int, int, float64) {
-		x := (float64(o)+0.5)*float64(in)/float64(outN) - 0.5
-		if x < 0 {
-			x = 0
-		}
-		x0 := int(x)
-		if x0 > in-1 {
-			x0 = in - 1
-		}
-		x1 := min(x0+1, in-1)
-		return x0, x1, x - float64(x0)
+// align_corners=False convention, by layers/posembed's resampler.
+func upsample(m []float64, gh, gw, h, w int) ([]float64, error) {
+	m32 := make([]float32, len(m))
+	for i, v := range m {
+		m32[i] = float32(v)
 	}
-	for y := range h {
-		y0, y1, fy := src(y, gh, h)
-		for x := range w {
-			x0, x1, fx := src(x, gw, w)
-			top := m[y0*gw+x0]*(1-fx) + m[y0*gw+x1]*fx
-			bot := m[y1*gw+x0]*(1-fx) + m[y1*gw+x1]*fx
-			out[y*w+x] = top*(1-fy) + bot*fy
-		}
+	u, err := posembed.Resample(m32, 1, 0, gh, gw, h, w, posembed.Options{Mode: posembed.Bilinear})
+	out := make([]float64, len(u))
+	for i, v := range u {
+		out[i] = float64(v)
 	}
-	return out
+	return out, err
 }
 
 // inkMass is the share of a patch map's mass on the patches holding ink:

@@ -75,18 +75,3 @@ func TestCLSAttentionMeanOverHeads(t *testing.T) {
 		t.Errorf("got %v, want [1/3 2/3]", got)
 	}
 }
-
-func TestUpsampleConstantAndCorners(t *testing.T) {
-	m := []float64{1, 2, 3, 4} // 2×2
-	u := upsample(m, 2, 2, 4, 4)
-	// align_corners=False: output corners equal input corners, x=1 → 1 + ¼.
-	if !near(u[0], 1) || !near(u[3], 2) || !near(u[12], 3) || !near(u[15], 4) || !near(u[1], 1.25) {
-		t.Errorf("upsample = %v", u)
-	}
-	c := upsample([]float64{7, 7, 7, 7, 7, 7, 7, 7, 7}, 3, 3, 28, 28)
-	for i, v := range c {
-		if !near(v, 7) {
-			t.Fatalf("constant map changed at %d: %v", i, v)
-		}
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -74,21 +75,6 @@ func (b benchConfig) model() layers.Config {
 }
 
 // forwardFLOPs is the matmul FLOPs (2·m·n·k) of one image's forward pass,
-// as vit_ref.py's forward_flops counts them: patch projection, and per block
-// qkv, QKᵀ, PV, attention projection and the MLP, then the head (class token
-// only). Norms, softmax, GELU and the adds are ignored. A training step
-// counts 3× this (backward ≈ 2× forward).
-func forwardFLOPs(c layers.Config) float64 {
-	n := float64(c.NumPatches())
-	t := n + 1
-	d, hid := float64(c.EmbedDim), float64(c.Hidden())
-	cpp := float64(c.InChans * c.PatchSize * c.PatchSize)
-	patch := 2 * n * cpp * d
-	qkv := 2 * t * d * 3 * d
-	scores := 2 * t * t * d
-	wsum := 2 * t * t * d
-	proj := 2 * t * d * d
-	mlp := 2 * t * d * hid * 2
-	head := 2 * d * float64(c.NumClasses)
-	return patch + float64(c.Depth)*(qkv+scores+wsum+proj+mlp) + head
-}
+// as vit_ref.py's forward_flops counts them. A training step counts 3× this
+// (backward ≈ 2× forward).
+func forwardFLOPs(c layers.Config) float64 { return harness.ForwardFLOPs(c).Total() }

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/vitgo/vit/experiments/internal/report"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -29,7 +29,7 @@ func logBars(title, ylabel string, groups []string, ss []series, path string) er
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = report.Decades{}
+	p.Y.Tick.Marker = harness.Decades{}
 	w := vg.Points(60 / float64(len(ss)))
 	for i, s := range ss {
 		base := make(plotter.Values, len(groups))

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/vitgo/vit/experiments/internal/report"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -24,11 +24,11 @@ func plotRel(rs []result, depth int, path string) error {
 	p.X.Label.Text = "after block (normed residual stream)"
 	p.Y.Label.Text = "relative error"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = report.Decades{}
+	p.Y.Tick.Marker = harness.Decades{}
 	p.Add(plotter.NewGrid())
 	for i, r := range rs {
 		var xy plotter.XYs
-		for b, v := range r.relBlock {
+		for b, v := range r.RelBlock {
 			xy = append(xy, plotter.XY{X: float64(b + 1), Y: math.Max(v, floor)})
 		}
 		l, s, err := plotter.NewLinePoints(xy)
@@ -37,11 +37,11 @@ func plotRel(rs []result, depth int, path string) error {
 		}
 		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
 		s.Shape = plotutil.Shape(i)
-		if r.c.dtype() == "float32" {
+		if r.Dtype == "float32" {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
 		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%s, pos %s, %s", r.c.weights, r.c.pos, r.c.dtype()), l, s)
+		p.Legend.Add(fmt.Sprintf("%s, pos %s, %s", r.Weights, r.Pos, r.Dtype), l, s)
 	}
 	var ticks []plot.Tick
 	for b := 1; b <= depth; b++ {

@@ -7,146 +7,90 @@
 //
 //	go run ./experiments/pos_similarity [-epochs 6] [-limit-train 0] [-seed 0] [-set key=value]…
 //	go run ./experiments/pos_similarity -checkpoint runs/…/last.safetensors
-//
-// Without -checkpoint it trains the default recipe into -out
-// (runs/experiments/pos_similarity) and reads its last.safetensors.
 package main
 
 import (
-	"context"
-	"flag"
+	_ "embed"
 	"fmt"
-	"io"
-	"os"
+	"math"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/sirupsen/logrus"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/experiments/internal/budget"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
-// source says where the trained model came from, for the README.
-type source struct {
-	Checkpoint string // the model file read
-	Trained    string // how it was trained ("" when given with -checkpoint)
-	Top1       float64
-	Step       int
+//go:embed readme.md.tmpl
+var readme string
+
+const recipe = "configs/mnist_vit_tiny.yaml"
+
+var experiment = harness.Experiment[results]{
+	Name:    "pos_similarity",
+	Readme:  readme,
+	Budget:  &harness.Budget{Epochs: 6},
+	Load:    true,
+	Measure: measure,
 }
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "pos_similarity: %v\n", err)
-		os.Exit(1)
-	}
+func main() { harness.Main(experiment) }
+
+// results are the statistics and where the model came from.
+type results struct {
+	harness.Source
+	Step   int
+	GH, GW int
+	// Stats: trained (all positions, interior), init (all, interior).
+	Stats [4]stripeStats
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pos_similarity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "configs/mnist_vit_tiny.yaml", "recipe to train (YAML)")
-	ckpt := fs.String("checkpoint", "", "use this trained model file instead of training one")
-	out := fs.String("out", "runs/experiments/pos_similarity", "directory for the training run")
-	dir := fs.String("dir", "experiments/pos_similarity", "where README.md and the PNGs are written")
-	noReadme := fs.Bool("no-readme", false, "print the table but do not rewrite README.md")
-	var bud budget.Budget
-	bud.Flags(fs, budget.Budget{LimitTrain: 0, LimitVal: 0, Epochs: 6}, "the run")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		return fmt.Errorf("-dir: %w", err)
-	}
-	start := time.Now()
-	log := logrus.New()
-	log.SetOutput(stderr)
-
-	src := source{Checkpoint: *ckpt}
-	if *ckpt == "" {
-		overrides := bud.Overrides(*out)
-		cfg, err := train.LoadConfig(*cfgPath, overrides)
-		if err != nil {
-			return err
-		}
-		log.Infof("training into %s", *out)
-		res, err := train.Run(context.Background(), cfg, train.Options{Log: log})
-		if err != nil {
-			return err
-		}
-		src.Checkpoint = filepath.Join(*out, train.LastModel)
-		src.Trained = fmt.Sprintf("%s with %s", *cfgPath, strings.Join(overrides, " "))
-		src.Top1 = res.Last.Top1
-	}
-	trained, meta, _, err := train.LoadModel(src.Checkpoint, tensor.Float32, nil, "")
+func measure(e *harness.Env) (results, error) {
+	src, err := e.TrainOrLoad(recipe)
 	if err != nil {
-		return err
+		return results{}, err
 	}
-	src.Step = meta.Step
+	res := results{Source: src}
+	trained, meta, err := harness.Model(res.Checkpoint, tensor.Float32)
+	if err != nil {
+		return res, err
+	}
+	res.Step = meta.Step
+	res.GH, res.GW = meta.Model.Grid()
 	// The same architecture and seed before any update: what training
 	// started from (train.Run initialises with layers.New(cfg.Model, …, train.seed)).
-	initM, err := layers.New(meta.Model, tensor.Float32, bud.Seed)
+	initM, err := layers.New(meta.Model, tensor.Float32, e.Budget.Seed)
 	if err != nil {
-		return err
+		return res, err
 	}
 	simT, err := similarity(trained)
 	if err != nil {
-		return fmt.Errorf("%s: %w", src.Checkpoint, err)
+		return res, fmt.Errorf("%s: %w", res.Checkpoint, err)
 	}
 	simI, err := similarity(initM)
 	if err != nil {
-		return err
+		return res, err
 	}
-	stT, stI := simT.stats(), simI.stats()
-	inT, inI := simT.interior(), simI.interior()
-	gh, gw := meta.Model.Grid()
-	table := formatTable([]string{
-		fmt.Sprintf("trained, all %d×%d", gh, gw), fmt.Sprintf("trained, interior %d×%d", gh-2, gw-2),
-		fmt.Sprintf("init, all %d×%d", gh, gw), fmt.Sprintf("init, interior %d×%d", gh-2, gw-2),
-	}, []stripeStats{stT, inT, stI, inI})
-	fmt.Fprint(stdout, table)
-
-	figT, figI := filepath.Join(*dir, "pos_similarity.png"), filepath.Join(*dir, "pos_similarity_init.png")
-	if err := plotGrid(simT, fmt.Sprintf("Position embedding similarity, trained (%d×%d patches, step %d)", gh, gw, meta.Step), figT); err != nil {
-		return err
+	res.Stats = [4]stripeStats{simT.stats(), simT.interior(), simI.stats(), simI.interior()}
+	if err := plotGrid(simT, fmt.Sprintf("Position embedding similarity, trained (%d×%d patches, step %d)", res.GH, res.GW, meta.Step),
+		filepath.Join(e.Dir, "pos_similarity.png")); err != nil {
+		return res, err
 	}
-	if err := plotGrid(simI, fmt.Sprintf("Position embedding similarity at init (seed %d)", bud.Seed), figI); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s, %s\n", figT, figI)
-	if *noReadme {
-		return nil
-	}
-	cmd := "go run ./experiments/pos_similarity"
-	if len(args) > 0 {
-		cmd += " " + strings.Join(args, " ")
-	}
-	readme := filepath.Join(*dir, "README.md")
-	if err := writeReadme(readme, cmd, time.Since(start), table, src, [4]stripeStats{stT, inT, stI, inI}); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", readme)
-	return nil
+	return res, plotGrid(simI, fmt.Sprintf("Position embedding similarity at init (seed %d)", e.Budget.Seed),
+		filepath.Join(e.Dir, "pos_similarity_init.png"))
 }
 
-// formatTable renders the statistics as rows, one column per model and
-// position set.
-func formatTable(names []string, st []stripeStats) string {
-	var b strings.Builder
-	b.WriteString("| mean cosine similarity of pairs |")
-	for _, n := range names {
-		b.WriteString(" " + n + " |")
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(names)) + "\n")
+// Table has one column per model and position set.
+func (r results) Table() string {
+	t := harness.Table{Header: []string{"mean cosine similarity of pairs",
+		fmt.Sprintf("trained, all %d×%d", r.GH, r.GW), fmt.Sprintf("trained, interior %d×%d", r.GH-2, r.GW-2),
+		fmt.Sprintf("init, all %d×%d", r.GH, r.GW), fmt.Sprintf("init, interior %d×%d", r.GH-2, r.GW-2)}, Align: "lrrrr"}
 	line := func(label, format string, get func(stripeStats) float64) {
-		b.WriteString("| " + label + " |")
-		for _, s := range st {
-			b.WriteString(" " + fmt.Sprintf(format, get(s)) + " |")
+		row := []any{label}
+		for _, s := range r.Stats {
+			row = append(row, fmt.Sprintf(format, get(s)))
 		}
-		b.WriteString("\n")
+		t.Row(row...)
 	}
 	line("neighbours (d = 1)", "%.3f", func(s stripeStats) float64 { return s.Neighbour })
 	line("same row (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.SameRow })
@@ -156,5 +100,42 @@ func formatTable(names []string, st []stripeStats) string {
 	line("**distance-matched stripe score**", "**%+.3f**", func(s stripeStats) float64 { return s.Matched })
 	line("distance-matched, rows only", "%+.3f", func(s stripeStats) float64 { return s.MatchedRow })
 	line("distance-matched, columns only", "%+.3f", func(s stripeStats) float64 { return s.MatchedCol })
-	return b.String()
+	return t.String()
+}
+
+// Line is one direction's stripe scores and verdicts.
+type Line struct {
+	Name, Singular              string
+	All, Inner, InitAll, InitIn float64
+	Verdict, VerdictAll         string // judged on the interior, and on the whole grid
+}
+
+// Lines are the rows' and the columns' scores.
+func (r results) Lines() []Line {
+	s := r.Stats
+	ls := []Line{
+		{Name: "rows", Singular: "row", All: s[0].MatchedRow, Inner: s[1].MatchedRow, InitAll: s[2].MatchedRow, InitIn: s[3].MatchedRow},
+		{Name: "columns", Singular: "column", All: s[0].MatchedCol, Inner: s[1].MatchedCol, InitAll: s[2].MatchedCol, InitIn: s[3].MatchedCol},
+	}
+	for i := range ls {
+		ls[i].Verdict, ls[i].VerdictAll = verdict(ls[i].Inner, ls[i].InitIn), verdict(ls[i].All, ls[i].InitAll)
+	}
+	return ls
+}
+
+// Both is the verdict on the combined distance-matched score.
+func (r results) Both() string { return verdict(r.Stats[0].Matched, r.Stats[2].Matched) }
+
+// verdict turns a trained distance-matched stripe score, against the same
+// score at init, into a word; the rule is stated in the README.
+func verdict(trained, init float64) string {
+	noise := math.Max(math.Abs(init), 0.02)
+	switch {
+	case trained > 0.1 && trained > 3*noise:
+		return "yes"
+	case trained > 3*noise:
+		return "weakly"
+	default:
+		return "no"
+	}
 }

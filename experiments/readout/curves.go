@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"image/color"
 	"strconv"
 
@@ -11,57 +10,24 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
-	"github.com/vitgo/vit/train"
 )
 
-// curves are one run's metrics.csv columns against the step.
-type curves struct {
-	trainLoss, valTop1 plotter.XYs
-}
-
-// readCurves reads train_loss and val_top1 (as a percentage) per row of a
-// metrics.csv; rows without a validation leave val_top1 out.
-func readCurves(path string) (curves, error) {
-	header, rows, err := train.ReadMetrics(path)
-	if err != nil {
-		return curves{}, err
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, k := range []string{"step", "train_loss", "val_top1"} {
-		if _, ok := col[k]; !ok {
-			return curves{}, fmt.Errorf("%s: no %q column", path, k)
-		}
-	}
-	var c curves
-	for i, r := range rows {
-		step, err := strconv.ParseFloat(r[col["step"]], 64)
-		if err != nil {
-			return curves{}, fmt.Errorf("%s: row %d: step: %w", path, i+1, err)
-		}
-		if v, err := strconv.ParseFloat(r[col["train_loss"]], 64); err == nil {
-			c.trainLoss = append(c.trainLoss, plotter.XY{X: step, Y: v})
-		}
-		if v, err := strconv.ParseFloat(r[col["val_top1"]], 64); err == nil {
-			c.valTop1 = append(c.valTop1, plotter.XY{X: step, Y: 100 * v})
-		}
-	}
-	return c, nil
-}
-
 // plotCurves draws two panels, validation top-1 and training loss against
-// the step, with one line per readout.
+// the step, with one line per readout. Results recorded without their
+// epochs (transcribed from an older README) leave the PNG as it is.
 func plotCurves(rows []row, path string) error {
+	if len(rows) == 0 || len(rows[0].Run.Epochs) == 0 {
+		return nil
+	}
 	colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{214, 39, 40, 255}}
 	panels := []struct {
 		title, y string
-		pick     func(curves) plotter.XYs
+		pick     func(harness.Epoch) (float64, bool)
 	}{
-		{"validation top-1", "top-1 (%)", func(c curves) plotter.XYs { return c.valTop1 }},
-		{"training loss (epoch mean)", "loss", func(c curves) plotter.XYs { return c.trainLoss }},
+		{"validation top-1", "top-1 (%)", func(e harness.Epoch) (float64, bool) { return 100 * e.ValTop1, e.Val }},
+		{"training loss (epoch mean)", "loss", func(e harness.Epoch) (float64, bool) { return e.TrainLoss, true }},
 	}
 	const w, h = 14 * vg.Centimeter, 10 * vg.Centimeter
 	img := vgimg.New(w*vg.Length(len(panels)), h)
@@ -75,17 +41,18 @@ func plotCurves(rows []row, path string) error {
 		pl.Y.Tick.Marker = preciseTicks{}
 		pl.Add(plotter.NewGrid())
 		for j, r := range rows {
-			c, err := readCurves(r.Metrics)
-			if err != nil {
-				return err
+			var xy plotter.XYs
+			for _, e := range r.Run.Epochs {
+				if v, ok := p.pick(e); ok {
+					xy = append(xy, plotter.XY{X: float64(e.Step), Y: v})
+				}
 			}
-			xy := p.pick(c)
 			if len(xy) == 0 {
 				continue
 			}
 			l, pts, err := plotter.NewLinePoints(xy)
 			if err != nil {
-				return fmt.Errorf("plot %s %s: %w", r.Readout, p.title, err)
+				return err
 			}
 			l.Color, pts.Color = colors[j%len(colors)], colors[j%len(colors)]
 			pts.Radius = vg.Points(2.5)

@@ -3,274 +3,223 @@
 // carried over four ways — resampled bicubically (timm's default) or
 // bilinearly, and two naive ways: repeated (nearest) and zero-padded — then
 // fine-tunes it for one epoch at 56×56 (configs/mnist_finetune_56.yaml) and
-// evaluates that too. It writes README.md and resolution.png into -out.
+// evaluates that too.
 //
 //	go run ./experiments/resolution
 package main
 
 import (
+	_ "embed"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	expreport "github.com/vitgo/vit/experiments/internal/report"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/train"
 )
 
-// opts are the command's flags.
-type opts struct {
-	out, checkpoint, ftCheckpoint, workdir string
-	base, ft                               budget
-	sizes                                  []int
-	ftSize                                 int
-	limitVal, evalBatch                    int
-	seed                                   uint64
+//go:embed readme.md.tmpl
+var readme string
+
+// ftSize is the fine-tuning size of configs/mnist_finetune_56.yaml.
+const ftSize = 56
+
+var flags struct {
+	checkpoint, ftCheckpoint string
+	ft                       harness.Budget // epochs, limit_train, max_steps of the fine-tuning
+	sizes                    string
+	evalBatch                int
 }
 
-func main() {
-	var o opts
-	var sizes string
-	flag.StringVar(&o.out, "out", "experiments/resolution", "folder for README.md and the PNG")
-	flag.StringVar(&o.checkpoint, "checkpoint", "", "a trained 28×28 model (.safetensors) to use instead of training one")
-	flag.StringVar(&o.ftCheckpoint, "ft-checkpoint", "", "a model already fine-tuned at 56×56 to use instead of fine-tuning")
-	flag.StringVar(&o.workdir, "workdir", "", "where the training runs write (default: a temp dir, removed at exit)")
-	flag.IntVar(&o.base.epochs, "epochs", 2, "28×28 training: train.epochs (the recipe's own is 6)")
-	flag.IntVar(&o.base.limitTrain, "limit-train", 0, "28×28 training: data.limit_train (0 = all 60000)")
-	flag.IntVar(&o.base.maxSteps, "max-steps", 0, "28×28 training: train.max_steps (0 = off)")
-	flag.IntVar(&o.ft.epochs, "ft-epochs", 1, "56×56 fine-tuning: train.epochs")
-	flag.IntVar(&o.ft.limitTrain, "ft-limit-train", 20000, "56×56 fine-tuning: data.limit_train (0 = all 60000, the recipe's own)")
-	flag.IntVar(&o.ft.maxSteps, "ft-max-steps", 0, "56×56 fine-tuning: train.max_steps (0 = off)")
-	flag.StringVar(&sizes, "sizes", "28,44,56", "evaluation sizes, comma-separated; each a multiple of the patch size 4")
-	flag.IntVar(&o.limitVal, "limit-val", 0, "evaluate on the first N MNIST test images (0 = all 10000)")
-	flag.IntVar(&o.evalBatch, "eval-batch", 250, "evaluation batch")
-	flag.Uint64Var(&o.seed, "seed", 0, "train.seed of both training runs")
-	flag.Parse()
-	o.ftSize = 56
-	for _, s := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			fmt.Fprintf(os.Stderr, "resolution: -sizes: %q is not a positive integer\n", s)
-			os.Exit(2)
-		}
-		o.sizes = append(o.sizes, n)
-	}
-	if err := run(o, expreport.CommandLine("resolution")); err != nil {
-		fmt.Fprintln(os.Stderr, "resolution:", err)
-		os.Exit(1)
-	}
+var experiment = harness.Experiment[results]{
+	Name:   "resolution",
+	Readme: readme,
+	Budget: &harness.Budget{Epochs: 2},
+	Flags: func(fs *flag.FlagSet) {
+		fs.StringVar(&flags.checkpoint, "checkpoint", "", "a trained 28×28 model (.safetensors) to use instead of training one")
+		fs.StringVar(&flags.ftCheckpoint, "ft-checkpoint", "", "a model already fine-tuned at 56×56 to use instead of fine-tuning")
+		fs.IntVar(&flags.ft.Epochs, "ft-epochs", 1, "56×56 fine-tuning: train.epochs")
+		fs.IntVar(&flags.ft.LimitTrain, "ft-limit-train", 20000, "56×56 fine-tuning: data.limit_train (0 = all 60000, the recipe's own)")
+		fs.IntVar(&flags.ft.MaxSteps, "ft-max-steps", 0, "56×56 fine-tuning: train.max_steps (0 = off)")
+		fs.StringVar(&flags.sizes, "sizes", "28,44,56", "evaluation sizes, comma-separated; each a multiple of the patch size 4")
+		fs.IntVar(&flags.evalBatch, "eval-batch", 250, "evaluation batch")
+	},
+	Measure: measure,
+	Plot:    func(r results, dir string) error { return plotBars(r, filepath.Join(dir, "resolution.png")) },
 }
 
-// phase is one timed step of the experiment.
-type phase struct {
-	name string
-	d    time.Duration
-}
+func main() { harness.Main(experiment) }
 
-// report is everything the README says.
-type report struct {
-	base, ft       string // the two models' provenance
-	baseVal, ftVal *train.EvalResult
-	rows           []tableRow
-	phases         []phase
-	sizes          []int
-	images         int
-	wall           time.Duration
-	cmd            string
+// results are the table and what the prose names.
+type results struct {
+	Base, Ft                 harness.Budget // the two training budgets
+	Checkpoint, FtCheckpoint string         // given with -checkpoint, -ft-checkpoint
+	BaseTop1                 float64        // the 28×28 run's own validation (0 with -checkpoint)
+	Sizes                    []int
+	Images, EvalBatch        int
+	Rows                     []tableRow
+	Phases                   []phase
 }
 
 // tableRow is one way of running a model at each evaluation size.
 type tableRow struct {
-	name string
-	top1 []float64 // per size
-	loss []float64
+	Name       string
+	Top1, Loss []float64 // per size
 }
 
-func run(o opts, cmd string) error {
-	start := time.Now()
-	rep := report{sizes: o.sizes, cmd: cmd}
-	lap := func(name string, t0 time.Time) {
-		rep.phases = append(rep.phases, phase{name, time.Since(t0)})
-		fmt.Fprintf(os.Stderr, "== %s: %.0fs\n", name, time.Since(t0).Seconds())
-	}
-	dir := o.workdir
-	if dir == "" && (o.checkpoint == "" || o.ftCheckpoint == "") {
-		d, err := os.MkdirTemp("", "vit-resolution-")
-		if err != nil {
-			return err
+// phase is one timed step of the experiment.
+type phase struct {
+	Name string
+	S    float64
+}
+
+func measure(e *harness.Env) (results, error) {
+	rep := results{Base: e.Budget, Ft: flags.ft, Checkpoint: flags.checkpoint, FtCheckpoint: flags.ftCheckpoint, EvalBatch: flags.evalBatch}
+	rep.Ft.LimitVal, rep.Ft.Seed, rep.Ft.Sets = e.Budget.LimitVal, e.Budget.Seed, e.Budget.Sets
+	for _, s := range strings.Split(flags.sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return rep, fmt.Errorf("-sizes: %q is not a positive integer", s)
 		}
-		defer os.RemoveAll(d)
-		dir = d
+		rep.Sizes = append(rep.Sizes, n)
+	}
+	lap := func(name string, t0 time.Time) {
+		rep.Phases = append(rep.Phases, phase{name, time.Since(t0).Seconds()})
+		e.Log.Infof("== %s: %.0fs", name, time.Since(t0).Seconds())
+	}
+	evalCfg := train.DefaultConfig()
+	evalCfg.Data.LimitVal, evalCfg.Train.EvalBatchSize = e.Budget.LimitVal, flags.evalBatch
+	evaluate := func(ckpt string, size int, m method) (train.EvalResult, error) {
+		vit, meta, err := loadAt(ckpt, size, m)
+		if err != nil {
+			return train.EvalResult{}, err
+		}
+		if meta.Dataset != "" {
+			evalCfg.Data.Name = meta.Dataset
+		}
+		return harness.Evaluate(vit, meta, evalCfg)
 	}
 
 	// 1. The 28×28 model.
-	ckpt := o.checkpoint
-	rep.base = "the checkpoint `" + o.checkpoint + "`"
+	ckpt := flags.checkpoint
 	if ckpt == "" {
 		t0 := time.Now()
-		var val train.EvalResult
-		var err error
-		ckpt, val, err = trainRun("configs/mnist_vit_tiny.yaml", filepath.Join(dir, "train28"), o.base, o.limitVal, o.seed)
+		r, err := e.Train("configs/mnist_vit_tiny.yaml", rep.Base.Overrides(filepath.Join(e.Runs, "train28"))...)
 		if err != nil {
-			return fmt.Errorf("training at 28: %w", err)
+			return rep, fmt.Errorf("training at 28: %w", err)
 		}
 		lap("train at 28×28", t0)
-		rep.baseVal = &val
-		rep.base = fmt.Sprintf("configs/mnist_vit_tiny.yaml trained with %s, train.seed=%d (last.safetensors)", o.base, o.seed)
+		ckpt, rep.BaseTop1 = r.Checkpoint, r.Top1
 	}
 
 	// 2. The 28×28 model at every size, each way.
 	for _, m := range methods {
-		row := tableRow{name: m.name}
-		for i, size := range o.sizes {
+		row := tableRow{Name: m.name}
+		for i, size := range rep.Sizes {
 			var r train.EvalResult
-			if size == 28 && len(rep.rows) > 0 {
-				r.Top1, r.Loss = rep.rows[0].top1[i], rep.rows[0].loss[i] // the trained grid: every method is the identity
+			if size == 28 && len(rep.Rows) > 0 {
+				r.Top1, r.Loss = rep.Rows[0].Top1[i], rep.Rows[0].Loss[i] // the trained grid: every method is the identity
 			} else {
 				t0 := time.Now()
-				vit, meta, err := loadAt(ckpt, size, m)
-				if err != nil {
-					return fmt.Errorf("%s at %d: %w", m.name, size, err)
+				var err error
+				if r, err = evaluate(ckpt, size, m); err != nil {
+					return rep, fmt.Errorf("%s at %d: %w", m.name, size, err)
 				}
-				if r, err = evaluate(vit, meta, o.limitVal, o.evalBatch); err != nil {
-					return fmt.Errorf("%s at %d: %w", m.name, size, err)
-				}
-				rep.images = r.Images
+				rep.Images = r.Images
 				lap(fmt.Sprintf("eval %s at %d", m.short, size), t0)
 			}
-			row.top1, row.loss = append(row.top1, r.Top1), append(row.loss, r.Loss)
+			row.Top1, row.Loss = append(row.Top1, r.Top1), append(row.Loss, r.Loss)
 		}
-		rep.rows = append(rep.rows, row)
+		rep.Rows = append(rep.Rows, row)
 	}
 
 	// 3. Fine-tune at 56×56 from the 28×28 weights, and evaluate it.
-	ftCkpt := o.ftCheckpoint
-	rep.ft = "the checkpoint `" + o.ftCheckpoint + "`"
+	ftCkpt := flags.ftCheckpoint
+	var ftVal *train.EvalResult
 	if ftCkpt == "" {
 		t0 := time.Now()
-		var val train.EvalResult
-		var err error
-		ftCkpt, val, err = trainRun("configs/mnist_finetune_56.yaml", filepath.Join(dir, "finetune56"), o.ft, o.limitVal, o.seed,
-			"finetune.init_from="+ckpt)
+		r, err := e.Train("configs/mnist_finetune_56.yaml", rep.Ft.Overrides(filepath.Join(e.Runs, "finetune56"), "finetune.init_from="+ckpt)...)
 		if err != nil {
-			return fmt.Errorf("fine-tuning at 56: %w", err)
+			return rep, fmt.Errorf("fine-tuning at 56: %w", err)
 		}
 		lap("fine-tune at 56×56", t0)
-		rep.ftVal = &val
-		rep.ft = fmt.Sprintf("configs/mnist_finetune_56.yaml (pos_embed resampled bicubically 7×7 → 14×14 at load, layer decay 0.75, lr 5e-4) "+
-			"with %s, train.seed=%d, finetune.init_from = the 28×28 model", o.ft, o.seed)
+		ftCkpt, ftVal = r.Checkpoint, &train.EvalResult{Top1: r.Top1, Loss: r.Loss}
 	}
-	row := tableRow{name: fmt.Sprintf("fine-tuned at %d×%d (bicubic to other sizes)", o.ftSize, o.ftSize)}
-	for _, size := range o.sizes {
-		var r train.EvalResult
-		if size == o.ftSize && rep.ftVal != nil {
-			r = *rep.ftVal // train.Run's own evaluation of the final weights, same images
-		} else {
+	row := tableRow{Name: fmt.Sprintf("fine-tuned at %d×%d (bicubic to other sizes)", ftSize, ftSize)}
+	for _, size := range rep.Sizes {
+		r := ftVal
+		if size != ftSize || r == nil { // else train.Run's own evaluation of the final weights, same images
 			t0 := time.Now()
-			vit, meta, err := loadAt(ftCkpt, size, methods[0])
+			v, err := evaluate(ftCkpt, size, methods[0])
 			if err != nil {
-				return fmt.Errorf("fine-tuned at %d: %w", size, err)
+				return rep, fmt.Errorf("fine-tuned at %d: %w", size, err)
 			}
-			if r, err = evaluate(vit, meta, o.limitVal, o.evalBatch); err != nil {
-				return fmt.Errorf("fine-tuned at %d: %w", size, err)
-			}
+			r = &v
 			lap(fmt.Sprintf("eval fine-tuned at %d", size), t0)
 		}
-		row.top1, row.loss = append(row.top1, r.Top1), append(row.loss, r.Loss)
+		row.Top1, row.Loss = append(row.Top1, r.Top1), append(row.Loss, r.Loss)
 	}
-	rep.rows = append(rep.rows, row)
-	rep.wall = time.Since(start)
-
-	var tbl strings.Builder
-	writeTable(&tbl, rep)
-	fmt.Print(tbl.String())
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
-	png := filepath.Join(o.out, "resolution.png")
-	if err := plotBars(rep, png); err != nil {
-		return fmt.Errorf("plot %s: %w", png, err)
-	}
-	return writeReadme(filepath.Join(o.out, "README.md"), tbl.String(), rep, o)
+	rep.Rows = append(rep.Rows, row)
+	return rep, nil
 }
 
-func writeTable(w io.Writer, rep report) {
-	fmt.Fprint(w, "| position table |")
-	for _, s := range rep.sizes {
-		fmt.Fprintf(w, " %d×%d top-1 (loss) |", s, s)
+// Table is the README's table.
+func (r results) Table() string {
+	t := harness.Table{Header: []string{"position table"}, Align: "l"}
+	for _, s := range r.Sizes {
+		t.Header = append(t.Header, fmt.Sprintf("%d×%d top-1 (loss)", s, s))
+		t.Align += "r"
 	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "|---|")
-	for range rep.sizes {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w)
-	for _, r := range rep.rows {
-		fmt.Fprintf(w, "| %s |", r.name)
-		for i := range rep.sizes {
-			fmt.Fprintf(w, " %.2f%% (%.3f) |", 100*r.top1[i], r.loss[i])
+	for _, w := range r.Rows {
+		row := []any{w.Name}
+		for i := range r.Sizes {
+			row = append(row, fmt.Sprintf("%.2f%% (%.3f)", 100*w.Top1[i], w.Loss[i]))
 		}
-		fmt.Fprintln(w)
+		t.Row(row...)
 	}
-	fmt.Fprintln(w)
+	return t.String()
 }
 
-func writeReadme(path, table string, rep report, o opts) error {
-	var b strings.Builder
-	b.WriteString(`# Changing the input resolution: resampling the position table
-
-A ViT's position table has one row per patch of the grid it was trained on. Run at a larger input the
-grid grows (28×28 with patch 4 is 7×7; 44×44 is 11×11; 56×56 is 14×14), so the table must be carried to
-the new grid. timm resamples it as an image (bicubic by default); this experiment compares that with
-bilinear resampling and with two naive carries — *nearest* (each old position repeated over a block of
-new ones) and *zero-padded* (the 7×7 table in the top-left corner, zeros elsewhere: what keeping the old
-rows and not thinking amounts to) — and then fine-tunes one epoch at 56×56 with the bicubically resampled
-table (configs/mnist_finetune_56.yaml).
-
-The digits are bilinearly upsampled by the data loader to the model's img_size, so at 56×56 each patch sees
-a quarter of what it saw at 28×28: the patch embedding is out of its training distribution whichever table
-is used; the rows show how much the position table adds to that.
-44 stands in for 42: 42 is not a multiple of the patch size 4 (model.img_size must be), 44 is the nearest
-size that is (an 11×11 grid).
-
-`)
-	fmt.Fprintf(&b, "- 28×28 model: %s", rep.base)
-	if rep.baseVal != nil {
-		fmt.Fprintf(&b, "; its own validation: top-1 %.2f%%", 100*rep.baseVal.Top1)
+// Timeline lists the phases' wall times.
+func (r results) Timeline() string {
+	var s []string
+	for _, p := range r.Phases {
+		s = append(s, fmt.Sprintf("%s %.0f s", p.Name, p.S))
 	}
-	fmt.Fprintf(&b, ".\n- Fine-tuned model: %s.\n", rep.ft)
-	fmt.Fprintf(&b, "- Evaluation: the first %d MNIST test images, eval mode, batch %d.\n\n", rep.images, o.evalBatch)
-	b.WriteString("Command (from the repository root):\n\n    " + rep.cmd + "\n\n")
-	fmt.Fprintf(&b, "Wall time on the 2-core machine: %.0f s (excluding compilation):", rep.wall.Seconds())
-	for i, p := range rep.phases {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, " %s %.0f s", p.name, p.d.Seconds())
-	}
-	b.WriteString(".\n\n")
-	b.WriteString(table)
-	ft := rep.rows[len(rep.rows)-1]
-	for i, s := range rep.sizes {
-		if s == o.ftSize {
-			verdict := "meets"
-			if ft.top1[i] < 0.985 {
-				verdict = "does NOT meet"
-			}
-			fmt.Fprintf(&b, "The fine-tuned %d×%d model scores %.2f%% top-1, which %s the issue's bar of ≥ 98.5%% after one epoch",
-				s, s, 100*ft.top1[i], verdict)
-			if o.checkpoint == "" && o.ftCheckpoint == "" && (o.base.epochs < 6 || o.base.limitTrain != 0 || o.base.maxSteps != 0 ||
-				o.ft.epochs != 1 || o.ft.limitTrain != 0 || o.ft.maxSteps != 0) {
-				b.WriteString(" — but this run is on a budget (the recipes' own: 6 epochs at 28×28 on all 60000 images, then one full " +
-					"epoch at 56×56), and the bar is for a well-trained 28×28 model; `-epochs 6 -ft-limit-train 0` runs the recipes in full")
-			}
-			b.WriteString(".\n\n")
+	return strings.Join(s, ", ")
+}
+
+// FtTop1 is the fine-tuned model's top-1 at 56×56 (-1 when not evaluated there).
+func (r results) FtTop1() float64 {
+	for i, s := range r.Sizes {
+		if s == ftSize {
+			return r.Rows[len(r.Rows)-1].Top1[i]
 		}
 	}
-	b.WriteString("![top-1 by evaluation size and position-table method](resolution.png)\n")
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return -1
+}
+
+// Short says whether the models were trained here on less than the
+// recipes' own budgets.
+func (r results) Short() bool {
+	return r.Checkpoint == "" && r.FtCheckpoint == "" && (r.Base.Epochs < 6 || r.Base.LimitTrain != 0 || r.Base.MaxSteps != 0 ||
+		r.Ft.Epochs != 1 || r.Ft.LimitTrain != 0 || r.Ft.MaxSteps != 0)
+}
+
+// BaseBudget and FtBudget print the training budgets as the overrides
+// they stand for.
+func (r results) BaseBudget() string { return budgetText(r.Base) }
+
+// FtBudget: see BaseBudget.
+func (r results) FtBudget() string { return budgetText(r.Ft) }
+
+func budgetText(b harness.Budget) string {
+	s := fmt.Sprintf("train.epochs=%d, data.limit_train=%d", b.Epochs, b.LimitTrain)
+	if b.MaxSteps > 0 {
+		s += fmt.Sprintf(", train.max_steps=%d", b.MaxSteps)
+	}
+	return s
 }

@@ -1,58 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 
-	"github.com/sirupsen/logrus"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
-
-// budget is how long a training run goes: train.epochs, data.limit_train
-// and train.max_steps.
-type budget struct {
-	epochs, limitTrain, maxSteps int
-}
-
-func (b budget) String() string {
-	s := fmt.Sprintf("train.epochs=%d, data.limit_train=%d", b.epochs, b.limitTrain)
-	if b.maxSteps > 0 {
-		s += fmt.Sprintf(", train.max_steps=%d", b.maxSteps)
-	}
-	return s
-}
-
-// trainRun trains the config file (from the repository root) with the
-// budget and extra overrides into dir, and returns the final weights' path
-// and validation result.
-func trainRun(cfgPath, dir string, b budget, limitVal int, seed uint64, extra ...string) (string, train.EvalResult, error) {
-	sets := append([]string{
-		"train.out_dir=" + dir,
-		"train.epochs=" + strconv.Itoa(b.epochs),
-		"train.max_steps=" + strconv.Itoa(b.maxSteps),
-		"train.seed=" + strconv.FormatUint(seed, 10),
-		"data.limit_train=" + strconv.Itoa(b.limitTrain),
-		"data.limit_val=" + strconv.Itoa(limitVal),
-	}, extra...)
-	cfg, err := train.LoadConfig(cfgPath, sets)
-	if err != nil {
-		return "", train.EvalResult{}, fmt.Errorf("%w (run from the repository root)", err)
-	}
-	log := logrus.New()
-	log.SetOutput(os.Stderr)
-	res, err := train.Run(context.Background(), cfg, train.Options{Log: log})
-	if err != nil {
-		return "", train.EvalResult{}, err
-	}
-	return filepath.Join(dir, train.LastModel), res.Last, nil
-}
 
 // method is how a 28×28 model's position table reaches a larger grid.
 type method struct {
@@ -115,36 +70,4 @@ func zeroPadded(src *layers.VisionTransformer, sz layers.Size2) (*layers.VisionT
 		}
 	}
 	return dst, nil
-}
-
-// evaluate scores a model on the first limitVal MNIST test images (0 =
-// all), resized by the loader to the model's img_size (bilinear) and
-// normalized as in training.
-func evaluate(m *layers.VisionTransformer, meta train.ModelMeta, limitVal, batch int) (train.EvalResult, error) {
-	dc := data.DefaultConfig()
-	if meta.Dataset != "" {
-		dc.Name = meta.Dataset
-	}
-	dc.LimitVal = limitVal
-	ds, err := data.Open(dc, data.Val, m.Config.InChans)
-	if err != nil {
-		return train.EvalResult{}, err
-	}
-	mean, std := meta.Mean, meta.Std
-	if len(mean) == 0 {
-		mean, std = ds.Norm()
-	}
-	l, err := data.NewLoader(ds, data.LoaderConfig{
-		BatchSize: batch, ImgH: m.Config.ImgSize[0], ImgW: m.Config.ImgSize[1], NumClasses: m.Config.NumClasses,
-		Mean: mean, Std: std, Augment: data.DefaultAugmentConfig(), Mixup: data.DefaultMixupConfig(), Prefetch: 4,
-	})
-	if err != nil {
-		return train.EvalResult{}, err
-	}
-	ev, err := train.NewEvaluator(m, batch)
-	if err != nil {
-		return train.EvalResult{}, err
-	}
-	defer ev.Close()
-	return ev.Run(l, nil)
 }

@@ -13,18 +13,18 @@ import (
 
 // plotBars draws top-1 as grouped bars: a group per evaluation size, a bar
 // per table row, its value written above it.
-func plotBars(rep report, path string) error {
+func plotBars(rep results, path string) error {
 	p := plot.New()
 	p.Title.Text = "MNIST top-1 of a 28×28-trained ViT run at larger inputs"
 	p.Y.Label.Text = "top-1 (%)"
 	p.X.Label.Text = "evaluation size"
-	n := len(rep.rows)
+	n := len(rep.Rows)
 	w := vg.Points(90 / float64(n))
-	for i, r := range rep.rows {
-		v := make(plotter.Values, len(rep.sizes))
+	for i, r := range rep.Rows {
+		v := make(plotter.Values, len(rep.Sizes))
 		var lab plotter.XYLabels
-		for j := range rep.sizes {
-			v[j] = 100 * r.top1[j]
+		for j := range rep.Sizes {
+			v[j] = 100 * r.Top1[j]
 			lab.XYs = append(lab.XYs, plotter.XY{X: float64(j), Y: v[j] + 1})
 			lab.Labels = append(lab.Labels, fmt.Sprintf("%.1f", v[j]))
 		}
@@ -37,7 +37,7 @@ func plotBars(rep report, path string) error {
 		bars.Color = plotutil.Color(i)
 		bars.LineStyle.Width = 0
 		p.Add(bars)
-		p.Legend.Add(r.name, bars)
+		p.Legend.Add(r.Name, bars)
 		l, err := plotter.NewLabels(lab)
 		if err != nil {
 			return err
@@ -49,8 +49,8 @@ func plotBars(rep report, path string) error {
 		l.Offset = vg.Point{X: off}
 		p.Add(l)
 	}
-	names := make([]string, len(rep.sizes))
-	for j, s := range rep.sizes {
+	names := make([]string, len(rep.Sizes))
+	for j, s := range rep.Sizes {
 		names[j] = fmt.Sprintf("%d×%d", s, s)
 	}
 	p.NominalX(names...)

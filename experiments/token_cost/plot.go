@@ -12,19 +12,20 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotCost draws two log-log panels side by side: forward FLOPs of each
 // part against the token count, and the measured training step time per
 // image (with the time the FLOPs predict at the median achieved rate).
-func plotCost(rows []row, o opts, path string) error {
+func plotCost(rows []row, o width, path string) error {
 	left, err := flopsPanel(rows, o)
 	if err != nil {
 		return err
 	}
 	panels := []*plot.Plot{left}
-	if o.measure {
+	if o.Measure {
 		right, err := timePanel(rows)
 		if err != nil {
 			return err
@@ -55,17 +56,17 @@ func logLog(title, x, y string) *plot.Plot {
 	return p
 }
 
-func flopsPanel(rows []row, o opts) (*plot.Plot, error) {
-	p := logLog(fmt.Sprintf("forward FLOPs by part (D=%d, depth %d, %d heads, mlp %g)", o.dim, o.depth, o.heads, o.mlp),
+func flopsPanel(rows []row, o width) (*plot.Plot, error) {
+	p := logLog(fmt.Sprintf("forward FLOPs by part (D=%d, depth %d, %d heads, mlp %g)", o.Dim, o.Depth, o.Heads, o.MLP),
 		"tokens T", "FLOPs per image")
 	sorted := byTokens(rows)
-	for i, part := range parts {
+	for i, part := range harness.Parts {
 		if part == "patch proj" || part == "head" {
 			continue // not functions of T alone: drawn per input size below
 		}
 		var xy plotter.XYs
 		for _, r := range sorted {
-			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.flops[part]})
+			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
 		}
 		l, s, err := plotter.NewLinePoints(xy)
 		if err != nil {
@@ -87,15 +88,15 @@ func flopsPanel(rows []row, o opts) (*plot.Plot, error) {
 		for j, size := range []int{28, 224} {
 			var xy plotter.XYs
 			for _, r := range sorted {
-				if r.cfg.ImgSize[0] == size {
-					xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.flops[part]})
+				if r.Cfg.ImgSize[0] == size {
+					xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
 				}
 			}
 			l, s, err := plotter.NewLinePoints(xy)
 			if err != nil {
 				return nil, err
 			}
-			c := plotutil.Color(len(parts) + k)
+			c := plotutil.Color(len(harness.Parts) + k)
 			l.Color, s.Color = c, c
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2 + 2*float64(j))}
 			s.Shape = plotutil.Shape(j + 1)
@@ -106,8 +107,8 @@ func flopsPanel(rows []row, o opts) (*plot.Plot, error) {
 	for j, size := range []int{28, 224} {
 		var tot plotter.XYs
 		for _, r := range sorted {
-			if r.cfg.ImgSize[0] == size {
-				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: total(r.flops)})
+			if r.Cfg.ImgSize[0] == size {
+				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: r.Flops.Total()})
 			}
 		}
 		l, err := plotter.NewLine(tot)
@@ -135,12 +136,12 @@ func timePanel(rows []row) (*plot.Plot, error) {
 	for j, size := range []int{28, 224} {
 		var meas, pred plotter.XYs
 		for _, r := range byTokens(rows) {
-			if r.cfg.ImgSize[0] != size {
+			if r.Cfg.ImgSize[0] != size {
 				continue
 			}
 			t := float64(r.tokens())
-			meas = append(meas, plotter.XY{X: t, Y: r.stepMs})
-			pred = append(pred, plotter.XY{X: t, Y: 3 * total(r.flops) / (rate * 1e9) * 1000})
+			meas = append(meas, plotter.XY{X: t, Y: r.StepMs})
+			pred = append(pred, plotter.XY{X: t, Y: 3 * r.Flops.Total() / (rate * 1e9) * 1000})
 		}
 		l, s, err := plotter.NewLinePoints(meas)
 		if err != nil {

@@ -1,7 +1,4 @@
-// Package budget holds what the training-based experiments share: the flags
-// that size a training run (-limit-train, -limit-val, -epochs, -max-steps,
-// -seed, -set) and the train config overrides they stand for.
-package budget
+package harness
 
 import (
 	"flag"
@@ -13,7 +10,8 @@ import (
 // Sets is a repeatable key=value flag: config overrides applied last.
 type Sets = cliflag.Strings
 
-// Budget is one training run's size, as flags and as config overrides.
+// Budget is the size of an experiment's training runs, as flags and as
+// config overrides.
 type Budget struct {
 	LimitTrain int    // data.limit_train; 0 = the whole training set
 	LimitVal   int    // data.limit_val; 0 = the whole validation set
@@ -23,15 +21,15 @@ type Budget struct {
 	Sets       Sets   // -set key=value, applied after everything else
 }
 
-// Flags registers the budget's flags on fs with def's values as defaults;
-// runs completes their help text (e.g. "each run").
-func (b *Budget) Flags(fs *flag.FlagSet, def Budget, runs string) {
-	fs.IntVar(&b.LimitTrain, "limit-train", def.LimitTrain, "training images (data.limit_train; 0 = all)")
+// Flags registers -limit-train, -limit-val, -epochs, -max-steps, -seed and
+// -set on fs with def's values as defaults.
+func (b *Budget) Flags(fs *flag.FlagSet, def Budget) {
+	fs.IntVar(&b.LimitTrain, "limit-train", def.LimitTrain, "training images per run (data.limit_train; 0 = all)")
 	fs.IntVar(&b.LimitVal, "limit-val", def.LimitVal, "validation images (data.limit_val; 0 = all)")
-	fs.IntVar(&b.Epochs, "epochs", def.Epochs, "epochs of "+runs+" (train.epochs)")
-	fs.IntVar(&b.MaxSteps, "max-steps", def.MaxSteps, "stop "+runs+" after this many steps (train.max_steps; 0 = off)")
-	fs.Uint64Var(&b.Seed, "seed", def.Seed, "seed of "+runs+" (train.seed)")
-	fs.Var(&b.Sets, "set", "extra config override for "+runs+", key=value (repeatable)")
+	fs.IntVar(&b.Epochs, "epochs", def.Epochs, "epochs per run (train.epochs)")
+	fs.IntVar(&b.MaxSteps, "max-steps", def.MaxSteps, "stop each run after this many steps (train.max_steps; 0 = off)")
+	fs.Uint64Var(&b.Seed, "seed", def.Seed, "seed (train.seed)")
+	fs.Var(&b.Sets, "set", "extra config override for every run, key=value (repeatable)")
 }
 
 // Overrides returns the config overrides of a run into outDir: the budget,

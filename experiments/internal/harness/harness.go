@@ -1,0 +1,212 @@
+// Package harness is what the experiments share, so that each keeps only
+// its own measurement and plot: the common flags, training a run on a
+// budget (or reading a finished one back), evaluating a model, markdown
+// tables, and README.md rendered from the experiment's readme.md.tmpl with
+// the numbers of its run.
+//
+// An experiment is one Experiment value run by Main. Every run saves what
+// it measured as results.json beside README.md; -render redraws the README
+// and the figures from that file without measuring again, so the committed
+// README is always what the template makes of the committed results.
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Experiment is one experiment: its flags, its measurement and its plot.
+// R is what it measured, everything its README and figures are drawn from.
+type Experiment[R any] struct {
+	Name   string  // the folder under experiments/
+	Readme string  // the README's text/template (readme.md.tmpl, embedded)
+	Budget *Budget // default training budget; nil = the experiment trains nothing
+	// Load, with a Budget, adds -checkpoint: a trained model to use instead
+	// of training one (see Env.TrainOrLoad).
+	Load bool
+	// Flags registers the experiment's own flags.
+	Flags func(fs *flag.FlagSet)
+	// Measure runs the experiment.
+	Measure func(e *Env) (R, error)
+	// Plot draws the figures into dir; nil = none.
+	Plot func(r R, dir string) error
+}
+
+// Env is what Measure gets from the harness.
+type Env struct {
+	Budget Budget // the budget flags' values
+	Dir    string // -dir: where README.md goes (and figures Measure draws itself)
+	// Checkpoint is -checkpoint (Experiment.Load): a model to load instead of
+	// training one.
+	Checkpoint string
+	Runs       string         // -runs: the folder training runs go to (git-ignored runs/ by default)
+	Log        *logrus.Logger // progress, to stderr
+}
+
+// Report is what results.json holds and the README template sees: the
+// command, its wall time and the experiment's results as R.
+type Report[R any] struct {
+	Command string
+	Wall    string // rounded by RoundWall
+	// Note, when set, says where the numbers come from if not from a run of
+	// this code (e.g. transcribed from an earlier README); written by hand.
+	Note string `json:",omitempty"`
+	R    R
+}
+
+// ResultsFile and ReadmeFile are written into the experiment's folder.
+const (
+	ResultsFile = "results.json"
+	ReadmeFile  = "README.md"
+)
+
+// Main runs x with the command line's arguments and exits non-zero on error.
+func Main[R any](x Experiment[R]) {
+	if err := x.Run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", x.Name, err)
+		os.Exit(1)
+	}
+}
+
+// Run parses args, measures (or, with -render, reads results.json back),
+// and writes results.json, the figures and README.md into -dir.
+func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet(x.Name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", filepath.Join("experiments", x.Name), "where README.md, results.json and the figures are written")
+	runs := fs.String("runs", filepath.Join("runs", "experiments", x.Name), "where training runs go")
+	render := fs.Bool("render", false, "measure nothing: redraw README.md and the figures from -dir's results.json")
+	env := &Env{Log: logrus.New()}
+	env.Log.SetOutput(stderr)
+	if x.Budget != nil {
+		env.Budget.Flags(fs, *x.Budget)
+	}
+	if x.Load {
+		fs.StringVar(&env.Checkpoint, "checkpoint", "", "a trained model (.safetensors) to use instead of training one")
+	}
+	if x.Flags != nil {
+		x.Flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	env.Runs, env.Dir = *runs, *dir
+	var rep Report[R]
+	if *render {
+		if err := readJSON(filepath.Join(*dir, ResultsFile), &rep); err != nil {
+			return fmt.Errorf("-render: %w", err)
+		}
+	} else {
+		start := time.Now()
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return err
+		}
+		r, err := x.Measure(env)
+		if err != nil {
+			return err
+		}
+		rep = Report[R]{Command: commandLine(x.Name, fs), Wall: RoundWall(time.Since(start)), R: r}
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(*dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if x.Plot != nil {
+		if err := x.Plot(rep.R, *dir); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	readme, err := x.render(rep)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(*dir, ReadmeFile)
+	if err := os.WriteFile(path, readme, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", path)
+	return nil
+}
+
+// TestReadme fails t unless dir's README.md is what the template makes of
+// dir's results.json. Each experiment's test calls it on its own folder.
+func (x Experiment[R]) TestReadme(t TB, dir string) {
+	t.Helper()
+	got, committed, err := x.Rerender(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Errorf("%s/README.md differs from the template's rendering of results.json (run with -render):\n%s", dir, got)
+	}
+}
+
+// TB is the part of testing.TB that TestReadme uses.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Rerender renders the README from dir's results.json and returns it with
+// the README.md committed there: a test asserts they are equal.
+func (x Experiment[R]) Rerender(dir string) (got, committed []byte, err error) {
+	var rep Report[R]
+	if err := readJSON(filepath.Join(dir, ResultsFile), &rep); err != nil {
+		return nil, nil, err
+	}
+	if got, err = x.render(rep); err != nil {
+		return nil, nil, err
+	}
+	committed, err = os.ReadFile(filepath.Join(dir, ReadmeFile))
+	return got, committed, err
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// commandLine is `go run ./experiments/NAME` with the flags set on the
+// command line, except those that only say where files go.
+func commandLine(name string, fs *flag.FlagSet) string {
+	s := "go run ./experiments/" + name
+	fs.Visit(func(f *flag.Flag) {
+		switch v := f.Value.(type) {
+		case *Sets:
+			for _, kv := range *v {
+				s += " -" + f.Name + " " + kv
+			}
+		default:
+			if f.Name == "dir" || f.Name == "runs" {
+				return
+			}
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				s += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
+				return
+			}
+			s += fmt.Sprintf(" -%s %s", f.Name, f.Value)
+		}
+	})
+	return s
+}
