@@ -22,7 +22,7 @@ const (
 
 var (
 	locateMu    sync.Mutex
-	locateCache = map[string]string{}
+	locateCache = map[DatasetName]string{}
 )
 
 // LocateMNIST returns the directory holding MNIST's IDX files, from the Go
@@ -78,7 +78,7 @@ func LocateFashionMNIST() (string, error) { return locateOnce(NameFashionMNIST, 
 // locateOnce returns the remembered directory of the named data set, or
 // finds it with locate and remembers it when found (a failure is retried on
 // the next call).
-func locateOnce(name string, locate func() (string, error)) (string, error) {
+func locateOnce(name DatasetName, locate func() (string, error)) (string, error) {
 	locateMu.Lock()
 	defer locateMu.Unlock()
 	if dir, ok := locateCache[name]; ok {

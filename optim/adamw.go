@@ -21,8 +21,10 @@ type AdamW struct {
 }
 
 // NewAdamW returns an AdamW with the hyper-parameters of c (betas, eps,
-// weight_decay, layer_decay).
+// weight_decay, layer_decay); zero fields of c mean the defaults
+// (Config.WithDefaults).
 func NewAdamW(c Config) (*AdamW, error) {
+	c = c.WithDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,7 +87,8 @@ func (o *AdamW) group(p Param, numLayers int) Group {
 // layer decay and the EMA) weights and moments stay within 1e-5 relative
 // (TestAgainstTorch). torch's AVX2 kernel fuses m·β1 + (1−β1)·g into one
 // FMA, which this loop deliberately does not, so results do not depend on
-// the CPU.
+// the CPU. The update runs on every core over fixed pieces of the
+// parameters; the result does not depend on the number of cores.
 func (o *AdamW) Step(params []Param, lr float64) error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("adamw step %d: learning rate must be finite and >= 0, got %g", o.step+1, lr)
@@ -99,17 +102,28 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 	bc2Sqrt := math.Sqrt(1 - math.Pow(o.beta2, t))
 	b1, b2 := float32(o.beta1), float32(o.beta2)
 	c1, c2 := float32(1-o.beta1), float32(1-o.beta2)
-	eps := float32(o.eps)
+	eps, bc := float32(o.eps), float32(bc2Sqrt)
+	// Per-parameter constants first, then the elementwise update over fixed
+	// pieces on every core: each element's arithmetic is the serial loop's.
+	type job struct {
+		w, g, m, v    []float32
+		keep, negStep float32
+	}
+	jobs := make([]job, len(params))
 	layers := numLayers(params)
-	for _, p := range params {
+	for i, p := range params {
 		group := o.group(p, layers)
 		plr := lr * group.LRScale
-		w, g := p.Value, p.Grad
-		m, v := o.m.slots[p.Name].data, o.v.slots[p.Name].data
+		jobs[i] = job{w: p.Value, g: p.Grad, m: o.m.slots[p.Name].data, v: o.v.slots[p.Name].data,
+			keep:    float32(1 - plr*group.WeightDecay), // exactly 1 without decay
+			negStep: float32(-plr / bc1)}
+	}
+	forPieces(valueLens(params), func(pc piece) {
+		j := jobs[pc.p]
+		w := j.w[pc.lo:pc.hi]
+		m, v, g := j.m[pc.lo:pc.hi], j.v[pc.lo:pc.hi], j.g[pc.lo:pc.hi]
 		m, v, g = m[:len(w)], v[:len(w)], g[:len(w)] // one bounds check for the loop
-		keep := float32(1 - plr*group.WeightDecay)   // exactly 1 without decay
-		negStep := float32(-plr / bc1)
-		bc := float32(bc2Sqrt)
+		keep, negStep := j.keep, j.negStep
 		for i := range w {
 			gi := g[i]
 			mi := float32(m[i]*b1) + float32(c1*gi)
@@ -118,7 +132,7 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 			denom := float32(float32(math.Sqrt(float64(vi)))/bc) + eps
 			w[i] = float32(w[i]*keep) + float32(negStep*mi)/denom
 		}
-	}
+	})
 	return nil
 }
 
