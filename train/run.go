@@ -27,6 +27,10 @@ type Options struct {
 	Resume   bool            // continue from out_dir's last checkpoint
 	Log      *logrus.Logger  // nil = logrus.StandardLogger()
 	Progress *ProgressWriter // nil = no progress bar
+
+	// onStep, for tests, sees each step: the run, the batch it trained on
+	// and what the step reported.
+	onStep func(r *run, b *data.Batch, s StepStats)
 }
 
 // Result summarises a finished run.
@@ -64,6 +68,7 @@ const (
 // A non-finite loss, gradient or weight stops the run with a
 // *NonFiniteError (errors.As), the last good checkpoint kept.
 func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
+	cfg = cfg.WithDefaults()
 	r, err := prepare(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -119,6 +124,9 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		st.NormSum += s.GradNorm
 		r.epochImgs += b.N
 		r.rowImgs += b.N
+		if r.opts.onStep != nil {
+			r.opts.onStep(r, b, s)
+		}
 		b.Release()
 		ips := float64(r.epochImgs) / time.Since(r.epochStart).Seconds()
 		if r.opts.Progress != nil {
@@ -305,6 +313,9 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 		}
 	}()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkMachineMemory(EstimateMemory(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {
