@@ -35,7 +35,7 @@ type Options struct {
 	// Resize is the resize to the model's input size when CropPct is 0:
 	// data.InterpBilinear (default, what the trainer's evaluation uses) or
 	// data.InterpBilinearAA.
-	Resize string
+	Resize data.Interpolation
 	// CropPct, if not 0, selects timm's evaluation transform instead: resize
 	// (PIL bilinear) so the short side is img_size/CropPct, then crop the
 	// centre. Must lie in (0, 1].
@@ -153,7 +153,7 @@ func Load(path string, opts Options) (*Classifier, error) {
 	cfg := m.Config
 	mean, std := meta.Mean, meta.Std
 	if len(mean) == 0 {
-		mean, std = data.DefaultNorm(meta.Dataset, cfg.InChans)
+		mean, std = data.DefaultNorm(data.DatasetName(meta.Dataset), cfg.InChans)
 		notes = append(notes, fmt.Sprintf("%s records no mean/std: using %s's defaults", path, meta.Dataset))
 	}
 	pipe, err := data.NewPipeline(cfg.InChans, cfg.ImgSize[0], cfg.ImgSize[1], false, 0, aug, mean, std)

@@ -22,7 +22,7 @@ const (
 
 var (
 	locateMu    sync.Mutex
-	locateCache = map[string]string{}
+	locateCache = map[DatasetName]string{}
 )
 
 // LocateMNIST returns the directory holding MNIST's IDX files, from the Go

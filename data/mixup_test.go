@@ -42,7 +42,7 @@ func checkRowsSumToOne(t *testing.T, targets []float32, k int) {
 
 func TestMixupRowsSumToOne(t *testing.T) {
 	const n, c, h, w, k = 8, 2, 6, 7, 5
-	for _, mode := range []string{MixBatch, MixPair, MixElem} {
+	for _, mode := range []MixMode{MixBatch, MixPair, MixElem} {
 		for _, cfg := range []MixupConfig{
 			mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.Mode = 0.8, mode }),
 			mixCfg(func(c *MixupConfig) { c.CutmixAlpha, c.Mode, c.LabelSmoothing = 1, mode, 0.1 }),
@@ -94,7 +94,7 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 	}
 	// prob 0 also leaves the batch alone.
 	m, _ = NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha, c.Prob = 1, 1, 0 }), k)
-	for _, mode := range []string{MixBatch, MixElem, MixPair} {
+	for _, mode := range []MixMode{MixBatch, MixElem, MixPair} {
 		m.cfg.Mode = mode
 		m.Apply(x, labels, 1, 3, 3, targets, 3)
 		if !equalF(x, orig) {
@@ -107,7 +107,7 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 // own pixels kept.
 func TestCutMixLamIsKeptArea(t *testing.T) {
 	const n, c, h, w, k = 8, 3, 9, 11, 5
-	for _, mode := range []string{MixBatch, MixPair, MixElem} {
+	for _, mode := range []MixMode{MixBatch, MixPair, MixElem} {
 		for _, mm := range [][]float64{nil, {0.3, 0.7}} {
 			m, _ := NewMixup(mixCfg(func(cf *MixupConfig) { cf.CutmixAlpha, cf.Mode, cf.CutmixMinMax = 1, mode, mm }), k)
 			boxes := 0

@@ -25,6 +25,7 @@ type AdamW struct {
 // only when layer decay is on, and then every blocks.i parameter must have
 // i < depth (see [LayerID]).
 func NewAdamW(c Config, depth int) (*AdamW, error) {
+	c = c.WithDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -72,7 +73,9 @@ func (o *AdamW) LRScale(name string) float64 {
 // Against torch 1.13 (testdata/adamw_torch.json) the first step is bit
 // identical and later ones stay within 2 ulp: torch's AVX2 kernel fuses
 // m·β1 + (1−β1)·g into one FMA, which this loop deliberately does not, so
-// results do not depend on the CPU.
+// results do not depend on the CPU. The update runs on every core over
+// fixed pieces of the parameters; the result does not depend on the number
+// of cores.
 func (o *AdamW) Step(params []Param, lr float64) error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("adamw step %d: learning rate must be finite and >= 0, got %g", o.step+1, lr)
@@ -86,15 +89,26 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 	bc2Sqrt := math.Sqrt(1 - math.Pow(o.beta2, t))
 	b1, b2 := float32(o.beta1), float32(o.beta2)
 	c1, c2 := float32(1-o.beta1), float32(1-o.beta2)
-	eps := float32(o.eps)
-	for _, p := range params {
+	eps, bc := float32(o.eps), float32(bc2Sqrt)
+	// Per-parameter constants first, then the elementwise update over fixed
+	// pieces on every core: each element's arithmetic is the serial loop's.
+	type job struct {
+		w, g, m, v    []float32
+		keep, negStep float32
+	}
+	jobs := make([]job, len(params))
+	for i, p := range params {
 		plr := lr * o.LRScale(p.Name)
-		w, g := p.Value, p.Grad
-		m, v := o.m.slots[p.Name].data, o.v.slots[p.Name].data
+		jobs[i] = job{w: p.Value, g: p.Grad, m: o.m.slots[p.Name].data, v: o.v.slots[p.Name].data,
+			keep:    float32(1 - plr*o.decayOf(p)), // exactly 1 without decay
+			negStep: float32(-plr / bc1)}
+	}
+	forPieces(valueLens(params), func(pc piece) {
+		j := jobs[pc.p]
+		w := j.w[pc.lo:pc.hi]
+		m, v, g := j.m[pc.lo:pc.hi], j.v[pc.lo:pc.hi], j.g[pc.lo:pc.hi]
 		m, v, g = m[:len(w)], v[:len(w)], g[:len(w)] // one bounds check for the loop
-		keep := float32(1 - plr*o.decayOf(p))        // exactly 1 without decay
-		negStep := float32(-plr / bc1)
-		bc := float32(bc2Sqrt)
+		keep, negStep := j.keep, j.negStep
 		for i := range w {
 			gi := g[i]
 			mi := float32(m[i]*b1) + float32(c1*gi)
@@ -103,7 +117,7 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 			denom := float32(float32(math.Sqrt(float64(vi)))/bc) + eps
 			w[i] = float32(w[i]*keep) + float32(negStep*mi)/denom
 		}
-	}
+	})
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/train"
 )
 
@@ -103,7 +104,7 @@ func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagS
 		return fail(1, "-images: no image files found")
 	}
 	c, err := classify.Load(o.Checkpoint, classify.Options{
-		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: *f.resize, CropPct: *f.cropPct, TopK: *f.topk,
+		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: data.Interpolation(*f.resize), CropPct: *f.cropPct, TopK: *f.topk,
 		MaxBatch: *f.batch, Workers: *f.workers,
 	})
 	if err != nil {

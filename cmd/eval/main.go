@@ -76,7 +76,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "eval: %v\n", rerr)
 				return 1
 			}
-			cfg, err = train.ParseConfig([]byte("data: {name: "+meta.Dataset+"}\n"), sets)
+			var pre []string
+			if meta.Dataset != "" {
+				pre = []string{"data.name=" + strconv.Quote(meta.Dataset)}
+			}
+			cfg, err = train.ParseConfig(nil, append(pre, sets...))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "eval: %v\n", err)
@@ -106,6 +110,9 @@ func parseSize(s string) (layers.Size2, error) {
 	b, err2 := strconv.Atoi(w)
 	if err1 != nil || err2 != nil || a <= 0 || b <= 0 {
 		return layers.Size2{}, fmt.Errorf("want N or HxW, got %q", s)
+	}
+	if a > layers.MaxImgSide || b > layers.MaxImgSide {
+		return layers.Size2{}, fmt.Errorf("%q: each side must be at most %d (the bound on model.img_size)", s, layers.MaxImgSide)
 	}
 	return layers.Size2{a, b}, nil
 }

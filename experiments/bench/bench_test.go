@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+	"github.com/vitgo/vit/train"
 )
 
 // vit_ref.py's forward_flops(28, 4, dim, depth)["total"], computed by the
@@ -44,19 +44,12 @@ func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := m.Build(batch, layers.BuildOptions{Training: true})
+	step, err := train.NewStep(m, train.StepConfig{Batch: batch, Seed: 1, Optim: optim.DefaultConfig(), LR: func(int) float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, c.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := G.Grad(loss, tg.Params...); err != nil {
-		t.Fatal(err)
-	}
+	defer step.Close()
+	tg := step.Graph()
 	p, err := planFromGraph(tg.G, c, batch)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -169,7 +170,7 @@ func (e *Env) TrainOrLoad(cfgPath string, extra ...string) (Source, error) {
 		return s, err
 	}
 	if ours && meta.Dataset != "" {
-		s.Cfg.Data.Name = meta.Dataset
+		s.Cfg.Data.Name = data.DatasetName(meta.Dataset)
 	}
 	if cfg := filepath.Join(filepath.Dir(e.Checkpoint), train.ConfigFile); fileExists(cfg) {
 		s.Config = cfg
