@@ -26,14 +26,12 @@ func (x Experiment[R]) render(rep Report[R]) ([]byte, error) {
 
 // Funcs are the README templates' formatting functions.
 var Funcs = template.FuncMap{
-	"pct":    func(x float64) string { return fmt.Sprintf("%.2f", 100*x) }, // a fraction as a percentage, 2 decimals
-	"x100":   func(x float64) float64 { return 100 * x },
-	"div":    func(a, b float64) float64 { return a / b },
-	"commas": Commas,
-	"sub":    func(a, b int) int { return a - b },
-	"add":    func(a, b int) int { return a + b },
-	"mul":    func(a, b int) int { return a * b },
-	"join":   strings.Join,
+	"pct":  func(x float64) string { return fmt.Sprintf("%.2f", 100*x) }, // a fraction as a percentage, 2 decimals
+	"x100": func(x float64) float64 { return 100 * x },
+	"div":  func(a, b float64) float64 { return a / b },
+	"sub":  func(a, b int) int { return a - b },
+	"add":  func(a, b int) int { return a + b },
+	"mul":  func(a, b int) int { return a * b },
 }
 
 // Table is a markdown table. Align holds one of "l", "r" per column
