@@ -234,9 +234,9 @@ func TestStepUpdateIsClippedAdamW(t *testing.T) {
 	defer step.Close()
 	ref := make([]optim.Param, len(m.Params))
 	for i, p := range m.Params {
-		ref[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: slices.Clone(p.Value.Data().([]float32))}
+		ref[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: slices.Clone(p.Value.Data().([]float32)), NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
-	opt, err := optim.NewAdamW(oc, cfg.Depth)
+	opt, err := optim.NewAdamW(oc)
 	if err != nil {
 		t.Fatal(err)
 	}

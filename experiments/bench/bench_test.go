@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -203,13 +204,18 @@ func TestParseConfigs(t *testing.T) {
 	}
 }
 
-func TestParseFlagsErrors(t *testing.T) {
+func TestFlagErrorsStopBeforeMeasuring(t *testing.T) {
 	for _, args := range [][]string{{"-steps", "0"}, {"-threads", "-1"}, {"-batch", "0"}, {"-configs", "x"}, {"extra"}} {
-		if _, err := parseFlags(args, &strings.Builder{}); err == nil {
-			t.Errorf("parseFlags(%q): no error", args)
+		dir := t.TempDir()
+		if err := experiment.Run(append(args, "-dir", dir), io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
 		}
 	}
 }
+
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }
 
 func TestProfilePath(t *testing.T) {
 	for _, tc := range []struct {
@@ -225,11 +231,5 @@ func TestProfilePath(t *testing.T) {
 		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
 			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
 		}
-	}
-}
-
-func TestModuleOf(t *testing.T) {
-	if got := moduleOf([]byte("// x\nmodule github.com/vitgo/vit\n\ngo 1.26\n")); got != modulePath {
-		t.Errorf("moduleOf = %q", got)
 	}
 }
