@@ -202,6 +202,7 @@ type MemoryError struct {
 	Part       string // the largest part of the estimate
 }
 
+// Error says how much is needed and how much is available.
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("the run needs about %s (%s the largest part), more than the %s available (%s)",
 		FormatBytes(e.Need), e.Part, FormatBytes(e.Have), e.Source)
