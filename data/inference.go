@@ -29,7 +29,8 @@ func FromImage(img image.Image, c int) (Image, error) {
 // kept (for a square target: the short side becomes ⌊h/cropPct⌋, the long
 // side ⌊short·long/short_in⌋ as torchvision's Resize), then cut the centred
 // h×w window (offsets rounded half to even, as torchvision's CenterCrop).
-// The resize is PIL's antialiased bilinear on uint8, rounded back to uint8.
+// The resize is PIL's bilinear resize (antialiased, fixed-point, uint8
+// between its horizontal and vertical passes), bit for bit.
 // cropPct must lie in (0, 1].
 func CenterCrop(img Image, h, w int, cropPct float64) (Image, error) {
 	if !(cropPct > 0 && cropPct <= 1) {
@@ -42,16 +43,7 @@ func CenterCrop(img Image, h, w int, cropPct float64) (Image, error) {
 		return Image{}, fmt.Errorf("data: image of %dx%dx%d has %d pixels", img.C, img.H, img.W, len(img.Pix))
 	}
 	rh, rw := cropResizeSize(img.H, img.W, h, w, cropPct)
-	src := img
-	if rh != img.H || rw != img.W {
-		f := make([]float32, img.C*rh*rw)
-		rs := resizer{aa: true}
-		rs.resizeU8(f, img.Pix, &lutIdentity, img.C, img.H, img.W, rh, rw)
-		src = Image{C: img.C, H: rh, W: rw, Pix: make([]uint8, len(f))}
-		for i, v := range f {
-			src.Pix[i] = uint8(min(max(v+0.5, 0), 255))
-		}
-	}
+	src := pilResizeBilinear(img, rh, rw)
 	top := int(math.RoundToEven(float64(rh-h) / 2))
 	left := int(math.RoundToEven(float64(rw-w) / 2))
 	out := Image{C: img.C, H: h, W: w, Pix: make([]uint8, img.C*h*w)}
@@ -84,4 +76,97 @@ func cropResizeSize(inH, inW, h, w int, cropPct float64) (int, int) {
 	// timm's ResizeKeepRatio(longest=0): the smaller ratio scales both sides.
 	ratio := math.Min(float64(inH)/float64(sh), float64(inW)/float64(sw))
 	return max(1, int(math.RoundToEven(float64(inH)/ratio))), max(1, int(math.RoundToEven(float64(inW)/ratio)))
+}
+
+// pilBits is PIL's PRECISION_BITS for 8-bit resampling.
+const pilBits = 32 - 8 - 2
+
+// pilTaps are PIL's fixed-point bilinear coefficients along one axis
+// (precompute_coeffs and normalize_coeffs_8bpc in Resample.c): output o
+// reads inputs first[o] … first[o]+len(k[o])−1.
+func pilTaps(in, out int) (first []int, k [][]int) {
+	scale := float64(in) / float64(out)
+	filterscale := max(scale, 1)
+	support := filterscale // the bilinear filter's support is 1
+	for o := 0; o < out; o++ {
+		center := (float64(o) + 0.5) * scale
+		xmin := max(int(center-support+0.5), 0)
+		xmax := min(int(center+support+0.5), in)
+		w := make([]float64, xmax-xmin)
+		var ww float64
+		for j := range w {
+			x := math.Abs((float64(j+xmin) - center + 0.5) / filterscale)
+			if x < 1 {
+				w[j] = 1 - x
+			}
+			ww += w[j]
+		}
+		fixed := make([]int, len(w))
+		for j, v := range w {
+			if ww != 0 {
+				v /= ww
+			}
+			if v < 0 {
+				fixed[j] = int(-0.5 + v*(1<<pilBits))
+			} else {
+				fixed[j] = int(0.5 + v*(1<<pilBits))
+			}
+		}
+		first = append(first, xmin)
+		k = append(k, fixed)
+	}
+	return first, k
+}
+
+func pilClip8(v int) uint8 {
+	if v >= 1<<pilBits<<8 {
+		return 255
+	}
+	if v <= 0 {
+		return 0
+	}
+	return uint8(v >> pilBits)
+}
+
+// pilResizeBilinear is PIL's Image.resize((w, h), BILINEAR) of a uint8 CHW
+// image: a horizontal pass, then a vertical pass on its uint8 result, each
+// skipped when its size does not change.
+func pilResizeBilinear(img Image, h, w int) Image {
+	c := img.C
+	src := img
+	if w != img.W {
+		first, k := pilTaps(img.W, w)
+		out := Image{C: c, H: img.H, W: w, Pix: make([]uint8, c*img.H*w)}
+		for row := 0; row < c*img.H; row++ {
+			in := src.Pix[row*img.W : (row+1)*img.W]
+			dst := out.Pix[row*w : (row+1)*w]
+			for o := range dst {
+				s := 1 << (pilBits - 1)
+				for j, kv := range k[o] {
+					s += int(in[first[o]+j]) * kv
+				}
+				dst[o] = pilClip8(s)
+			}
+		}
+		src = out
+	}
+	if h != img.H {
+		first, k := pilTaps(img.H, h)
+		out := Image{C: c, H: h, W: w, Pix: make([]uint8, c*h*w)}
+		for ch := 0; ch < c; ch++ {
+			in := src.Pix[ch*img.H*w : (ch+1)*img.H*w]
+			dst := out.Pix[ch*h*w : (ch+1)*h*w]
+			for o := 0; o < h; o++ {
+				for x := 0; x < w; x++ {
+					s := 1 << (pilBits - 1)
+					for j, kv := range k[o] {
+						s += int(in[(first[o]+j)*w+x]) * kv
+					}
+					dst[o*w+x] = pilClip8(s)
+				}
+			}
+		}
+		src = out
+	}
+	return src
 }

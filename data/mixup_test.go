@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -76,12 +77,12 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalF(x, orig) {
+	if !slices.Equal(x, orig) {
 		t.Fatal("alpha 0 changed the batch")
 	}
 	want := make([]float32, n*k)
 	SmoothOneHot(want, labels, k, 0.1)
-	if !equalF(targets, want) {
+	if !slices.Equal(targets, want) {
 		t.Fatalf("targets %v, want smoothed one-hot %v", targets, want)
 	}
 	if want[labels[0]] != float32(1-0.1+0.02) || want[(labels[0]+1)%k] != float32(0.02) {
@@ -97,7 +98,7 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 	for _, mode := range []MixMode{MixBatch, MixElem, MixPair} {
 		m.cfg.Mode = mode
 		m.Apply(x, labels, 1, 3, 3, targets, 3)
-		if !equalF(x, orig) {
+		if !slices.Equal(x, orig) {
 			t.Fatalf("%s: prob 0 changed the batch", mode)
 		}
 	}
@@ -203,7 +204,7 @@ func TestMixupSwitchProbAndDeterminism(t *testing.T) {
 	ta, tb := make([]float32, 40), make([]float32, 40)
 	m.Apply(a, la, 2, 5, 5, ta, 77)
 	m.Apply(b, lb, 2, 5, 5, tb, 77)
-	if !equalF(a, b) || !equalF(ta, tb) {
+	if !slices.Equal(a, b) || !slices.Equal(ta, tb) {
 		t.Fatal("same key, different batches")
 	}
 }

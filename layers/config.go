@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"sort"
 
 	"gopkg.in/yaml.v3"
 
@@ -152,16 +151,6 @@ func preset(p, d, depth, heads int) Config {
 	c := DefaultConfig()
 	c.PatchSize, c.EmbedDim, c.Depth, c.NumHeads = p, d, depth, heads
 	return c
-}
-
-// PresetNames lists the presets in sorted order.
-func PresetNames() []string {
-	var names []string
-	for n := range Presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // Bounds on the model keys. They are far above any ViT in the literature

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
@@ -14,11 +13,15 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all.
+// in place updates them all. NoWeightDecay and LayerID are its parameter
+// groups for the optimizer (see groups.go).
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
 	Value *tensor.Dense
+
+	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
+	LayerID       int  // layer id for layer-wise lr decay, 0 (embeddings) … depth+1 (head)
 }
 
 // VisionTransformer holds a ViT's configuration and parameters.
@@ -40,7 +43,8 @@ func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
 	}
 	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
 	for _, s := range ParamShapes(cfg) {
-		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...))}
+		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...)),
+			NoWeightDecay: noWeightDecay(s.Name), LayerID: layerID(s.Name, cfg.Depth)}
 		m.Params = append(m.Params, p)
 		m.byName[p.Name] = p
 	}
@@ -114,7 +118,7 @@ func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
 // bias likewise); head weight and bias 0 when ZeroInitHead.
 func (m *VisionTransformer) Init(seed uint64) {
 	for _, p := range m.Params {
-		rng := rand.New(rand.NewPCG(seed, nameHash(p.Name)))
+		rng := rand.New(rand.NewPCG(seed, graph.StreamID(p.Name)))
 		switch {
 		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
 			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
@@ -135,12 +139,6 @@ func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(s
 
 func isNormWeight(n string) bool {
 	return n == "norm.weight" || hasSuffix(n, "norm1.weight") || hasSuffix(n, "norm2.weight")
-}
-
-func nameHash(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
 }
 
 // InitTruncNormal fills t with N(0, std²) cut to [−2, 2] by resampling, as
@@ -354,7 +352,7 @@ func (b *builder) act(h *G.Node) *G.Node {
 // residual returns x + drop_path(h).
 func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
 	if rate > 0 && b.stoch.Training {
-		h = b.op(func() (*G.Node, error) { return graph.DropPath(h, rate, b.batch, b.stoch, nameHash(name)) })
+		h = b.op(func() (*G.Node, error) { return graph.DropPath(h, rate, b.batch, b.stoch, graph.StreamID(name)) })
 	}
 	return b.op(func() (*G.Node, error) { return graph.Add(x, h) })
 }
@@ -363,5 +361,5 @@ func (b *builder) dropout(h *G.Node, name string) *G.Node {
 	if b.cfg.Dropout == 0 || !b.stoch.Training {
 		return h
 	}
-	return b.op(func() (*G.Node, error) { return graph.Dropout(h, b.cfg.Dropout, b.stoch, nameHash(name)) })
+	return b.op(func() (*G.Node, error) { return graph.Dropout(h, b.cfg.Dropout, b.stoch, graph.StreamID(name)) })
 }

@@ -221,13 +221,7 @@ func TestPatchEmbedEquivalence(t *testing.T) {
 		c := tinyConfig()
 		c.ImgSize, c.InChans, c.PatchSize = Size2{6, 4}, 2, 2
 		c.PatchEmbed = form
-		m, err := New(c, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range m.Params {
-			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
-		}
+		m := randomModel(t, c, 5)
 		if scramble {
 			// The wrong-order control: weights laid out (D, P, P, C) reshaped
 			// to (D, C, P, P) without permuting.
@@ -284,13 +278,7 @@ func TestPermutationEquivariance(t *testing.T) {
 	features := func(zeroPos bool, swap bool) []float64 {
 		c := tinyConfig()
 		c.ImgSize = Size2{4, 6}
-		m, err := New(c, tensor.Float64, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range m.Params {
-			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
-		}
+		m := randomModel(t, c, 7)
 		if zeroPos {
 			InitConst(m.Param("pos_embed").Value, 0)
 		}

@@ -104,7 +104,7 @@ func TestZeroConfig(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("Config{}.Validate() = %v", err)
 	}
-	if _, err := NewAdamW(Config{}, 12); err != nil {
+	if _, err := NewAdamW(Config{}); err != nil {
 		t.Errorf("NewAdamW(Config{}) = %v", err)
 	}
 	got, d := (Config{}).WithDefaults(), DefaultConfig()

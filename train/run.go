@@ -27,6 +27,10 @@ type Options struct {
 	Resume   bool            // continue from out_dir's last checkpoint
 	Log      *logrus.Logger  // nil = logrus.StandardLogger()
 	Progress *ProgressWriter // nil = no progress bar
+
+	// onStep, for tests, sees each step: the run, the batch it trained on
+	// and what the step reported.
+	onStep func(r *run, b *data.Batch, s StepStats)
 }
 
 // Result summarises a finished run.
@@ -120,6 +124,9 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		st.NormSum += s.GradNorm
 		r.epochImgs += b.N
 		r.rowImgs += b.N
+		if r.opts.onStep != nil {
+			r.opts.onStep(r, b, s)
+		}
 		b.Release()
 		ips := float64(r.epochImgs) / time.Since(r.epochStart).Seconds()
 		if r.opts.Progress != nil {

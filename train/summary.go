@@ -11,10 +11,11 @@ import (
 )
 
 // Summary validates cfg, checks its memory estimate against the machine,
-// builds the model's training graph for one image (proving the graph
-// assembles) and prints the parameter table, the total and the memory
-// estimate. A run that cannot fit is an error (a *ConfigError wrapping a
-// *MemoryError) after the estimate is printed.
+// builds the model's forward graph for one image in training mode (proving
+// the model assembles; the loss and the backward pass are not built) and
+// prints the parameter table, the total and the memory estimate. A run that
+// cannot fit is an error (a *ConfigError wrapping a *MemoryError) after the
+// estimate is printed.
 func Summary(w io.Writer, cfg Config) error {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {

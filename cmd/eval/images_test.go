@@ -124,14 +124,28 @@ func TestImagesMode(t *testing.T) {
 		t.Errorf("temp files left: %v", m)
 	}
 
-	// A glob, and -crop-pct (timm's eval crop) still classifies the colours.
+	// A glob, -crop-pct (timm's eval crop) and -img-size (pos_embed
+	// resampled) still classify the colours.
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"-checkpoint", ckpt, "-crop-pct", "0.875", "-topk", "1", "-images", filepath.Join(pics, "d1", "*.png")}, &out, &errb); code != 0 {
+	if code := run([]string{"-checkpoint", ckpt, "-crop-pct", "0.875", "-img-size", "32", "-topk", "1", "-images", filepath.Join(pics, "d1", "*.png")}, &out, &errb); code != 0 {
 		t.Fatalf("glob: exit %d: %s", code, errb.String())
 	}
-	if got := strings.Count(out.String(), "\n"); got != 3 { // d1 holds 5..8, 7.jpg is not a .png
-		t.Errorf("glob: %d lines:\n%s", got, out.String())
+	if !strings.Contains(out.String(), "note: pos_embed resampled 2x2 → 4x4") {
+		t.Errorf("no resampling note:\n%s", out.String())
+	}
+	var n int
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if path, rest, ok := strings.Cut(l, ": "); ok && strings.HasSuffix(path, ".png") {
+			n++
+			i := strings.TrimSuffix(filepath.Base(path), ".png")
+			if want := classifytest.Classes[int(i[0]-'0')%3]; strings.Fields(rest)[0] != want {
+				t.Errorf("%s: %s, want %s", path, rest, want)
+			}
+		}
+	}
+	if n != 3 { // d1 holds 5..8, and 7.jpg is not a .png
+		t.Errorf("glob: %d images:\n%s", n, out.String())
 	}
 }
 

@@ -19,21 +19,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	flag := flag.NewFlagSet("eval", flag.ContinueOnError)
 	flag.SetOutput(stderr)
-	var sets multiFlag
+	var sets cliflag.Strings
 	ckpt := flag.String("checkpoint", "", "model .safetensors to evaluate (required)")
 	cfgPath := flag.String("config", "", "YAML config whose data section (and train.eval_batch_size) to use")
 	flag.Var(&sets, "set", "override a config key, e.g. -set data.limit_val=1000 (repeatable)")

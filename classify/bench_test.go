@@ -1,0 +1,144 @@
+package classify
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train"
+)
+
+// benchCheckpoint writes a randomly initialised ViT-Ti/16 at 224 (the
+// configs/vit_tiny_patch16_224.yaml model: 3 channels, 1000 classes).
+func benchCheckpoint(b *testing.B) string {
+	b.Helper()
+	m, err := layers.New(layers.Presets["vit_tiny_patch16_224"], tensor.Float32, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "vit_tiny.safetensors")
+	meta := train.ModelMeta{Dataset: "folder", Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
+	if err := train.SaveModel(path, m, meta, nil); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func benchImage() image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, 224, 224))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 7)
+	}
+	return img
+}
+
+// BenchmarkViTTiny224 measures ViT-Ti/16 at 224 on one 224×224 image per
+// call: "latency" is one caller (p50 over b.N calls), "callers8" eight
+// goroutines calling at once (images per second), for several pool shapes.
+// Run with -cpu 2 (the peer's 2 threads) and -benchtime as a count, e.g.
+//
+//	go test ./classify -run '^$' -bench ViTTiny224 -cpu 2 -benchtime 20x
+func BenchmarkViTTiny224(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short")
+	}
+	ckpt := benchCheckpoint(b)
+	img := benchImage()
+	for _, o := range []Options{{PoolSize: 1, MaxBatch: 8}, {PoolSize: 2, MaxBatch: 4}, {PoolSize: 1, MaxBatch: 1}, {PoolSize: 2, MaxBatch: 1}} {
+		c, err := Load(ckpt, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		shape := fmt.Sprintf("pool%d_batch%d", o.PoolSize, o.MaxBatch)
+		if o.PoolSize == 1 && o.MaxBatch == 8 {
+			b.Run("latency_"+shape, func(b *testing.B) {
+				classifyOne(b, c, img) // warm up
+				d := make([]time.Duration, b.N)
+				b.ResetTimer()
+				for i := range d {
+					t0 := time.Now()
+					classifyOne(b, c, img)
+					d[i] = time.Since(t0)
+				}
+				b.StopTimer()
+				sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+				b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50_ms")
+			})
+		}
+		b.Run("callers8_"+shape, func(b *testing.B) {
+			classifyOne(b, c, img)
+			s0 := c.Stats()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			next := 0
+			t0 := time.Now()
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						mu.Lock()
+						i := next
+						next++
+						mu.Unlock()
+						if i >= b.N {
+							return
+						}
+						classifyOne(b, c, img)
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "img/s")
+			s := c.Stats()
+			b.ReportMetric(float64(s.Images-s0.Images)/float64(s.Batches-s0.Batches), "mean_batch")
+		})
+		c.Close()
+	}
+}
+
+// BenchmarkViTTiny224Forward times the bare graph run of one lane at batch
+// 1, 4 and 8 (ms per image): what batching saves, or costs, per image.
+func BenchmarkViTTiny224Forward(b *testing.B) {
+	c, err := Load(benchCheckpoint(b), Options{MaxBatch: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	x := make([]float32, 8*3*224*224)
+	for i := range x {
+		x[i] = float32(i%255)/127 - 1
+	}
+	for _, ev := range c.lanes[0].evals {
+		n := ev.Graph().Batch
+		if n == 2 {
+			continue
+		}
+		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+			ev.Logits(x[:n*3*224*224], n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := ev.Logits(x[:n*3*224*224], n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*n), "ms/img")
+		})
+	}
+}
+
+func classifyOne(b *testing.B, c *Classifier, img image.Image) {
+	if _, err := c.Classify(context.Background(), []image.Image{img}); err != nil {
+		b.Fatal(err)
+	}
+}
