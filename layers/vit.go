@@ -300,23 +300,23 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	p := func(name string) *G.Node { return b.p[pre+name] }
-	h := b.do(graph.LayerNorm(x, p("norm1.weight"), p("norm1.bias"), c.LNEps))
-	h = b.do(graph.Linear(h, p("attn.qkv.weight"), p("attn.qkv.bias"))) // (B·T, 3D)
+	n := b.do(graph.LayerNorm(x, p("norm1.weight"), p("norm1.bias"), c.LNEps))
+	h := b.do(graph.Linear(n, p("attn.qkv.weight"), p("attn.qkv.bias"))) // (B·T, 3D)
 	if b.err != nil {
 		return nil, nil
 	}
 	attn := b.do(graph.Attention(h, b.batch, b.tokens, c.NumHeads)) // (B·T, D)
 	h = b.do(graph.Linear(attn, p("attn.proj.weight"), p("attn.proj.bias")))
 	h = b.dropout(h, pre+"attn.proj_drop")
-	x = b.residual(x, h, dpr, pre+"drop_path1")
+	x = b.residual(x, n, h, dpr, pre+"drop_path1")
 
-	h = b.do(graph.LayerNorm(x, p("norm2.weight"), p("norm2.bias"), c.LNEps))
-	h = b.do(graph.Linear(h, p("mlp.fc1.weight"), p("mlp.fc1.bias"))) // (B·T, hidden)
+	n = b.do(graph.LayerNorm(x, p("norm2.weight"), p("norm2.bias"), c.LNEps))
+	h = b.do(graph.Linear(n, p("mlp.fc1.weight"), p("mlp.fc1.bias"))) // (B·T, hidden)
 	h = b.act(h)
 	h = b.dropout(h, pre+"mlp.drop1")
 	h = b.do(graph.Linear(h, p("mlp.fc2.weight"), p("mlp.fc2.bias"))) // (B·T, D)
 	h = b.dropout(h, pre+"mlp.drop2")
-	return b.residual(x, h, dpr, pre+"drop_path2"), attn
+	return b.residual(x, n, h, dpr, pre+"drop_path2"), attn
 }
 
 func (b *builder) act(h *G.Node) *G.Node {
@@ -330,8 +330,10 @@ func (b *builder) act(h *G.Node) *G.Node {
 	return b.do(graph.GELU(h, approx))
 }
 
-// residual returns x + drop_path(h).
-func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
+// residual returns x + drop_path(h), h being the branch that starts at
+// norm = LayerNorm(x): graph.Residual, whose gradient at the fork is summed
+// inside the LayerNorm's backward kernel.
+func (b *builder) residual(x, norm, h *G.Node, rate float64, name string) *G.Node {
 	if b.err != nil {
 		return nil
 	}
@@ -341,7 +343,7 @@ func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
 			return nil
 		}
 	}
-	return b.do(graph.Add(x, h))
+	return b.do(graph.Residual(x, norm, h))
 }
 
 func (b *builder) dropout(h *G.Node, name string) *G.Node {
