@@ -6,6 +6,8 @@
 // of the step, peak RSS, and the ratios ours/peer.
 //
 //	go run ./experiments/bench [-steps 30] [-configs tiny,small] [-peer=true] [-threads 2]
+//	go run ./experiments/bench -configs s16 -rounds 1          # one ImageNet shape at a time
+//	go run ./experiments/bench -configs tiny,small,s16 -scaling 1,2 -peer=false   # per-op scaling
 //	go run -tags openblas ./experiments/bench          # SGEMM through cblas_sgemm
 //	go run ./experiments/bench -configs tiny -peer=false -cpuprofile /tmp/tiny.prof
 //
@@ -30,13 +32,15 @@ import (
 
 // opts are the command's flags.
 type opts struct {
-	steps      int
+	steps      int // 0: each config's own
 	rounds     int
 	configs    []benchConfig
 	peer       bool
 	threads    int
-	batch      int
+	batch      int // 0: each config's own
 	seed       uint64
+	scaling    []int // threads of the per-op sweep; none: the main bench
+	warmup     int
 	python     string
 	peerScript string
 	cpuProfile string
@@ -60,12 +64,14 @@ func parseFlags(args []string, stderr io.Writer) (opts, error) {
 	var o opts
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
+	fs.IntVar(&o.steps, "steps", 0, "timed training steps and eval forwards per config, after 3 warm-up ones (0: the config's own, 30 for tiny and small, 5 for s16, 3 for b16, 2 for b16-384)")
 	fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
 	configs := fs.String("configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
 	fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
 	fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
-	fs.IntVar(&o.batch, "batch", 128, "batch size of the training and eval steps")
+	fs.IntVar(&o.batch, "batch", 0, "batch size of the training and eval steps (0: the config's own, 128 for tiny and small, 32 for s16, 16 for b16 and b16-384)")
+	fs.IntVar(&o.warmup, "warmup", 3, "untimed training steps (and eval forwards) before the timed ones; the peer always runs 3")
+	scaling := fs.String("scaling", "", "comma-separated thread counts, e.g. 1,2: instead of the main bench, time each op kind, AdamW, clipping, the finite checks and the rest of the step at each count (see SCALING.md)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
 	fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
@@ -76,8 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (opts, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.steps <= 0 {
-		return o, fmt.Errorf("-steps: must be positive, got %d", o.steps)
+	if o.steps < 0 {
+		return o, fmt.Errorf("-steps: must be positive (or 0 for each config's own), got %d", o.steps)
 	}
 	if o.rounds <= 0 {
 		return o, fmt.Errorf("-rounds: must be positive, got %d", o.rounds)
@@ -85,12 +91,21 @@ func parseFlags(args []string, stderr io.Writer) (opts, error) {
 	if o.threads <= 0 {
 		return o, fmt.Errorf("-threads: must be positive, got %d", o.threads)
 	}
-	if o.batch <= 0 {
-		return o, fmt.Errorf("-batch: must be positive, got %d", o.batch)
+	if o.warmup < 1 {
+		return o, fmt.Errorf("-warmup: must be at least 1 (the first step allocates), got %d", o.warmup)
+	}
+	if o.batch < 0 {
+		return o, fmt.Errorf("-batch: must be positive (or 0 for each config's own), got %d", o.batch)
 	}
 	var err error
 	if o.configs, err = parseConfigs(*configs); err != nil {
 		return o, fmt.Errorf("-configs: %w", err)
+	}
+	for i := range o.configs {
+		o.configs[i] = o.configs[i].withRun(o.batch, o.steps)
+	}
+	if o.scaling, err = parseThreads(*scaling); err != nil {
+		return o, fmt.Errorf("-scaling: %w", err)
 	}
 	return o, nil
 }
@@ -100,15 +115,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(o.scaling) > 0 {
+		return runScaling(o, stdout, stderr)
+	}
 	if o.peer && o.peerScript == "" {
 		if o.peerScript, err = defaultPeerScript(); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
-	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps,
-		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
-	fmt.Fprintf(stderr, "bench: load %s, %d threads, batch %d, %d steps\n", h.Load, o.threads, o.batch, o.steps)
+	h := header{Load: loadAverage(), Threads: o.threads,
+		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds, Warmup: o.warmup}
+	fmt.Fprintf(stderr, "bench: load %s, %d threads\n", h.Load, o.threads)
 	if busy(h.Load) {
 		fmt.Fprintf(stderr, "bench: warning: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy\n",
 			strings.Fields(h.Load)[0], quietLoad)
@@ -116,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var rows []row
 	for _, bc := range o.configs {
 		r := row{cfg: bc}
-		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed}
+		j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
 		ours := func(round int) error {
 			var m measured
 			j.CPUProfile = ""
@@ -132,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		peer := func(round int) error {
-			p, err := runPeer(o.python, o.peerScript, bc, o.batch, o.threads, o.steps)
+			p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps)
 			if err != nil {
 				return fmt.Errorf("%s: peer: %w", bc.Name, err)
 			}

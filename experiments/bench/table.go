@@ -18,8 +18,8 @@ type header struct {
 	Wall            time.Duration
 	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
 	CPU, GoVersion  string
-	Threads, Batch  int
-	Steps, Rounds   int
+	Threads, Rounds int
+	Warmup          int
 }
 
 // row is one config's measurements: every round, and their medians.
@@ -116,10 +116,10 @@ func writeTables(w io.Writer, h header, rows []row) {
 	if len(rows) > 0 {
 		backend = rows[0].ours.Backend
 	}
-	fmt.Fprintf(w, "Measured %s on %s, %s, SGEMM backend `%s`; GOMAXPROCS = torch threads = %d, batch %d, "+
-		"%d timed steps after %d warm-up; load average (1, 5, 15 min) %s before, %s after (this run's own threads included); %.0f s.\n\n",
-		h.Start.Format("2006-01-02 15:04"), h.CPU, h.GoVersion, backend, h.Threads, h.Batch, h.Steps, warmup,
-		h.Load, h.LoadAfter, h.Wall.Seconds())
+	fmt.Fprintf(w, "Measured %s on %s, %s, SGEMM backend `%s`; GOMAXPROCS = torch threads = %d, batch %s, "+
+		"%s timed steps after %d warm-up; load average (1, 5, 15 min) %s before, %s after (this run's own threads included); %.0f s.\n\n",
+		h.Start.Format("2006-01-02 15:04"), h.CPU, h.GoVersion, backend, h.Threads, perConfig(rows, func(b benchConfig) int { return b.Batch }),
+		perConfig(rows, func(b benchConfig) int { return b.Steps }), h.Warmup, h.Load, h.LoadAfter, h.Wall.Seconds())
 	if busy(h.Load) {
 		fmt.Fprintf(w, "**The machine was busy (1-minute load ≥ %.1f before the run): other processes shared the cores; compare the ratios, not the absolute numbers.**\n\n", quietLoad)
 	}
@@ -135,7 +135,7 @@ func writeTables(w io.Writer, h header, rows []row) {
 		if p := r.peer; p != nil {
 			fmt.Fprintf(w, "| %s | PyTorch | %d | %.0f | %.0f | %.1f | %.1f | %.1f | — | %.0f |\n",
 				r.cfg.label(), o.Params, p.TrainImgS, p.EvalImgS, gflops(p.TrainImgS, 3, r.cfg), gflops(p.EvalImgS, 1, r.cfg),
-				1000*float64(h.Batch)/p.TrainImgS, mib(p.RSS))
+				1000*float64(r.cfg.Batch)/p.TrainImgS, mib(p.RSS))
 		}
 	}
 
@@ -170,6 +170,21 @@ func writeTables(w io.Writer, h header, rows []row) {
 	}
 }
 
+// perConfig formats a per-config number: "32" when every row has it,
+// "128 (tiny), 32 (s16)" otherwise.
+func perConfig(rows []row, f func(benchConfig) int) string {
+	var parts []string
+	same := true
+	for _, r := range rows {
+		parts = append(parts, fmt.Sprintf("%d (%s)", f(r.cfg), r.cfg.Name))
+		same = same && f(r.cfg) == f(rows[0].cfg)
+	}
+	if same && len(rows) > 0 {
+		return strconv.Itoa(f(rows[0].cfg))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func hasPeer(rows []row) bool {
 	for _, r := range rows {
 		if r.peer != nil {
@@ -179,9 +194,14 @@ func hasPeer(rows []row) bool {
 	return false
 }
 
-// label is the config's name and shape, e.g. "TINY (d64 L4 h4)".
+// label is the config's name and shape, e.g. "TINY (d64 L4 h4)", with the
+// input and batch where they are not MNIST's 28×28 at 128: "S16 (d384 L12 h6,
+// 3×224², batch 32)".
 func (b benchConfig) label() string {
-	return fmt.Sprintf("%s (d%d L%d h%d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads)
+	if b.Img == 28 && b.Chans == 1 && b.Batch == 128 {
+		return fmt.Sprintf("%s (d%d L%d h%d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads)
+	}
+	return fmt.Sprintf("%s (d%d L%d h%d, %d×%d², batch %d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads, b.Chans, b.Img, b.Batch)
 }
 
 // quietLoad is the 1-minute load average below which the machine counts as
