@@ -13,6 +13,7 @@ import (
 func coreParams() []Param {
 	shapes := [][]int{{300, 257}, {384}, {100003}, {1}, {3 * chunkElems}, {64, 7}}
 	names := []string{"blocks.0.attn.qkv.weight", "blocks.0.norm1.bias", "blocks.1.mlp.fc1.weight", "cls_token", "head.weight", "blocks.1.attn.proj.weight"}
+	layerIDs := []int{1, 1, 2, 0, 3, 2} // a depth-2 ViT's
 	rng := rand.New(rand.NewPCG(1, 2))
 	ps := make([]Param, len(shapes))
 	for i, s := range shapes {
@@ -20,7 +21,7 @@ func coreParams() []Param {
 		for _, d := range s {
 			n *= d
 		}
-		p := Param{Name: names[i], Shape: s, Value: make([]float32, n), Grad: make([]float32, n)}
+		p := Param{Name: names[i], Shape: s, Value: make([]float32, n), Grad: make([]float32, n), LayerID: layerIDs[i], NoDecay: names[i] == "cls_token"}
 		for j := range p.Value {
 			p.Value[j] = float32(rng.NormFloat64() * 0.02)
 			p.Grad[j] = float32(rng.NormFloat64() * 0.1)
@@ -38,7 +39,7 @@ func optimizerRun(t *testing.T, procs int) (norms []float64, out [][]float32) {
 	ps := coreParams()
 	c := DefaultConfig()
 	c.LayerDecay = 0.75
-	opt, err := NewAdamW(c, 2)
+	opt, err := NewAdamW(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+	"github.com/vitgo/vit/train"
 )
 
 // vit_ref.py's forward_flops(28, 4, dim, depth)["total"], computed by the
@@ -43,19 +44,12 @@ func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := m.Build(batch, layers.BuildOptions{Training: true})
+	step, err := train.NewStep(m, train.StepConfig{Batch: batch, Seed: 1, Optim: optim.DefaultConfig(), LR: func(int) float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, c.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := G.Grad(loss, tg.Params...); err != nil {
-		t.Fatal(err)
-	}
+	defer step.Close()
+	tg := step.Graph()
 	p, err := planFromGraph(tg.G, c, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +59,8 @@ func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
 
 // The products read from the graph are the analytic count: forward =
 // batch × forward_flops, each linear layer's dx and dw products cost what
-// its forward does, attention backward 2.5× its forward (twice, plus the
-// scores it recomputes), so a step is 3× the forward (the convention of
-// train GFLOP/s) plus that recomputation.
+// its forward does, attention backward twice its forward, so a step is
+// exactly 3× the forward (the convention of train GFLOP/s).
 func TestPlanMatchesAnalyticFLOPs(t *testing.T) {
 	const batch = 2
 	for _, name := range []string{"tiny", "small"} {
@@ -215,32 +208,44 @@ func TestParseConfigs(t *testing.T) {
 	}
 }
 
-func TestParseFlagsErrors(t *testing.T) {
-	for _, args := range [][]string{{"-steps", "-1"}, {"-threads", "-1"}, {"-batch", "-2"}, {"-configs", "x"}, {"extra"},
-		{"-warmup", "0"}, {"-scaling", "1,0"}} {
-		if _, err := parseFlags(args, &strings.Builder{}); err == nil {
-			t.Errorf("parseFlags(%q): no error", args)
+func TestFlagErrorsStopBeforeMeasuring(t *testing.T) {
+	for _, args := range [][]string{{"-steps", "-1"}, {"-threads", "-1"}, {"-batch", "-2"}, {"-configs", "x"}, {"extra"}, {"-warmup", "0"}} {
+		dir := t.TempDir()
+		if err := experiment.Run(append(args, "-dir", dir), io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
 		}
 	}
 }
 
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }
+
 // Each config runs its own batch and steps unless the flags set them.
 func TestPerConfigBatchAndSteps(t *testing.T) {
-	o, err := parseFlags([]string{"-configs", "tiny,s16"}, &strings.Builder{})
+	o := opts{configs: "tiny,s16", rounds: 1, threads: 2, warmup: 1}
+	cs, err := o.check()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.configs[0].Batch != 128 || o.configs[1].Batch != 32 || o.configs[1].Steps != 5 {
-		t.Errorf("defaults: %+v", o.configs)
+	if cs[0].Batch != 128 || cs[1].Batch != 32 || cs[1].Steps != 5 {
+		t.Errorf("defaults: %+v", cs)
 	}
-	if m := o.configs[1].model(); m.InChans != 3 || m.ImgSize[0] != 224 || m.NumPatches()+1 != 197 {
+	if uniform(cs, func(b benchConfig) int { return b.Batch }) != 0 || uniform(cs[:1], func(b benchConfig) int { return b.Batch }) != 128 {
+		t.Error("uniform: want 0 for differing batches, 128 for tiny alone")
+	}
+	if m := cs[1].model(); m.InChans != 3 || m.ImgSize[0] != 224 || m.NumPatches()+1 != 197 {
 		t.Errorf("s16 model %+v", m)
 	}
-	if o, err = parseFlags([]string{"-configs", "b16-384", "-batch", "4", "-steps", "1"}, &strings.Builder{}); err != nil || o.configs[0].Batch != 4 || o.configs[0].Steps != 1 {
-		t.Errorf("overrides: %+v, %v", o.configs, err)
+	o.configs, o.batch, o.steps = "b16-384", 4, 1
+	if cs, err = o.check(); err != nil || cs[0].Batch != 4 || cs[0].Steps != 1 {
+		t.Errorf("overrides: %+v, %v", cs, err)
 	}
 	if got := strings.Join(peerArgs("p.py", benchConfigs["b16"], 16, 2, 3), " "); !strings.Contains(got, "--img 224 --patch 16 --in-chans 3") {
 		t.Errorf("peer args %q", got)
+	}
+	if got := benchConfigs["s16"].label(); got != "S16 (d384 L12 h6, 3×224², batch 32)" {
+		t.Errorf("label %q", got)
 	}
 }
 
@@ -258,11 +263,5 @@ func TestProfilePath(t *testing.T) {
 		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
 			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
 		}
-	}
-}
-
-func TestModuleOf(t *testing.T) {
-	if got := moduleOf([]byte("// x\nmodule github.com/vitgo/vit\n\ngo 1.26\n")); got != modulePath {
-		t.Errorf("moduleOf = %q", got)
 	}
 }

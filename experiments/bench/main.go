@@ -1,15 +1,15 @@
 // Command bench measures our ViT's training and evaluation throughput against
 // the PyTorch peer (shared/bench/vit_ref.py) on the same configs, threads and
-// batch, and prints one Markdown table: images/s, GFLOP/s (forward matmul
+// batch, and writes README.md (from readme.md.tmpl) with the tables: images/s, GFLOP/s (forward matmul
 // FLOPs ×3 for a training step, vit_ref.py's convention), the BLAS floor (the
 // time of only the step's own SGEMM calls, with its exact shapes) as a share
 // of the step, peak RSS, and the ratios ours/peer.
 //
 //	go run ./experiments/bench [-steps 30] [-configs tiny,small] [-peer=true] [-threads 2]
-//	go run ./experiments/bench -configs s16 -rounds 1          # one ImageNet shape at a time
-//	go run ./experiments/bench -configs tiny,small,s16 -scaling 1,2 -peer=false   # per-op scaling
 //	go run -tags openblas ./experiments/bench          # SGEMM through cblas_sgemm
 //	go run ./experiments/bench -configs tiny -peer=false -cpuprofile /tmp/tiny.prof
+//	go run ./experiments/bench -configs s16 -rounds 1     # one ImageNet shape at a time
+//	go run ./experiments/bench -scaling 1,2 -configs tiny,small   # per-op scaling, to stdout (SCALING.md)
 //
 // Every measurement runs in a child process (this binary re-executed with
 // VIT_BENCH_CHILD set), so that its peak RSS is its own: the parent reads the
@@ -21,29 +21,54 @@
 package main
 
 import (
+	_ "embed"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/vitgo/vit/experiments/internal/harness"
 )
+
+//go:embed readme.md.tmpl
+var readme string
 
 // opts are the command's flags.
 type opts struct {
 	steps      int // 0: each config's own
 	rounds     int
-	configs    []benchConfig
+	configs    string
 	peer       bool
 	threads    int
 	batch      int // 0: each config's own
-	seed       uint64
-	scaling    []int // threads of the per-op sweep; none: the main bench
 	warmup     int
+	seed       uint64
 	python     string
 	peerScript string
 	cpuProfile string
+}
+
+var o opts
+
+var experiment = harness.Experiment[results]{
+	Name:   "bench",
+	Readme: readme,
+	Flags: func(fs *flag.FlagSet) {
+		fs.IntVar(&o.steps, "steps", 0, "timed training steps and eval forwards per config, after the warm-up ones (0: the config's own, 30 for tiny and small, 5 for s16, 3 for b16, 2 for b16-384)")
+		fs.IntVar(&o.warmup, "warmup", 3, "untimed training steps (and eval forwards) before the timed ones; the peer always runs 3")
+		fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
+		fs.StringVar(&o.configs, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
+		fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
+		fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
+		fs.IntVar(&o.batch, "batch", 0, "batch size of the training and eval steps (0: the config's own, 128 for tiny and small, 32 for s16, 16 for b16 and b16-384)")
+		fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
+		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
+		fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
+	},
+	Measure: measure,
 }
 
 func main() {
@@ -54,98 +79,70 @@ func main() {
 		}
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	if wantsScaling(os.Args[1:]) { // the per-op sweep prints its tables; it does not rewrite the README
+		if err := scalingMain(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
+	harness.Main(experiment)
 }
 
-func parseFlags(args []string, stderr io.Writer) (opts, error) {
-	var o opts
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.IntVar(&o.steps, "steps", 0, "timed training steps and eval forwards per config, after 3 warm-up ones (0: the config's own, 30 for tiny and small, 5 for s16, 3 for b16, 2 for b16-384)")
-	fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
-	configs := fs.String("configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
-	fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
-	fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
-	fs.IntVar(&o.batch, "batch", 0, "batch size of the training and eval steps (0: the config's own, 128 for tiny and small, 32 for s16, 16 for b16 and b16-384)")
-	fs.IntVar(&o.warmup, "warmup", 3, "untimed training steps (and eval forwards) before the timed ones; the peer always runs 3")
-	scaling := fs.String("scaling", "", "comma-separated thread counts, e.g. 1,2: instead of the main bench, time each op kind, AdamW, clipping, the finite checks and the rest of the step at each count (see SCALING.md)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
-	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
-	fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
+// check validates the flags and returns the configs they name.
+func (o opts) check() ([]benchConfig, error) {
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{{"-steps", o.steps, 0}, {"-rounds", o.rounds, 1}, {"-threads", o.threads, 1}, {"-batch", o.batch, 0}, {"-warmup", o.warmup, 1}} {
+		if f.v < f.min {
+			return nil, fmt.Errorf("%s: must be at least %d, got %d", f.name, f.min, f.v)
+		}
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if o.steps < 0 {
-		return o, fmt.Errorf("-steps: must be positive (or 0 for each config's own), got %d", o.steps)
-	}
-	if o.rounds <= 0 {
-		return o, fmt.Errorf("-rounds: must be positive, got %d", o.rounds)
-	}
-	if o.threads <= 0 {
-		return o, fmt.Errorf("-threads: must be positive, got %d", o.threads)
-	}
-	if o.warmup < 1 {
-		return o, fmt.Errorf("-warmup: must be at least 1 (the first step allocates), got %d", o.warmup)
-	}
-	if o.batch < 0 {
-		return o, fmt.Errorf("-batch: must be positive (or 0 for each config's own), got %d", o.batch)
-	}
-	var err error
-	if o.configs, err = parseConfigs(*configs); err != nil {
-		return o, fmt.Errorf("-configs: %w", err)
-	}
-	for i := range o.configs {
-		o.configs[i] = o.configs[i].withRun(o.batch, o.steps)
-	}
-	if o.scaling, err = parseThreads(*scaling); err != nil {
-		return o, fmt.Errorf("-scaling: %w", err)
-	}
-	return o, nil
-}
-
-func run(args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	cs, err := parseConfigs(o.configs)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("-configs: %w", err)
 	}
-	if len(o.scaling) > 0 {
-		return runScaling(o, stdout, stderr)
+	for i := range cs {
+		cs[i] = cs[i].withRun(o.batch, o.steps)
+	}
+	return cs, nil
+}
+
+func measure(e *harness.Env) (results, error) {
+	configs, err := o.check()
+	if err != nil {
+		return results{}, err
 	}
 	if o.peer && o.peerScript == "" {
 		if o.peerScript, err = defaultPeerScript(); err != nil {
-			return err
+			return results{}, err
 		}
 	}
 	start := time.Now()
-	h := header{Load: loadAverage(), Threads: o.threads,
-		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds, Warmup: o.warmup}
-	fmt.Fprintf(stderr, "bench: load %s, %d threads\n", h.Load, o.threads)
+	h := header{Load: loadAverage(), Threads: o.threads, Batch: uniform(configs, func(b benchConfig) int { return b.Batch }),
+		Steps: uniform(configs, func(b benchConfig) int { return b.Steps }), Warmup: o.warmup,
+		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
+	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
-		fmt.Fprintf(stderr, "bench: warning: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy\n",
+		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
 			strings.Fields(h.Load)[0], quietLoad)
 	}
 	var rows []row
-	for _, bc := range o.configs {
-		r := row{cfg: bc}
+	for _, bc := range configs {
+		r := row{Cfg: bc}
 		j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
 		ours := func(round int) error {
 			var m measured
 			j.CPUProfile = ""
 			if round == 0 {
-				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(o.configs))
+				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(configs))
 			}
 			if err := runChild(j, &m.ours, &m.rss); err != nil {
 				return fmt.Errorf("%s: ours: %w", bc.Name, err)
 			}
 			r.rounds = append(r.rounds, m)
-			fmt.Fprintf(stderr, "bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+			e.Log.Infof("bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
 				bc.Name, round+1, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
 			return nil
 		}
@@ -155,7 +152,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s: peer: %w", bc.Name, err)
 			}
 			r.peers = append(r.peers, p)
-			fmt.Fprintf(stderr, "bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+			e.Log.Infof("bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
 				bc.Name, round+1, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
 			return nil
 		}
@@ -163,31 +160,43 @@ func run(args []string, stdout, stderr io.Writer) error {
 			peerFirst := o.peer && round%2 == 1
 			if peerFirst {
 				if err := peer(round); err != nil {
-					return err
+					return results{}, err
 				}
 			}
 			if err := ours(round); err != nil {
-				return err
+				return results{}, err
 			}
 			if o.peer && !peerFirst {
 				if err := peer(round); err != nil {
-					return err
+					return results{}, err
 				}
 			}
 		}
 		j.Mode, j.CPUProfile = modeFloor, ""
-		if err := runChild(j, &r.floor, nil); err != nil {
-			return fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
+		if err := runChild(j, &r.Floor, nil); err != nil {
+			return results{}, fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
 		}
-		fmt.Fprintf(stderr, "bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)\n",
-			bc.Name, r.floor.TrainMs(), r.floor.StepMs, r.floor.EvalMs(), r.floor.EvalStepMs, time.Since(start).Seconds())
+		e.Log.Infof("bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
+			bc.Name, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
 		r.summarise()
 		rows = append(rows, r)
 	}
 	h.LoadAfter = loadAverage()
 	h.Wall = time.Since(start)
-	writeTables(stdout, h, rows)
-	return nil
+	if len(rows) > 0 {
+		h.Backend = rows[0].Ours.Backend
+	}
+	return results{Header: h, Rows: rows}, nil
+}
+
+// uniform returns f of every config when they agree, else 0.
+func uniform(cs []benchConfig, f func(benchConfig) int) int {
+	for _, c := range cs[1:] {
+		if f(c) != f(cs[0]) {
+			return 0
+		}
+	}
+	return f(cs[0])
 }
 
 // profilePath names config's profile file: path itself for a single

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -89,7 +90,7 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 		params[i] = optim.Param{Name: n.Name(), Shape: n.Shape(), Value: v, Grad: g}
 	}
 	oc := optim.DefaultConfig()
-	opt, err := optim.NewAdamW(oc, c.Depth)
+	opt, err := optim.NewAdamW(oc)
 	if err != nil {
 		return res, err
 	}
@@ -201,16 +202,79 @@ func serialFraction(a, b int, ta, tb float64) float64 {
 // amdahl is the speedup over one thread at n threads for serial fraction s.
 func amdahl(s float64, n int) float64 { return 1 / (s + (1-s)/float64(n)) }
 
-// runScaling runs the per-op sweep of every config at every thread count of
-// o.scaling, each in a child process, and prints the tables.
-func runScaling(o opts, stdout, stderr io.Writer) error {
+// wantsScaling says whether the command line asks for the per-op sweep.
+func wantsScaling(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "scaling" {
+			return true
+		}
+	}
+	return false
+}
+
+// scalingOpts are the per-op sweep's flags.
+type scalingOpts struct {
+	threads      []int
+	configs      []benchConfig
+	warmup       int
+	seed         uint64
+	batch, steps int
+	configsFlag  string
+	threadsFlag  string
+}
+
+func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
+	var o scalingOpts
+	fs := flag.NewFlagSet("bench -scaling", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.threadsFlag, "scaling", "1,2", "comma-separated thread counts (GOMAXPROCS) to time the step's parts at")
+	fs.StringVar(&o.configsFlag, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
+	fs.IntVar(&o.batch, "batch", 0, "batch size (0: the config's own)")
+	fs.IntVar(&o.steps, "steps", 0, "timed steps, each followed by a replay of the ops (0: the config's own)")
+	fs.IntVar(&o.warmup, "warmup", 1, "untimed steps first")
+	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.batch < 0 || o.steps < 0 || o.warmup < 1 {
+		return o, fmt.Errorf("-batch and -steps must be >= 0 and -warmup >= 1, got %d, %d, %d", o.batch, o.steps, o.warmup)
+	}
+	var err error
+	if o.threads, err = parseThreads(o.threadsFlag); err != nil {
+		return o, fmt.Errorf("-scaling: %w", err)
+	}
+	if len(o.threads) == 0 {
+		return o, fmt.Errorf("-scaling: no thread count")
+	}
+	if o.configs, err = parseConfigs(o.configsFlag); err != nil {
+		return o, fmt.Errorf("-configs: %w", err)
+	}
+	for i := range o.configs {
+		o.configs[i] = o.configs[i].withRun(o.batch, o.steps)
+	}
+	return o, nil
+}
+
+// scalingMain runs the per-op sweep of every config at every thread count,
+// each in a child process, and prints the tables as Markdown to stdout.
+func scalingMain(args []string, stdout, stderr io.Writer) error {
+	o, err := parseScaling(args, stderr)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	load := loadAverage()
-	fmt.Fprintf(stderr, "bench: scaling sweep %v, load %s\n", o.scaling, load)
+	fmt.Fprintf(stderr, "bench: scaling sweep %v, load %s\n", o.threads, load)
 	var all [][]scalingResult
 	for _, bc := range o.configs {
 		var per []scalingResult
-		for _, t := range o.scaling {
+		for _, t := range o.threads {
 			var r scalingResult
 			j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
 			if err := runChild(j, &r, nil); err != nil {
@@ -221,8 +285,14 @@ func runScaling(o opts, stdout, stderr io.Writer) error {
 		}
 		all = append(all, per)
 	}
-	fmt.Fprintf(stdout, "Measured %s on %s, %s; %s; load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
-		start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), stepsNote(o), load, loadAverage(), time.Since(start).Seconds())
+	var parts []string
+	for _, bc := range o.configs {
+		parts = append(parts, fmt.Sprintf("%s batch %d, %d rounds", bc.Name, bc.Batch, bc.Steps))
+	}
+	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s of a timed step and a replay of its parts; "+
+		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
+		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "),
+		load, loadAverage(), time.Since(start).Seconds())
 	if busy(load) {
 		fmt.Fprintf(stdout, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
 	}
@@ -231,14 +301,6 @@ func runScaling(o opts, stdout, stderr io.Writer) error {
 	}
 	writeProjection(stdout, o.configs, all)
 	return nil
-}
-
-func stepsNote(o opts) string {
-	var parts []string
-	for _, bc := range o.configs {
-		parts = append(parts, fmt.Sprintf("%s batch %d, %d steps", bc.Name, bc.Batch, bc.Steps))
-	}
-	return fmt.Sprintf("%d warm-up steps, then %s timed and as many replays of the ops", o.warmup, strings.Join(parts, "; "))
 }
 
 // writeScaling prints one config's table: per part, ms per step at each

@@ -6,6 +6,23 @@ import (
 	"testing"
 )
 
+func TestWantsScaling(t *testing.T) {
+	for args, want := range map[string]bool{"-scaling 1,2": true, "--scaling=1,2 -configs tiny": true, "-configs tiny": false, "-- -scaling": false} {
+		if got := wantsScaling(strings.Fields(args)); got != want {
+			t.Errorf("wantsScaling(%q) = %v", args, got)
+		}
+	}
+	o, err := parseScaling([]string{"-scaling", "1,2", "-configs", "s16", "-steps", "1"}, &strings.Builder{})
+	if err != nil || len(o.threads) != 2 || o.configs[0].Batch != 32 || o.configs[0].Steps != 1 {
+		t.Errorf("parseScaling: %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-scaling", "0"}, {"-scaling", ""}, {"-configs", "x"}, {"-warmup", "0"}} {
+		if _, err := parseScaling(bad, &strings.Builder{}); err == nil {
+			t.Errorf("parseScaling(%q): no error", bad)
+		}
+	}
+}
+
 func TestParseThreads(t *testing.T) {
 	if got, err := parseThreads("1, 2,8"); err != nil || len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 8 {
 		t.Errorf("parseThreads = %v, %v", got, err)
