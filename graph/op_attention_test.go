@@ -56,10 +56,7 @@ func TestAttentionForward(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := G.NewTapeMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
+		runOnce(t, g)
 		var in, got []float64
 		switch v := qkv.Value().Data().(type) {
 		case []float64:
@@ -78,7 +75,6 @@ func TestAttentionForward(t *testing.T) {
 				t.Fatalf("%v: y[%d] = %v, want %v", dt, i, got[i], want[i])
 			}
 		}
-		m.Close()
 	}
 }
 
@@ -283,11 +279,7 @@ func TestPatchifyLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runOnce(t, g)
 	got := y.Value().Data().([]float64)
 	// Patch (0,1): channel 0 rows 0-1 cols 2-3, then channel 1.
 	want := []float64{2, 3, 6, 7, 18, 19, 22, 23}
