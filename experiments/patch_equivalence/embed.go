@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -62,11 +63,7 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 	g := G.NewGraph()
 	dense := func(v []float64, sh ...int) *tensor.Dense {
 		if dt == tensor.Float32 {
-			v32 := make([]float32, len(v))
-			for i, x := range v {
-				v32[i] = float32(x)
-			}
-			return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(v32))
+			return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(harness.Floats[float32](v)))
 		}
 		return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(append([]float64(nil), v...)))
 	}
@@ -98,16 +95,10 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 		return result{}, err
 	}
 	val := func(n *G.Node) []float64 {
-		switch d := n.Value().Data().(type) {
-		case []float32:
-			out := make([]float64, len(d))
-			for i, v := range d {
-				out[i] = float64(v)
-			}
-			return out
-		default:
-			return append([]float64(nil), d.([]float64)...)
+		if d, ok := n.Value().Data().([]float32); ok {
+			return harness.Floats[float64](d)
 		}
+		return append([]float64(nil), n.Value().Data().([]float64)...)
 	}
 	res := result{out: val(y)}
 	if grads {

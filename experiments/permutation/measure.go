@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -53,9 +54,7 @@ func forward(m *layers.VisionTransformer, x []float64, n int) (outputs, error) {
 	case []float64:
 		copy(in, x)
 	case []float32:
-		for i, v := range x {
-			in[i] = float32(v)
-		}
+		copy(in, harness.Floats[float32](x))
 	}
 	vm := G.NewTapeMachine(g.G)
 	defer vm.Close()
@@ -70,11 +69,7 @@ func widen(d any) []float64 {
 	case []float64:
 		return append([]float64(nil), d...)
 	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
+		return harness.Floats[float64](d)
 	}
 	return nil
 }

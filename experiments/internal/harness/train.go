@@ -223,3 +223,13 @@ func Images(cfg train.Config, n int, mean, std []float64) ([]float32, []int, err
 	}
 	return append([]float32(nil), b.X...), append([]int(nil), b.Labels...), nil
 }
+
+// Floats returns a copy of v converted element by element to To: the
+// experiments read float32 models and measure in float64, and back.
+func Floats[To, From float32 | float64](v []From) []To {
+	out := make([]To, len(v))
+	for i, x := range v {
+		out[i] = To(x)
+	}
+	return out
+}
