@@ -92,8 +92,12 @@ func TestParseConfigStrict(t *testing.T) {
 // TestEmptySetKeepsNothingSilently: -set model.depth= neither keeps the
 // file's value nor falls back to the default; it is refused.
 func TestEmptySetKeepsNothingSilently(t *testing.T) {
-	if _, err := ParseConfig([]byte("model:\n  depth: 4\n"), []string{"model.depth="}); err == nil {
-		t.Fatal("-set model.depth= accepted")
+	for _, set := range []string{"model.depth=", "model.depth=  ", "train.out_dir="} {
+		_, err := ParseConfig([]byte("model:\n  depth: 4\n"), []string{set})
+		var ce *ConfigError
+		if key, _, _ := strings.Cut(set, "="); !errors.As(err, &ce) || ce.Key != key {
+			t.Errorf("-set %s: %v, want a ConfigError for %s", set, err, key)
+		}
 	}
 }
 
