@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,9 +21,9 @@ import (
 // the config alone (nothing is allocated). Activations are float32 and scale
 // with the batch: per block each token row keeps its LayerNorm, qkv,
 // attention, projection, MLP and residual outputs for the backward pass (the
-// arena that graph.PlanBuffers shares between them), and each attention op
-// keeps its probabilities, batch·heads·tokens² values, in the training graph
-// (forward and backward) and in the evaluation graph. The coefficients were
+// arena that graph.PlanBuffers shares between them); each attention op of the
+// evaluation graph keeps its probabilities, batch·heads·tokens² values, while
+// the training graph's recompute theirs in the backward pass and keep none. The coefficients were
 // fitted to graph.Arena.Bytes and heap profiles, and the total checked
 // against peak RSS (TestEstimateMatchesMeasuredRSS; README "What the trainer
 // refuses, and why").
@@ -93,7 +94,13 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 		if m.Dropout > 0 {
 			perRow += depth*(3*D+hid) + D
 		}
-		attn := 4 * depth * heads * T * T * 2 * B // forward probabilities and the backward's scratch
+		// The training graph keeps no attention probabilities: the backward
+		// pass recomputes them (graph.Attention), in (T, T) scratch per goroutine.
+		threads := f(cfg.Train.Threads)
+		if threads == 0 {
+			threads = f(runtime.NumCPU())
+		}
+		attn := 4 * 2 * T * T * threads
 		e.trainAct = 4*B*T*(perRow+ownedPerRow*D) + attn + 4*B*pixels*2
 		e.attention = attn
 		e.save = e.params + e.optimizer + e.ema + e.params // state file: weights, moments, EMA; and the model file
