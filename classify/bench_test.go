@@ -107,6 +107,36 @@ func BenchmarkViTTiny224(b *testing.B) {
 	}
 }
 
+// BenchmarkViTTiny224Forward times the bare graph run of one lane at batch
+// 1, 4 and 8 (ms per image): what batching saves, or costs, per image.
+func BenchmarkViTTiny224Forward(b *testing.B) {
+	c, err := Load(benchCheckpoint(b), Options{MaxBatch: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	x := make([]float32, 8*3*224*224)
+	for i := range x {
+		x[i] = float32(i%255)/127 - 1
+	}
+	for _, ev := range c.lanes[0].evals {
+		n := ev.Graph().Batch
+		if n == 2 {
+			continue
+		}
+		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+			ev.Logits(x[:n*3*224*224], n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := ev.Logits(x[:n*3*224*224], n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*n), "ms/img")
+		})
+	}
+}
+
 func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 	if _, err := c.Classify(context.Background(), []image.Image{img}); err != nil {
 		b.Fatal(err)

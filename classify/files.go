@@ -168,7 +168,7 @@ func (s *fileSet) Item(i int) (data.Image, int, error) {
 
 // ClassifyFiles classifies image files, streaming them through the data
 // package's parallel loader (Options.Workers decoders) in batches of
-// PoolSize·MaxBatch, and calls fn with each file's Result in the order of
+// max(16, PoolSize·MaxBatch) spread over the lanes, and calls fn with each file's Result in the order of
 // paths. A file that cannot be read is passed to fn with Err set; an error
 // returned by fn (or a canceled ctx) stops the stream and is returned.
 func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(Result) error) error {
@@ -180,7 +180,7 @@ func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(
 	aug := data.DefaultAugmentConfig()
 	aug.Interpolation = c.opts.Resize
 	l, err := data.NewLoader(ds, data.LoaderConfig{
-		BatchSize: c.opts.PoolSize * c.opts.MaxBatch, ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
+		BatchSize: max(16, c.opts.PoolSize*c.opts.MaxBatch), ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
 		Prefetch: 2, Augment: aug, Mixup: data.DefaultMixupConfig(), NumClasses: len(c.classes), Mean: mean, Std: std,
 	})
 	if err != nil {

@@ -89,7 +89,7 @@ func openCIFAR(root string, split Split, inChans, limit int, mean, std []float64
 		pix = append(pix, px...)
 		labels = append(labels, lb...)
 	}
-	m, err := NewInMemory(NameCIFAR10, classes, 3, cifarSide, cifarSide, pix, labels)
+	m, err := NewInMemory(string(NameCIFAR10), classes, 3, cifarSide, cifarSide, pix, labels)
 	if err != nil {
 		return nil, err
 	}

@@ -3,39 +3,89 @@ package data
 import (
 	"fmt"
 	"math"
+
+	"github.com/vitgo/vit/internal/cfgerr"
 )
+
+// DatasetName names a data set, the value of Config.Name. The zero value ""
+// means NameMNIST.
+type DatasetName string
 
 // Data set names accepted by Config.Name.
 const (
-	NameMNIST        = "mnist"
-	NameFashionMNIST = "fashion_mnist"
-	NameCIFAR10      = "cifar10"
-	NameFolder       = "folder"
+	NameMNIST        DatasetName = "mnist"
+	NameFashionMNIST DatasetName = "fashion_mnist"
+	NameCIFAR10      DatasetName = "cifar10"
+	NameFolder       DatasetName = "folder"
 )
+
+// Validate reports whether d is a known data set ("" = mnist).
+func (d DatasetName) Validate() error {
+	switch d {
+	case "", NameMNIST, NameFashionMNIST, NameCIFAR10, NameFolder:
+		return nil
+	}
+	return fmt.Errorf("must be one of mnist, fashion_mnist, cifar10, folder, got %q", string(d))
+}
+
+// Interpolation names the resize filter, the value of
+// AugmentConfig.Interpolation. The zero value "" means InterpBilinear.
+type Interpolation string
 
 // Interpolation modes accepted by AugmentConfig.Interpolation.
 const (
 	// InterpBilinear is PyTorch's F.interpolate(mode="bilinear",
 	// align_corners=False, antialias=False).
-	InterpBilinear = "bilinear"
+	InterpBilinear Interpolation = "bilinear"
 	// InterpBilinearAA is the same with antialias=True (PIL's resize
 	// semantics): identical to InterpBilinear when enlarging, a wider
 	// triangle filter when shrinking. Use it for folders of large images.
-	InterpBilinearAA = "bilinear_aa"
+	InterpBilinearAA Interpolation = "bilinear_aa"
 )
 
-// Mixup modes accepted by MixupConfig.Mode (timm's names).
+// Validate reports whether i is a known interpolation ("" = bilinear).
+func (i Interpolation) Validate() error {
+	switch i {
+	case "", InterpBilinear, InterpBilinearAA:
+		return nil
+	}
+	return fmt.Errorf("must be bilinear or bilinear_aa, got %q", string(i))
+}
+
+// MixMode names how Mixup/CutMix draws lam, the value of MixupConfig.Mode
+// (timm's names). The zero value "" means MixBatch.
+type MixMode string
+
+// Mixup modes accepted by MixupConfig.Mode.
 const (
-	MixBatch = "batch" // one lam and one box for the whole batch
-	MixPair  = "pair"  // one lam per pair (i, B-1-i)
-	MixElem  = "elem"  // one lam per element
+	MixBatch MixMode = "batch" // one lam and one box for the whole batch
+	MixPair  MixMode = "pair"  // one lam per pair (i, B-1-i)
+	MixElem  MixMode = "elem"  // one lam per element
+)
+
+// Validate reports whether m is a known mode ("" = batch).
+func (m MixMode) Validate() error {
+	switch m {
+	case "", MixBatch, MixPair, MixElem:
+		return nil
+	}
+	return fmt.Errorf("must be batch, pair or elem, got %q", string(m))
+}
+
+// Bounds on the data keys, so that a typo is an error naming the key rather
+// than millions of goroutines or buffers.
+const (
+	MaxWorkers     = 1024 // data.workers
+	MaxPrefetch    = 256  // data.prefetch, batches in flight
+	MaxCropPadding = 4096 // augment.crop_padding, pixels per side
 )
 
 // Config is the "data" section: which data set, where its files are, and how
-// the loader runs.
+// the loader runs. The zero value is valid and means DefaultConfig: a zero
+// field means its default (see WithDefaults).
 type Config struct {
 	// Name is the data set: mnist (default) | fashion_mnist | cifar10 | folder.
-	Name string `yaml:"name"`
+	Name DatasetName `yaml:"name"`
 	// Root is the directory holding the data set's files. "" = locate
 	// automatically (mnist through the Go module cache, fashion_mnist through
 	// dpkg); cifar10 and folder need it.
@@ -44,9 +94,11 @@ type Config struct {
 	LimitTrain int `yaml:"limit_train"`
 	// LimitVal keeps only the first N validation images (0 = all).
 	LimitVal int `yaml:"limit_val"`
-	// Workers is the number of decoding/augmenting goroutines (0 = runtime.NumCPU()).
+	// Workers is the number of decoding/augmenting goroutines, at most
+	// MaxWorkers (0 = runtime.NumCPU()).
 	Workers int `yaml:"workers"`
-	// Prefetch is the number of batches in flight ahead of the consumer (default 4).
+	// Prefetch is the number of batches in flight ahead of the consumer, 1
+	// to MaxPrefetch (0 = 4).
 	Prefetch int `yaml:"prefetch"`
 	// SkipCorrupt makes undecodable images in a folder data set counted and
 	// logged instead of an error.
@@ -64,30 +116,44 @@ func DefaultConfig() Config {
 	return Config{Name: NameMNIST, Prefetch: 4}
 }
 
-// Validate checks every key of the "data" section.
+// WithDefaults returns c with its zero fields set to their defaults: name
+// mnist, prefetch 4. (Workers 0 already means one per CPU.)
+func (c Config) WithDefaults() Config {
+	if c.Name == "" {
+		c.Name = NameMNIST
+	}
+	if c.Prefetch == 0 {
+		c.Prefetch = 4
+	}
+	return c
+}
+
+// Validate checks every key of the "data" section; each error is a
+// *cfgerr.Error naming its key. Zero fields are valid (they mean the default).
 func (c Config) Validate() error {
-	switch c.Name {
-	case NameMNIST, NameFashionMNIST:
-	case NameCIFAR10, NameFolder:
-		if c.Root == "" {
-			return fmt.Errorf("data.root: required for data.name %q (the directory holding its files)", c.Name)
-		}
-	default:
-		return fmt.Errorf("data.name: must be one of mnist, fashion_mnist, cifar10, folder, got %q", c.Name)
+	c = c.WithDefaults()
+	var errs cfgerr.List
+	if err := c.Name.Validate(); err != nil {
+		errs.Add("data.name", "%v", err)
+	} else if (c.Name == NameCIFAR10 || c.Name == NameFolder) && c.Root == "" {
+		errs.Add("data.root", "required for data.name %q (the directory holding its files)", c.Name)
 	}
 	if c.LimitTrain < 0 {
-		return fmt.Errorf("data.limit_train: must be >= 0 (0 = all), got %d", c.LimitTrain)
+		errs.Add("data.limit_train", "must be >= 0 (0 = all), got %d", c.LimitTrain)
 	}
 	if c.LimitVal < 0 {
-		return fmt.Errorf("data.limit_val: must be >= 0 (0 = all), got %d", c.LimitVal)
+		errs.Add("data.limit_val", "must be >= 0 (0 = all), got %d", c.LimitVal)
 	}
-	if c.Workers < 0 {
-		return fmt.Errorf("data.workers: must be >= 0 (0 = one per CPU), got %d", c.Workers)
+	if c.Workers < 0 || c.Workers > MaxWorkers {
+		errs.Add("data.workers", "must be in [0, %d] (0 = one per CPU), got %d", MaxWorkers, c.Workers)
 	}
-	if c.Prefetch < 1 {
-		return fmt.Errorf("data.prefetch: must be >= 1, got %d", c.Prefetch)
+	if c.Prefetch < 1 || c.Prefetch > MaxPrefetch {
+		errs.Add("data.prefetch", "must be in [1, %d], got %d", MaxPrefetch, c.Prefetch)
 	}
-	return validateNorm("data.mean", "data.std", c.Mean, c.Std, 0)
+	if err := validateNorm("data.mean", "data.std", c.Mean, c.Std, 0); err != nil {
+		errs = append(errs, err)
+	}
+	return errs.Err()
 }
 
 // validateNorm checks a mean/std pair: both empty, or equal lengths of 1 or
@@ -97,20 +163,20 @@ func validateNorm(meanKey, stdKey string, mean, std []float64, chans int) error 
 		return nil
 	}
 	if len(mean) != len(std) {
-		return fmt.Errorf("%s, %s: must have the same length, got %d and %d", meanKey, stdKey, len(mean), len(std))
+		return cfgerr.New(stdKey, "must have as many values as %s, got %d and %d", meanKey, len(std), len(mean))
 	}
 	switch {
 	case chans == 0 && len(mean) != 1 && len(mean) != 3:
-		return fmt.Errorf("%s: must have 1 or 3 values, got %d", meanKey, len(mean))
+		return cfgerr.New(meanKey, "must have 1 or 3 values, got %d", len(mean))
 	case chans != 0 && len(mean) != 1 && len(mean) != chans:
-		return fmt.Errorf("%s: must have 1 or %d values (one per channel), got %d", meanKey, chans, len(mean))
+		return cfgerr.New(meanKey, "must have 1 or %d values (one per channel), got %d", chans, len(mean))
 	}
 	for i := range mean {
 		if math.IsNaN(mean[i]) || math.IsInf(mean[i], 0) {
-			return fmt.Errorf("%s[%d]: must be finite, got %v", meanKey, i, mean[i])
+			return cfgerr.New(fmt.Sprintf("%s[%d]", meanKey, i), "must be finite, got %v", mean[i])
 		}
 		if !(std[i] > 0) || math.IsInf(std[i], 0) {
-			return fmt.Errorf("%s[%d]: must be > 0 and finite, got %v", stdKey, i, std[i])
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite, got %v", std[i])
 		}
 	}
 	return nil
@@ -118,10 +184,13 @@ func validateNorm(meanKey, stdKey string, mean, std []float64, chans int) error 
 
 // AugmentConfig is the "augment" section: train-time augmentation. Every
 // augmentation is off by default (digits must not be flipped); for CIFAR-10
-// the usual choice is crop_padding 4, hflip 0.5.
+// the usual choice is crop_padding 4, hflip 0.5. The zero value is valid and
+// means the defaults (no augmentation, bilinear resize), so evaluation can
+// pass AugmentConfig{}.
 type AugmentConfig struct {
 	// CropPadding pads each side by this many zero (black) pixels and takes a
-	// random crop of the original size (torchvision RandomCrop; 0 = off).
+	// random crop of the original size (torchvision RandomCrop; 0 = off; at
+	// most MaxCropPadding).
 	CropPadding int `yaml:"crop_padding"`
 	// HFlip is the probability of a horizontal flip (0 = off).
 	HFlip float64 `yaml:"hflip"`
@@ -136,7 +205,7 @@ type AugmentConfig struct {
 	// Interpolation of the resize to the model's image size: bilinear
 	// (default; PyTorch antialias=False) or bilinear_aa (antialias=True, for
 	// shrinking large images).
-	Interpolation string `yaml:"interpolation"`
+	Interpolation Interpolation `yaml:"interpolation"`
 }
 
 // DefaultAugmentConfig returns the "augment" defaults: no augmentation,
@@ -145,32 +214,43 @@ func DefaultAugmentConfig() AugmentConfig {
 	return AugmentConfig{Interpolation: InterpBilinear}
 }
 
-// Validate checks every key of the "augment" section.
+// WithDefaults returns c with a zero Interpolation set to bilinear.
+func (c AugmentConfig) WithDefaults() AugmentConfig {
+	if c.Interpolation == "" {
+		c.Interpolation = InterpBilinear
+	}
+	return c
+}
+
+// Validate checks every key of the "augment" section; each error is a
+// *cfgerr.Error naming its key.
 func (c AugmentConfig) Validate() error {
-	if c.CropPadding < 0 {
-		return fmt.Errorf("augment.crop_padding: must be >= 0, got %d", c.CropPadding)
+	var errs cfgerr.List
+	if c.CropPadding < 0 || c.CropPadding > MaxCropPadding {
+		errs.Add("augment.crop_padding", "must be in [0, %d], got %d", MaxCropPadding, c.CropPadding)
 	}
 	if !(c.HFlip >= 0 && c.HFlip <= 1) {
-		return fmt.Errorf("augment.hflip: must be in [0,1], got %v", c.HFlip)
+		errs.Add("augment.hflip", "must be in [0,1], got %v", c.HFlip)
 	}
 	if !(c.REProb >= 0 && c.REProb <= 1) {
-		return fmt.Errorf("augment.re_prob: must be in [0,1], got %v", c.REProb)
+		errs.Add("augment.re_prob", "must be in [0,1], got %v", c.REProb)
 	}
 	if _, err := ParseRandAugment(c.RandAugment); err != nil {
-		return fmt.Errorf("augment.rand_augment: %w", err)
+		errs.Add("augment.rand_augment", "%v", err)
 	}
-	switch c.Interpolation {
-	case InterpBilinear, InterpBilinearAA:
-	default:
-		return fmt.Errorf("augment.interpolation: must be bilinear or bilinear_aa, got %q", c.Interpolation)
+	if err := c.Interpolation.Validate(); err != nil {
+		errs.Add("augment.interpolation", "%v", err)
 	}
-	return nil
+	return errs.Err()
 }
 
 // MixupConfig is the "mixup" section: timm's Mixup/CutMix and label
 // smoothing (timm/data/mixup.py). Mixing is off unless mixup_alpha > 0,
 // cutmix_alpha > 0 or cutmix_minmax is set; label smoothing applies to
-// training targets with or without mixing.
+// training targets with or without mixing. The zero value is valid and, like
+// the defaults, mixes nothing; Prob, SwitchProb and CorrectLam are literal in
+// Go (0 and false are settings), the YAML parser starts them from
+// DefaultMixupConfig.
 type MixupConfig struct {
 	// MixupAlpha is the Beta(α,α) parameter of mixup (0 = off).
 	MixupAlpha float64 `yaml:"mixup_alpha"`
@@ -185,8 +265,8 @@ type MixupConfig struct {
 	// SwitchProb is the probability of CutMix instead of mixup when both are
 	// on, default 0.5.
 	SwitchProb float64 `yaml:"switch_prob"`
-	// Mode is batch (default), pair or elem.
-	Mode string `yaml:"mode"`
+	// Mode is batch (default, also for ""), pair or elem.
+	Mode MixMode `yaml:"mode"`
 	// LabelSmoothing is ε: targets are ε/C off and 1-ε+ε/C on (0 = off).
 	LabelSmoothing float64 `yaml:"label_smoothing"`
 	// CorrectLam sets lam to the exact kept area after the CutMix box is
@@ -206,36 +286,42 @@ func (c MixupConfig) Active() bool {
 	return c.MixupAlpha > 0 || c.CutmixAlpha > 0 || len(c.CutmixMinMax) > 0
 }
 
-// Validate checks every key of the "mixup" section.
+// WithDefaults returns c with a zero Mode set to batch.
+func (c MixupConfig) WithDefaults() MixupConfig {
+	if c.Mode == "" {
+		c.Mode = MixBatch
+	}
+	return c
+}
+
+// Validate checks every key of the "mixup" section; each error is a
+// *cfgerr.Error naming its key.
 func (c MixupConfig) Validate() error {
+	var errs cfgerr.List
 	if !(c.MixupAlpha >= 0) || math.IsInf(c.MixupAlpha, 0) {
-		return fmt.Errorf("mixup.mixup_alpha: must be >= 0 and finite, got %v", c.MixupAlpha)
+		errs.Add("mixup.mixup_alpha", "must be >= 0 and finite, got %v", c.MixupAlpha)
 	}
 	if !(c.CutmixAlpha >= 0) || math.IsInf(c.CutmixAlpha, 0) {
-		return fmt.Errorf("mixup.cutmix_alpha: must be >= 0 and finite, got %v", c.CutmixAlpha)
+		errs.Add("mixup.cutmix_alpha", "must be >= 0 and finite, got %v", c.CutmixAlpha)
 	}
 	if n := len(c.CutmixMinMax); n != 0 {
 		if n != 2 {
-			return fmt.Errorf("mixup.cutmix_minmax: must be empty or [min, max], got %d values", n)
-		}
-		lo, hi := c.CutmixMinMax[0], c.CutmixMinMax[1]
-		if !(lo > 0 && lo < hi && hi <= 1) {
-			return fmt.Errorf("mixup.cutmix_minmax: must satisfy 0 < min < max <= 1, got %v", c.CutmixMinMax)
+			errs.Add("mixup.cutmix_minmax", "must be empty or [min, max], got %d values", n)
+		} else if lo, hi := c.CutmixMinMax[0], c.CutmixMinMax[1]; !(lo > 0 && lo < hi && hi <= 1) {
+			errs.Add("mixup.cutmix_minmax", "must satisfy 0 < min < max <= 1, got %v", c.CutmixMinMax)
 		}
 	}
 	if !(c.Prob >= 0 && c.Prob <= 1) {
-		return fmt.Errorf("mixup.prob: must be in [0,1], got %v", c.Prob)
+		errs.Add("mixup.prob", "must be in [0,1], got %v", c.Prob)
 	}
 	if !(c.SwitchProb >= 0 && c.SwitchProb <= 1) {
-		return fmt.Errorf("mixup.switch_prob: must be in [0,1], got %v", c.SwitchProb)
+		errs.Add("mixup.switch_prob", "must be in [0,1], got %v", c.SwitchProb)
 	}
-	switch c.Mode {
-	case MixBatch, MixPair, MixElem:
-	default:
-		return fmt.Errorf("mixup.mode: must be batch, pair or elem, got %q", c.Mode)
+	if err := c.Mode.Validate(); err != nil {
+		errs.Add("mixup.mode", "%v", err)
 	}
 	if !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1) {
-		return fmt.Errorf("mixup.label_smoothing: must be in [0,1), got %v", c.LabelSmoothing)
+		errs.Add("mixup.label_smoothing", "must be in [0,1), got %v", c.LabelSmoothing)
 	}
-	return nil
+	return errs.Err()
 }

@@ -91,6 +91,7 @@ func Open(cfg Config, split Split, inChans int, opts ...Option) (Dataset, error)
 	for _, f := range opts {
 		f(&o)
 	}
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func broadcast(v []float64, n int) []float64 {
 // 0.2470,0.2435,0.2616 (for 1 channel their luma-weighted combination, an
 // approximation), folders ImageNet's 0.485,0.456,0.406 / 0.229,0.224,0.225 or
 // 0.5/0.5 for grayscale. Unknown names get 0.5/0.5.
-func DefaultNorm(name string, inChans int) (mean, std []float64) {
+func DefaultNorm(name DatasetName, inChans int) (mean, std []float64) {
 	var m, s []float64
 	switch name {
 	case NameMNIST:

@@ -59,7 +59,7 @@ func ExampleNewLoader() {
 }
 
 func ExampleDefaultNorm() {
-	for _, name := range []string{data.NameMNIST, data.NameFashionMNIST, data.NameCIFAR10, data.NameFolder} {
+	for _, name := range []data.DatasetName{data.NameMNIST, data.NameFashionMNIST, data.NameCIFAR10, data.NameFolder} {
 		mean, std := data.DefaultNorm(name, 3)
 		fmt.Println(name, mean, std)
 	}

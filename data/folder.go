@@ -204,7 +204,7 @@ func (f *Folder) skip(path string, err error) {
 }
 
 // Name returns "folder".
-func (f *Folder) Name() string { return NameFolder }
+func (f *Folder) Name() string { return string(NameFolder) }
 
 // Len returns the number of image files.
 func (f *Folder) Len() int { return len(f.files) }

@@ -80,7 +80,7 @@ func TestMNISTReal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ds.Len() != c.n || len(ds.Classes()) != 10 || ds.Channels() != 1 || ds.Name() != NameMNIST {
+		if ds.Len() != c.n || len(ds.Classes()) != 10 || ds.Channels() != 1 || ds.Name() != string(NameMNIST) {
 			t.Fatalf("%v: len %d classes %d chans %d", c.split, ds.Len(), len(ds.Classes()), ds.Channels())
 		}
 		for i, want := range c.labels {

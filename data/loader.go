@@ -121,11 +121,11 @@ func NewLoader(ds Dataset, cfg LoaderConfig) (*Loader, error) {
 	if cfg.ImgH <= 0 || cfg.ImgW <= 0 {
 		return nil, fmt.Errorf("data: loader: image size must be positive, got %dx%d", cfg.ImgH, cfg.ImgW)
 	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("data.workers: must be >= 0, got %d", cfg.Workers)
+	if cfg.Workers < 0 || cfg.Workers > MaxWorkers {
+		return nil, fmt.Errorf("data.workers: must be in [0, %d], got %d", MaxWorkers, cfg.Workers)
 	}
-	if cfg.Prefetch < 0 {
-		return nil, fmt.Errorf("data.prefetch: must be >= 1, got %d", cfg.Prefetch)
+	if cfg.Prefetch < 0 || cfg.Prefetch > MaxPrefetch {
+		return nil, fmt.Errorf("data.prefetch: must be in [1, %d], got %d", MaxPrefetch, cfg.Prefetch)
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -136,6 +136,7 @@ func NewLoader(ds Dataset, cfg LoaderConfig) (*Loader, error) {
 	if nc := len(ds.Classes()); cfg.NumClasses < nc {
 		return nil, fmt.Errorf("data: loader: %s has %d classes but num_classes is %d", ds.Name(), nc, cfg.NumClasses)
 	}
+	cfg.Augment = cfg.Augment.WithDefaults()
 	if err := cfg.Augment.Validate(); err != nil {
 		return nil, err
 	}

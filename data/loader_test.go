@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func collect(t *testing.T, l *Loader, epoch, start int, release bool) []snapshot
 	}
 	// Held batches must still hold what they held when handed out.
 	for i, b := range held {
-		if !equalF(b.X, out[i].X) {
+		if !slices.Equal(b.X, out[i].X) {
 			t.Fatalf("batch %d was overwritten while held", i)
 		}
 	}
@@ -79,7 +80,7 @@ func sameBatches(t *testing.T, what string, a, b []snapshot) {
 		t.Fatalf("%s: %d vs %d batches", what, len(a), len(b))
 	}
 	for i := range a {
-		if a[i].Step != b[i].Step || a[i].N != b[i].N || !equalF(a[i].X, b[i].X) || !equalF(a[i].Targets, b[i].Targets) ||
+		if a[i].Step != b[i].Step || a[i].N != b[i].N || !slices.Equal(a[i].X, b[i].X) || !slices.Equal(a[i].Targets, b[i].Targets) ||
 			fmt.Sprint(a[i].Labels, a[i].Indices) != fmt.Sprint(b[i].Labels, b[i].Indices) {
 			t.Fatalf("%s: batch %d differs", what, i)
 		}
@@ -177,7 +178,7 @@ func TestLoaderEvalKeepsEveryImage(t *testing.T) {
 			img, label, _ := ds.Item(idx)
 			want := make([]float32, 16*14)
 			p.Apply(want, img, 0, 0)
-			if !equalF(b.X[i*224:(i+1)*224], want) {
+			if !slices.Equal(b.X[i*224:(i+1)*224], want) {
 				t.Fatalf("eval image %d is not resize+normalize", idx)
 			}
 			row := b.Targets[i*10 : (i+1)*10]

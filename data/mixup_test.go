@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ func checkRowsSumToOne(t *testing.T, targets []float32, k int) {
 
 func TestMixupRowsSumToOne(t *testing.T) {
 	const n, c, h, w, k = 8, 2, 6, 7, 5
-	for _, mode := range []string{MixBatch, MixPair, MixElem} {
+	for _, mode := range []MixMode{MixBatch, MixPair, MixElem} {
 		for _, cfg := range []MixupConfig{
 			mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.Mode = 0.8, mode }),
 			mixCfg(func(c *MixupConfig) { c.CutmixAlpha, c.Mode, c.LabelSmoothing = 1, mode, 0.1 }),
@@ -76,12 +77,12 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalF(x, orig) {
+	if !slices.Equal(x, orig) {
 		t.Fatal("alpha 0 changed the batch")
 	}
 	want := make([]float32, n*k)
 	SmoothOneHot(want, labels, k, 0.1)
-	if !equalF(targets, want) {
+	if !slices.Equal(targets, want) {
 		t.Fatalf("targets %v, want smoothed one-hot %v", targets, want)
 	}
 	if want[labels[0]] != float32(1-0.1+0.02) || want[(labels[0]+1)%k] != float32(0.02) {
@@ -94,10 +95,10 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 	}
 	// prob 0 also leaves the batch alone.
 	m, _ = NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha, c.Prob = 1, 1, 0 }), k)
-	for _, mode := range []string{MixBatch, MixElem, MixPair} {
+	for _, mode := range []MixMode{MixBatch, MixElem, MixPair} {
 		m.cfg.Mode = mode
 		m.Apply(x, labels, 1, 3, 3, targets, 3)
-		if !equalF(x, orig) {
+		if !slices.Equal(x, orig) {
 			t.Fatalf("%s: prob 0 changed the batch", mode)
 		}
 	}
@@ -107,7 +108,7 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 // own pixels kept.
 func TestCutMixLamIsKeptArea(t *testing.T) {
 	const n, c, h, w, k = 8, 3, 9, 11, 5
-	for _, mode := range []string{MixBatch, MixPair, MixElem} {
+	for _, mode := range []MixMode{MixBatch, MixPair, MixElem} {
 		for _, mm := range [][]float64{nil, {0.3, 0.7}} {
 			m, _ := NewMixup(mixCfg(func(cf *MixupConfig) { cf.CutmixAlpha, cf.Mode, cf.CutmixMinMax = 1, mode, mm }), k)
 			boxes := 0
@@ -203,7 +204,7 @@ func TestMixupSwitchProbAndDeterminism(t *testing.T) {
 	ta, tb := make([]float32, 40), make([]float32, 40)
 	m.Apply(a, la, 2, 5, 5, ta, 77)
 	m.Apply(b, lb, 2, 5, 5, tb, 77)
-	if !equalF(a, b) || !equalF(ta, tb) {
+	if !slices.Equal(a, b) || !slices.Equal(ta, tb) {
 		t.Fatal("same key, different batches")
 	}
 }

@@ -49,7 +49,7 @@ func openIDXDataset(cfg Config, split Split, inChans, limit int, mean, std []flo
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: %w", cfg.Name, err)
 	}
-	m, err := NewInMemory(cfg.Name, classes, 1, h, w, pix, labels)
+	m, err := NewInMemory(string(cfg.Name), classes, 1, h, w, pix, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func readIDXPair(imgPath, lblPath string, numClasses, limit int) (pix []uint8, l
 
 // findIDXFile returns the path of prefix-kind-idxN-ubyte in root, accepting
 // the ".gz" suffix and the "prefix-kind.idxN-ubyte" spelling.
-func findIDXFile(name, root, prefix, kind string, nd int) (string, error) {
+func findIDXFile(name DatasetName, root, prefix, kind string, nd int) (string, error) {
 	base := fmt.Sprintf("%s-%s-idx%d-ubyte", prefix, kind, nd)
 	alt := fmt.Sprintf("%s-%s.idx%d-ubyte", prefix, kind, nd)
 	for _, b := range []string{base, alt} {
@@ -111,7 +111,7 @@ func findIDXFile(name, root, prefix, kind string, nd int) (string, error) {
 }
 
 // checkDir returns an error naming dir unless it is an existing directory.
-func checkDir(name, dir, expected string) error {
+func checkDir(name DatasetName, dir, expected string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("data: %s: directory %s, expected to hold %s: %w", name, dir, expected, err)

@@ -1,89 +1,11 @@
 package data
 
-import "math"
+import "github.com/vitgo/vit/internal/interp"
 
-// axisTaps holds, for each output index along one axis, the input indices and
-// weights that produce it. Weights are float32 and computed in float32, as
-// PyTorch's CPU kernels do for float tensors.
+// axisTaps are the taps of one axis, with the kernel they were made for.
 type axisTaps struct {
-	in, out int
-	aa      bool
-	off     []int // taps of output o are idx[off[o]:off[o+1]]
-	idx     []int
-	w       []float32
-}
-
-// bilinearTaps follows PyTorch's upsample_bilinear2d with
-// align_corners=False: scale = in/out, src = (o+0.5)·scale − 0.5 clamped at 0,
-// i0 = ⌊src⌋, i1 = min(i0+1, in−1), weights (1−λ, λ).
-func bilinearTaps(in, out int) *axisTaps {
-	t := &axisTaps{in: in, out: out, off: make([]int, out+1)}
-	scale := float32(in) / float32(out)
-	for o := 0; o < out; o++ {
-		src := scale*(float32(o)+0.5) - 0.5
-		if src < 0 {
-			src = 0
-		}
-		i0 := int(src)
-		if i0 > in-1 {
-			i0 = in - 1
-		}
-		l1 := src - float32(i0)
-		if l1 > 1 {
-			l1 = 1
-		}
-		i1 := i0
-		if i0 < in-1 {
-			i1 = i0 + 1
-		}
-		t.idx = append(t.idx, i0, i1)
-		t.w = append(t.w, 1-l1, l1)
-		t.off[o+1] = len(t.idx)
-	}
-	return t
-}
-
-// antialiasTaps follows PyTorch's _upsample_bilinear2d_aa (and PIL's
-// resize): a triangle filter stretched by the scale when shrinking, weights
-// normalized to sum to 1 over the input pixels inside the image.
-func antialiasTaps(in, out int) *axisTaps {
-	t := &axisTaps{in: in, out: out, aa: true, off: make([]int, out+1)}
-	scale := float32(in) / float32(out)
-	support := float32(1)
-	invscale := float32(1)
-	if scale >= 1 {
-		support = scale
-		invscale = 1 / scale
-	}
-	for o := 0; o < out; o++ {
-		center := scale * (float32(o) + 0.5)
-		xmin := int(center - support + 0.5)
-		if xmin < 0 {
-			xmin = 0
-		}
-		xmax := int(center + support + 0.5)
-		if xmax > in {
-			xmax = in
-		}
-		start := len(t.w)
-		var total float32
-		for j := xmin; j < xmax; j++ {
-			w := 1 - float32(math.Abs(float64((float32(j)-center+0.5)*invscale)))
-			if w < 0 {
-				w = 0
-			}
-			t.idx = append(t.idx, j)
-			t.w = append(t.w, w)
-			total += w
-		}
-		if total != 0 {
-			for k := start; k < len(t.w); k++ {
-				t.w[k] /= total
-			}
-		}
-		t.off[o+1] = len(t.idx)
-	}
-	return t
+	*interp.Taps[float32] // weights in float32, as PyTorch's CPU kernels for float tensors
+	aa                    bool
 }
 
 // resizer resizes CHW images to float32, caching the taps of the last sizes.
@@ -95,13 +17,13 @@ type resizer struct {
 }
 
 func (r *resizer) taps(cur *axisTaps, in, out int) *axisTaps {
-	if cur != nil && cur.in == in && cur.out == out && cur.aa == r.aa {
+	if cur != nil && cur.In == in && cur.Out == out && cur.aa == r.aa {
 		return cur
 	}
 	if r.aa {
-		return antialiasTaps(in, out)
+		return &axisTaps{interp.BilinearAA[float32](in, out), true}
 	}
-	return bilinearTaps(in, out)
+	return &axisTaps{interp.Bilinear[float32](in, out), false}
 }
 
 // tmp returns the intermediate buffer for n values: dst itself when the
@@ -130,8 +52,8 @@ func (r *resizer) resize(dst, src []float32, c, inH, inW, outH, outW int) {
 			out := tmp[row*outW : (row+1)*outW]
 			for o := range out {
 				var s float32
-				for k := t.off[o]; k < t.off[o+1]; k++ {
-					s += t.w[k] * in[t.idx[k]]
+				for k := t.Off[o]; k < t.Off[o+1]; k++ {
+					s += t.W[k] * in[t.Idx[k]]
 				}
 				out[o] = s
 			}
@@ -153,8 +75,8 @@ func (r *resizer) resizeU8(dst []float32, src []uint8, lut *[256]float32, c, inH
 			out := tmp[row*outW : (row+1)*outW]
 			for o := range out {
 				var s float32
-				for k := t.off[o]; k < t.off[o+1]; k++ {
-					s += t.w[k] * lut[in[t.idx[k]]]
+				for k := t.Off[o]; k < t.Off[o+1]; k++ {
+					s += t.W[k] * lut[in[t.Idx[k]]]
 				}
 				out[o] = s
 			}
@@ -184,9 +106,9 @@ func (r *resizer) vpass(dst, tmp []float32, c, inH, outH, outW int) {
 		for o := 0; o < outH; o++ {
 			orow := out[o*outW : (o+1)*outW]
 			clear(orow)
-			for k := t.off[o]; k < t.off[o+1]; k++ {
-				w := t.w[k]
-				irow := in[t.idx[k]*outW : (t.idx[k]+1)*outW]
+			for k := t.Off[o]; k < t.Off[o+1]; k++ {
+				w := t.W[k]
+				irow := in[t.Idx[k]*outW : (t.Idx[k]+1)*outW]
 				for x := range orow {
 					orow[x] += w * irow[x]
 				}

@@ -67,7 +67,7 @@ func rankBatches(t *testing.T, l *Loader, epoch int) []Batch {
 // and each Mixup/CutMix mode on (partners sit in other ranks' halves).
 func TestShardedLoaderMatchesOneProcess(t *testing.T) {
 	ds := synth(t, 70, 3, 12, 12)
-	for _, mode := range []string{MixBatch, MixPair, MixElem} {
+	for _, mode := range []MixMode{MixBatch, MixPair, MixElem} {
 		for _, ranks := range []int{2, 4} {
 			t.Run(fmt.Sprintf("%s/%d", mode, ranks), func(t *testing.T) {
 				cfg := trainCfg(2)

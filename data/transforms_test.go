@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -54,15 +55,15 @@ func TestCropPadAndFlip(t *testing.T) {
 	src := []float32{1, 2, 3, 4, 5, 6} // (1, 2, 3)
 	dst := make([]float32, 6)
 	cropPad(dst, src, 1, 2, 3, 0, 0)
-	if !equalF(dst, src) {
+	if !slices.Equal(dst, src) {
 		t.Fatalf("zero shift changed the image: %v", dst)
 	}
 	cropPad(dst, src, 1, 2, 3, -1, 1) // top-1 row padded, shifted left by 1
-	if want := []float32{0, 0, 0, 2, 3, 0}; !equalF(dst, want) {
+	if want := []float32{0, 0, 0, 2, 3, 0}; !slices.Equal(dst, want) {
 		t.Fatalf("shift (-1, 1): %v, want %v", dst, want)
 	}
 	hflip(dst, 1, 2, 3)
-	if want := []float32{0, 0, 0, 0, 3, 2}; !equalF(dst, want) {
+	if want := []float32{0, 0, 0, 0, 3, 2}; !slices.Equal(dst, want) {
 		t.Fatalf("flip: %v, want %v", dst, want)
 	}
 	// Offsets cover [0, 2·pad] uniformly.
@@ -74,18 +75,6 @@ func TestCropPadAndFlip(t *testing.T) {
 	if len(seen) != 25 {
 		t.Fatalf("pad 2 crop offsets: %d distinct, want 25", len(seen))
 	}
-}
-
-func equalF(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRandomErase(t *testing.T) {
@@ -172,10 +161,10 @@ func TestPipelineTrainDeterministic(t *testing.T) {
 		return x
 	}
 	a, b, c := out(1, 2), out(1, 2), out(1, 3)
-	if !equalF(a, b) {
+	if !slices.Equal(a, b) {
 		t.Fatal("same (epoch, pos) gave different outputs")
 	}
-	if equalF(a, c) {
+	if slices.Equal(a, c) {
 		t.Fatal("different positions gave identical outputs")
 	}
 	for _, v := range a {
@@ -184,7 +173,7 @@ func TestPipelineTrainDeterministic(t *testing.T) {
 		}
 	}
 	// The source image is not modified.
-	if !equalU(img.Pix, testImage(3, 20, 18, 5).Pix) {
+	if !slices.Equal(img.Pix, testImage(3, 20, 18, 5).Pix) {
 		t.Fatal("pipeline modified its input")
 	}
 	// Flip alone: a flipped copy of the eval output, or the eval output itself.
@@ -195,21 +184,9 @@ func TestPipelineTrainDeterministic(t *testing.T) {
 	pf.Apply(xf, img, 0, 0)
 	pe.Apply(xe, img, 0, 0)
 	hflip(xe, 3, 20, 18)
-	if !equalF(xf, xe) {
+	if !slices.Equal(xf, xe) {
 		t.Fatal("hflip 1 is not a mirror image")
 	}
-}
-
-func equalU(a, b []uint8) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPipelineErrors(t *testing.T) {

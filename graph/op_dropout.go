@@ -41,7 +41,8 @@ func (s *Stochastic) position(i, n int) uint64 {
 
 // StreamID derives a stable stream id for a stochastic op from the path of
 // the layer it belongs to (e.g. "blocks.3.drop_path1"): the 64-bit FNV-1a
-// hash of the path.
+// hash of the path. layers also keys each parameter's init stream by
+// StreamID of its name.
 func StreamID(path string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(path))

@@ -1,11 +1,11 @@
 package layers
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/vitgo/vit/internal/cfgerr"
 )
 
 // Readout names how the classifier reads the token sequence.
@@ -18,6 +18,15 @@ const (
 	ReadoutMean Readout = "mean"
 )
 
+// Validate reports whether r is a readout ("" = the default, cls).
+func (r Readout) Validate() error {
+	switch r {
+	case "", ReadoutCLS, ReadoutMean:
+		return nil
+	}
+	return fmt.Errorf("must be %q or %q, got %q", ReadoutCLS, ReadoutMean, string(r))
+}
+
 // PatchEmbedForm names how patches are embedded. Both forms compute the same
 // function with the same weight `patch_embed.proj.weight` [D, C, P, P].
 type PatchEmbedForm string
@@ -27,6 +36,15 @@ const (
 	PatchLinear PatchEmbedForm = "linear" // unfold + Linear (fast)
 	PatchConv   PatchEmbedForm = "conv"   // stride-P Conv2d (Gorgonia's im2col)
 )
+
+// Validate reports whether f is a patch embedding form ("" = linear).
+func (f PatchEmbedForm) Validate() error {
+	switch f {
+	case "", PatchLinear, PatchConv:
+		return nil
+	}
+	return fmt.Errorf("must be %q or %q, got %q", PatchLinear, PatchConv, string(f))
+}
 
 // Act names the MLP activation.
 type Act string
@@ -38,22 +56,40 @@ const (
 	ActGELUTanh Act = "gelu_tanh"
 )
 
+// Validate reports whether a is an activation ("" = gelu).
+func (a Act) Validate() error {
+	switch a {
+	case "", ActGELU, ActGELUTanh:
+		return nil
+	}
+	return fmt.Errorf("must be %q or %q, got %q", ActGELU, ActGELUTanh, string(a))
+}
+
 // Size2 is an image size, height × width. In YAML it is a single integer
 // (square) or a two-element list [H, W].
 type Size2 [2]int
 
-// UnmarshalYAML accepts `28` or `[28, 42]`.
+// UnmarshalYAML accepts `28` or `[28, 42]`; a fractional value such as
+// 28.5 is an error, not a truncation.
 func (s *Size2) UnmarshalYAML(n *yaml.Node) error {
-	var v int
-	if err := n.Decode(&v); err == nil {
+	if n.Kind == yaml.ScalarNode {
+		v, err := cfgerr.Int(n)
+		if err != nil {
+			return err
+		}
 		*s = Size2{v, v}
 		return nil
 	}
-	var l []int
-	if err := n.Decode(&l); err != nil || len(l) != 2 {
-		return fmt.Errorf("line %d: want an integer or [height, width]", n.Line)
+	if n.Kind != yaml.SequenceNode || len(n.Content) != 2 {
+		return fmt.Errorf("want an integer or [height, width]")
 	}
-	*s = Size2{l[0], l[1]}
+	for i, e := range n.Content {
+		v, err := cfgerr.Int(e)
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		s[i] = v
+	}
 	return nil
 }
 
@@ -69,16 +105,18 @@ func (s Size2) MarshalYAML() (any, error) {
 func (s Size2) String() string { return fmt.Sprintf("%dx%d", s[0], s[1]) }
 
 // Config is the model section of a run's YAML: the architecture of a
-// pre-norm ViT. Field names follow timm's VisionTransformer arguments.
+// pre-norm ViT. Field names follow timm's VisionTransformer arguments. The
+// zero value is valid and means DefaultConfig; see WithDefaults for the
+// rule, and the Max* constants for the bounds Validate enforces.
 type Config struct {
-	ImgSize      Size2          `yaml:"img_size"`       // input height × width; default 224
-	PatchSize    int            `yaml:"patch_size"`     // square patch side P; default 16
-	InChans      int            `yaml:"in_chans"`       // image channels; default 3
-	EmbedDim     int            `yaml:"embed_dim"`      // token width D; default 768
-	Depth        int            `yaml:"depth"`          // number of blocks L; default 12
-	NumHeads     int            `yaml:"num_heads"`      // attention heads; must divide D; default 12
-	MLPRatio     float64        `yaml:"mlp_ratio"`      // MLP hidden = round(D·ratio); default 4
-	NumClasses   int            `yaml:"num_classes"`    // classifier outputs; default 1000
+	ImgSize      Size2          `yaml:"img_size"`       // input height × width; 0 = 224
+	PatchSize    int            `yaml:"patch_size"`     // square patch side P; 0 = 16
+	InChans      int            `yaml:"in_chans"`       // image channels; 0 = 3
+	EmbedDim     int            `yaml:"embed_dim"`      // token width D; 0 = 768
+	Depth        int            `yaml:"depth"`          // number of blocks L; 0 = 12
+	NumHeads     int            `yaml:"num_heads"`      // attention heads; must divide D; 0 = 12
+	MLPRatio     float64        `yaml:"mlp_ratio"`      // MLP hidden = int(D·ratio), truncated as timm does; 0 = 4
+	NumClasses   int            `yaml:"num_classes"`    // classifier outputs; 0 = 1000
 	Readout      Readout        `yaml:"readout"`        // cls (default) | mean
 	DropPathRate float64        `yaml:"drop_path_rate"` // stochastic depth, rising linearly over blocks to this; default 0
 	Dropout      float64        `yaml:"dropout"`        // after pos add, attn.proj, MLP act and fc2; default 0
@@ -86,7 +124,7 @@ type Config struct {
 	QKVBias      bool           `yaml:"qkv_bias"`       // bias on the qkv projection; default true
 	PatchEmbed   PatchEmbedForm `yaml:"patch_embed"`    // linear (default) | conv
 	Act          Act            `yaml:"act"`            // gelu (default) | gelu_tanh
-	LNEps        float64        `yaml:"ln_eps"`         // LayerNorm epsilon; default 1e-6
+	LNEps        float64        `yaml:"ln_eps"`         // LayerNorm epsilon, in (0, 1]; 0 = 1e-6
 }
 
 // DefaultConfig is ViT-B/16 at 224 (timm's vit_base_patch16_224).
@@ -115,67 +153,131 @@ func preset(p, d, depth, heads int) Config {
 	return c
 }
 
-// PresetNames lists the presets in sorted order.
-func PresetNames() []string {
-	var names []string
-	for n := range Presets {
-		names = append(names, n)
+// Bounds on the model keys. They are far above any ViT in the literature
+// (ViT-22B: D 6144, depth 48, 48 heads) and exist so that a typo such as
+// embed_dim 1e9 is an error naming the key, not an allocation the machine
+// cannot make. The memory a configuration needs is checked separately
+// (train.CheckMemory).
+const (
+	MaxImgSide    = 8192    // each side of img_size
+	MaxTokens     = 1 << 16 // patches per image (img_size / patch_size)²
+	MaxInChans    = 64
+	MaxEmbedDim   = 16384
+	MaxDepth      = 256
+	MaxNumHeads   = 1024
+	MaxMLPRatio   = 64
+	MaxHidden     = 1 << 17 // embed_dim · mlp_ratio
+	MaxNumClasses = 1 << 20
+)
+
+// WithDefaults returns c with every zero field replaced by its default (the
+// values of DefaultConfig). A zero field means "the default" wherever zero
+// is not itself a setting, so Config{} is ViT-B/16 and Config{Depth: 6} is a
+// six-block ViT-B/16. The exceptions are the booleans ZeroInitHead and
+// QKVBias (false is a setting) and the rates DropPathRate and Dropout (0 =
+// off is their default). The YAML parser reads a file over DefaultConfig and
+// refuses an explicit zero for a key whose zero means the default.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	if c.ImgSize == (Size2{}) {
+		c.ImgSize = d.ImgSize
 	}
-	sort.Strings(names)
-	return names
+	setInt := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setInt(&c.PatchSize, d.PatchSize)
+	setInt(&c.InChans, d.InChans)
+	setInt(&c.EmbedDim, d.EmbedDim)
+	setInt(&c.Depth, d.Depth)
+	setInt(&c.NumHeads, d.NumHeads)
+	setInt(&c.NumClasses, d.NumClasses)
+	if c.MLPRatio == 0 {
+		c.MLPRatio = d.MLPRatio
+	}
+	if c.LNEps == 0 {
+		c.LNEps = d.LNEps
+	}
+	if c.Readout == "" {
+		c.Readout = d.Readout
+	}
+	if c.PatchEmbed == "" {
+		c.PatchEmbed = d.PatchEmbed
+	}
+	if c.Act == "" {
+		c.Act = d.Act
+	}
+	return c
 }
 
 // Grid is the patch grid (rows, columns).
-func (c Config) Grid() (int, int) { return c.ImgSize[0] / c.PatchSize, c.ImgSize[1] / c.PatchSize }
+func (c Config) Grid() (int, int) {
+	c = c.WithDefaults()
+	return c.ImgSize[0] / c.PatchSize, c.ImgSize[1] / c.PatchSize
+}
 
 // NumPatches is gh·gw, the number of patch tokens.
 func (c Config) NumPatches() int { h, w := c.Grid(); return h * w }
 
-// Hidden is the MLP hidden width, int(D·mlp_ratio) as timm computes it.
-func (c Config) Hidden() int { return int(float64(c.EmbedDim) * c.MLPRatio) }
+// Hidden is the MLP hidden width, int(D·mlp_ratio) (truncated, as timm
+// computes it).
+func (c Config) Hidden() int {
+	c = c.WithDefaults()
+	if !(c.MLPRatio > 0 && c.MLPRatio <= MaxMLPRatio) {
+		return 0
+	}
+	return int(float64(c.EmbedDim) * c.MLPRatio)
+}
 
-// Validate reports every invalid value, naming its key under "model.".
+// Validate reports every invalid value, naming its key under "model." (as a
+// *cfgerr.Error, train.ConfigError). Zero fields are valid: they mean the
+// default (see WithDefaults).
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("model.%s: %s", key, fmt.Sprintf(format, a...)))
+	c = c.WithDefaults()
+	var errs cfgerr.List
+	bad := func(key, format string, a ...any) { errs.Add("model."+key, format, a...) }
+	intIn := func(key string, v, max int) bool {
+		if v <= 0 || v > max {
+			bad(key, "must be in [1, %d], got %d", max, v)
+			return false
+		}
+		return true
 	}
-	if c.ImgSize[0] <= 0 || c.ImgSize[1] <= 0 {
-		bad("img_size", "must be positive, got %v", c.ImgSize)
-	}
+	okSize := intIn("img_size", c.ImgSize[0], MaxImgSide) && intIn("img_size", c.ImgSize[1], MaxImgSide)
 	if c.PatchSize <= 0 {
 		bad("patch_size", "must be positive, got %d", c.PatchSize)
-	} else if c.ImgSize[0] > 0 && c.ImgSize[1] > 0 && (c.ImgSize[0]%c.PatchSize != 0 || c.ImgSize[1]%c.PatchSize != 0) {
-		bad("img_size", "%v is not divisible by patch_size %d", c.ImgSize, c.PatchSize)
-	}
-	for _, f := range []struct {
-		key string
-		v   int
-	}{{"in_chans", c.InChans}, {"embed_dim", c.EmbedDim}, {"depth", c.Depth}, {"num_heads", c.NumHeads}, {"num_classes", c.NumClasses}} {
-		if f.v <= 0 {
-			bad(f.key, "must be positive, got %d", f.v)
+	} else if okSize {
+		switch {
+		case c.PatchSize > min(c.ImgSize[0], c.ImgSize[1]):
+			bad("patch_size", "%d is larger than img_size %v", c.PatchSize, c.ImgSize)
+		case c.ImgSize[0]%c.PatchSize != 0 || c.ImgSize[1]%c.PatchSize != 0:
+			bad("img_size", "%v is not divisible by patch_size %d", c.ImgSize, c.PatchSize)
+		case c.NumPatches() > MaxTokens:
+			bad("img_size", "%v with patch_size %d gives %d patches, more than %d", c.ImgSize, c.PatchSize, c.NumPatches(), MaxTokens)
 		}
 	}
-	if c.EmbedDim > 0 && c.NumHeads > 0 && c.EmbedDim%c.NumHeads != 0 {
+	intIn("in_chans", c.InChans, MaxInChans)
+	okDim := intIn("embed_dim", c.EmbedDim, MaxEmbedDim)
+	intIn("depth", c.Depth, MaxDepth)
+	okHeads := intIn("num_heads", c.NumHeads, MaxNumHeads)
+	intIn("num_classes", c.NumClasses, MaxNumClasses)
+	if okDim && okHeads && c.EmbedDim%c.NumHeads != 0 {
 		bad("num_heads", "embed_dim %d is not divisible by num_heads %d", c.EmbedDim, c.NumHeads)
 	}
-	if !(c.MLPRatio > 0) || c.Hidden() <= 0 {
-		bad("mlp_ratio", "must give a positive hidden width, got %v", c.MLPRatio)
+	if !(c.MLPRatio > 0 && c.MLPRatio <= MaxMLPRatio) {
+		bad("mlp_ratio", "must be in (0, %d], got %v", MaxMLPRatio, c.MLPRatio)
+	} else if h := c.Hidden(); okDim && (h <= 0 || h > MaxHidden) {
+		bad("mlp_ratio", "gives an MLP width of %d (embed_dim %d × %v), want 1 to %d", h, c.EmbedDim, c.MLPRatio, MaxHidden)
 	}
-	switch c.Readout {
-	case ReadoutCLS, ReadoutMean:
-	default:
-		bad("readout", "must be %q or %q, got %q", ReadoutCLS, ReadoutMean, c.Readout)
+	if err := c.Readout.Validate(); err != nil {
+		bad("readout", "%v", err)
 	}
-	switch c.PatchEmbed {
-	case PatchLinear, PatchConv:
-	default:
-		bad("patch_embed", "must be %q or %q, got %q", PatchLinear, PatchConv, c.PatchEmbed)
+	if err := c.PatchEmbed.Validate(); err != nil {
+		bad("patch_embed", "%v", err)
 	}
-	switch c.Act {
-	case ActGELU, ActGELUTanh:
-	default:
-		bad("act", "must be %q or %q, got %q", ActGELU, ActGELUTanh, c.Act)
+	if err := c.Act.Validate(); err != nil {
+		bad("act", "%v", err)
 	}
 	if !(c.DropPathRate >= 0 && c.DropPathRate < 1) {
 		bad("drop_path_rate", "must be in [0, 1), got %v", c.DropPathRate)
@@ -183,8 +285,8 @@ func (c Config) Validate() error {
 	if !(c.Dropout >= 0 && c.Dropout < 1) {
 		bad("dropout", "must be in [0, 1), got %v", c.Dropout)
 	}
-	if !(c.LNEps > 0) {
-		bad("ln_eps", "must be positive, got %v", c.LNEps)
+	if !(c.LNEps > 0 && c.LNEps <= 1) {
+		bad("ln_eps", "must be in (0, 1], got %v", c.LNEps)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }

@@ -7,9 +7,26 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
 )
 
-func randFor(name string) *rand.Rand { return rand.New(rand.NewPCG(11, nameHash(name))) }
+func randFor(name string) *rand.Rand { return rand.New(rand.NewPCG(11, graph.StreamID(name))) }
+
+// randomModel returns a float64 model of c whose every parameter is drawn
+// from trunc_normal(0.5), larger than timm's init so every path carries
+// signal.
+func randomModel(t *testing.T, c Config, seed uint64) *VisionTransformer {
+	t.Helper()
+	m, err := New(c, tensor.Float64, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params {
+		InitTruncNormal(p.Value, 0.5, randFor(p.Name))
+	}
+	return m
+}
 
 // weightedSum reduces y to Σ y⊙R for a fixed R, so every output carries a
 // distinct gradient.

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
@@ -14,11 +13,15 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all.
+// in place updates them all. NoWeightDecay and LayerID are its parameter
+// groups for the optimizer (see groups.go).
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
 	Value *tensor.Dense
+
+	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
+	LayerID       int  // layer id for layer-wise lr decay, 0 (embeddings) … depth+1 (head)
 }
 
 // VisionTransformer holds a ViT's configuration and parameters.
@@ -31,6 +34,7 @@ type VisionTransformer struct {
 // New validates cfg and returns a model whose parameters, of dtype float32
 // or float64, are initialised as timm does (see Init) from seed.
 func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -39,7 +43,8 @@ func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
 	}
 	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
 	for _, s := range ParamShapes(cfg) {
-		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...))}
+		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...)),
+			NoWeightDecay: noWeightDecay(s.Name), LayerID: layerID(s.Name, cfg.Depth)}
 		m.Params = append(m.Params, p)
 		m.byName[p.Name] = p
 	}
@@ -56,6 +61,7 @@ type NamedShape struct {
 // ParamShapes lists the parameters of a model with this config, in timm's
 // state_dict order, without allocating them.
 func ParamShapes(c Config) []NamedShape {
+	c = c.WithDefaults()
 	d, hid, p := c.EmbedDim, c.Hidden(), c.PatchSize
 	out := []NamedShape{
 		{"cls_token", tensor.Shape{1, 1, d}},
@@ -112,7 +118,7 @@ func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
 // bias likewise); head weight and bias 0 when ZeroInitHead.
 func (m *VisionTransformer) Init(seed uint64) {
 	for _, p := range m.Params {
-		rng := rand.New(rand.NewPCG(seed, nameHash(p.Name)))
+		rng := rand.New(rand.NewPCG(seed, graph.StreamID(p.Name)))
 		switch {
 		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
 			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
@@ -133,12 +139,6 @@ func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(s
 
 func isNormWeight(n string) bool {
 	return n == "norm.weight" || hasSuffix(n, "norm1.weight") || hasSuffix(n, "norm2.weight")
-}
-
-func nameHash(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
 }
 
 // InitTruncNormal fills t with N(0, std²) cut to [−2, 2] by resampling, as
@@ -229,22 +229,33 @@ type builder struct {
 	err           error
 }
 
-// do records the first error so the forward pass reads top to bottom.
+// do records the first error so the forward pass reads top to bottom. Every
+// op below goes through op, which adds nothing once an error is recorded, so
+// a failed constructor (a bad ln_eps, a shape mismatch) never hands a nil
+// node to the next one.
 func (b *builder) do(n *G.Node, err error) *G.Node {
 	if err != nil && b.err == nil {
 		b.err = err
 	}
+	if b.err != nil {
+		return nil
+	}
 	return n
+}
+
+// op runs one op constructor unless an earlier one failed.
+func (b *builder) op(f func() (*G.Node, error)) *G.Node {
+	if b.err != nil {
+		return nil
+	}
+	return b.do(f())
 }
 
 // forward: (B, C, H, W) images → (B, num_classes) logits.
 func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 	c := b.cfg
-	x := b.patchEmbed(img) // (B·N, D)
-	if b.err != nil {
-		return nil, b.err
-	}
-	x = b.do(graph.Tokens(x, b.p["cls_token"], b.p["pos_embed"], b.batch)) // (B·T, D)
+	x := b.patchEmbed(img)                                                                                    // (B·N, D)
+	x = b.op(func() (*G.Node, error) { return graph.Tokens(x, b.p["cls_token"], b.p["pos_embed"], b.batch) }) // (B·T, D)
 	x = b.dropout(x, "pos_drop")
 	dpr := 0.0
 	for i := 0; i < c.Depth && b.err == nil; i++ {
@@ -255,19 +266,34 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 		x, attn = b.block(x, i, dpr)
 		out.Attn = append(out.Attn, attn)
 	}
+	x = b.layerNorm(x, "norm")
+	out.Features = x
+	x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
+	x = b.linear(x, "head")                                                                          // (B, classes)
 	if b.err != nil {
 		return nil, b.err
 	}
-	x = b.do(graph.LayerNorm(x, b.p["norm.weight"], b.p["norm.bias"], c.LNEps))
-	out.Features = x
-	x = b.do(graph.Readout(x, b.batch, c.Readout == ReadoutMean))   // (B, D)
-	x = b.do(graph.Linear(x, b.p["head.weight"], b.p["head.bias"])) // (B, classes)
-	return x, b.err
+	return x, nil
+}
+
+// linear applies the Linear layer whose parameters are name.weight and
+// name.bias (nil when the model has none).
+func (b *builder) linear(x *G.Node, name string) *G.Node {
+	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"]) })
+}
+
+// layerNorm applies the LayerNorm whose parameters are name.weight and name.bias.
+func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
+	return b.op(func() (*G.Node, error) {
+		return graph.LayerNorm(x, b.p[name+".weight"], b.p[name+".bias"], b.cfg.LNEps)
+	})
 }
 
 // patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
-	return b.do(PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize))
+	return b.op(func() (*G.Node, error) {
+		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize)
+	})
 }
 
 // PatchEmbed is the patch embedding on graph nodes, (B, C, H, W) images →
@@ -299,54 +325,41 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 // It also returns the attention core's node.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
-	p := func(name string) *G.Node { return b.p[pre+name] }
-	h := b.do(graph.LayerNorm(x, p("norm1.weight"), p("norm1.bias"), c.LNEps))
-	h = b.do(graph.Linear(h, p("attn.qkv.weight"), p("attn.qkv.bias"))) // (B·T, 3D)
-	if b.err != nil {
-		return nil, nil
-	}
-	attn := b.do(graph.Attention(h, b.batch, b.tokens, c.NumHeads)) // (B·T, D)
-	h = b.do(graph.Linear(attn, p("attn.proj.weight"), p("attn.proj.bias")))
+	h := b.layerNorm(x, pre+"norm1")
+	h = b.linear(h, pre+"attn.qkv")                                                                    // (B·T, 3D)
+	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
 	x = b.residual(x, h, dpr, pre+"drop_path1")
 
-	h = b.do(graph.LayerNorm(x, p("norm2.weight"), p("norm2.bias"), c.LNEps))
-	h = b.do(graph.Linear(h, p("mlp.fc1.weight"), p("mlp.fc1.bias"))) // (B·T, hidden)
+	h = b.layerNorm(x, pre+"norm2")
+	h = b.linear(h, pre+"mlp.fc1") // (B·T, hidden)
 	h = b.act(h)
 	h = b.dropout(h, pre+"mlp.drop1")
-	h = b.do(graph.Linear(h, p("mlp.fc2.weight"), p("mlp.fc2.bias"))) // (B·T, D)
+	h = b.linear(h, pre+"mlp.fc2") // (B·T, D)
 	h = b.dropout(h, pre+"mlp.drop2")
 	return b.residual(x, h, dpr, pre+"drop_path2"), attn
 }
 
 func (b *builder) act(h *G.Node) *G.Node {
-	if b.err != nil {
-		return nil
-	}
 	approx := graph.GELUExact
 	if b.cfg.Act == ActGELUTanh {
 		approx = graph.GELUTanh
 	}
-	return b.do(graph.GELU(h, approx))
+	return b.op(func() (*G.Node, error) { return graph.GELU(h, approx) })
 }
 
 // residual returns x + drop_path(h).
 func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
-	if b.err != nil {
-		return nil
-	}
 	if rate > 0 && b.stoch.Training {
-		h = b.do(graph.DropPath(h, rate, b.batch, b.stoch, nameHash(name)))
-		if b.err != nil {
-			return nil
-		}
+		h = b.op(func() (*G.Node, error) { return graph.DropPath(h, rate, b.batch, b.stoch, graph.StreamID(name)) })
 	}
-	return b.do(graph.Add(x, h))
+	return b.op(func() (*G.Node, error) { return graph.Add(x, h) })
 }
 
 func (b *builder) dropout(h *G.Node, name string) *G.Node {
-	if b.err != nil || b.cfg.Dropout == 0 || !b.stoch.Training {
+	if b.cfg.Dropout == 0 || !b.stoch.Training {
 		return h
 	}
-	return b.do(graph.Dropout(h, b.cfg.Dropout, b.stoch, nameHash(name)))
+	return b.op(func() (*G.Node, error) { return graph.Dropout(h, b.cfg.Dropout, b.stoch, graph.StreamID(name)) })
 }

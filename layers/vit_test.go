@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/cfgerr"
 )
 
 func TestParamCounts(t *testing.T) {
@@ -72,21 +74,39 @@ func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*Config)
-		want string
+		want string // the key the error names
 	}{
-		{"patch", func(c *Config) { c.PatchSize = 5 }, "model.img_size"},
+		{"patch", func(c *Config) { c.PatchSize = 3 }, "model.img_size"},
+		{"patch larger than image", func(c *Config) { c.PatchSize = 8 }, "model.patch_size"},
 		{"heads", func(c *Config) { c.NumHeads = 3 }, "model.num_heads"},
 		{"readout", func(c *Config) { c.Readout = "max" }, "model.readout"},
-		{"depth", func(c *Config) { c.Depth = 0 }, "model.depth"},
+		{"depth", func(c *Config) { c.Depth = -1 }, "model.depth"},
+		{"depth 1e6", func(c *Config) { c.Depth = 1e6 }, "model.depth"},
 		{"dim", func(c *Config) { c.EmbedDim = -1 }, "model.embed_dim"},
+		{"dim 1e9", func(c *Config) { c.EmbedDim = 1e9 }, "model.embed_dim"},
+		{"classes 1e9", func(c *Config) { c.NumClasses = 1e9 }, "model.num_classes"},
+		{"img 100000", func(c *Config) { c.ImgSize = Size2{100000, 100000} }, "model.img_size"},
+		{"img one side", func(c *Config) { c.ImgSize = Size2{4, -4} }, "model.img_size"},
+		{"tokens", func(c *Config) { c.ImgSize, c.PatchSize = Size2{8192, 8192}, 2 }, "model.img_size"},
+		{"mlp_ratio 1e12", func(c *Config) { c.MLPRatio = 1e12 }, "model.mlp_ratio"},
+		{"mlp_ratio NaN", func(c *Config) { c.MLPRatio = math.NaN() }, "model.mlp_ratio"},
+		{"mlp width 0", func(c *Config) { c.MLPRatio = 0.01 }, "model.mlp_ratio"},
 		{"drop", func(c *Config) { c.DropPathRate = 1 }, "model.drop_path_rate"},
-		{"chans", func(c *Config) { c.InChans = 0 }, "model.in_chans"},
+		{"dropout NaN", func(c *Config) { c.Dropout = math.NaN() }, "model.dropout"},
+		{"chans", func(c *Config) { c.InChans = -3 }, "model.in_chans"},
+		{"chans 1e6", func(c *Config) { c.InChans = 1e6 }, "model.in_chans"},
+		{"ln_eps inf", func(c *Config) { c.LNEps = math.Inf(1) }, "model.ln_eps"},
+		{"ln_eps NaN", func(c *Config) { c.LNEps = math.NaN() }, "model.ln_eps"},
+		{"ln_eps negative", func(c *Config) { c.LNEps = -1e-6 }, "model.ln_eps"},
+		{"act", func(c *Config) { c.Act = "relu" }, "model.act"},
+		{"patch_embed", func(c *Config) { c.PatchEmbed = "fft" }, "model.patch_embed"},
 	} {
 		c := tinyConfig()
 		tc.edit(&c)
 		err := c.Validate()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
+		var ce *cfgerr.Error
+		if !errors.As(err, &ce) || ce.Key != tc.want {
+			t.Errorf("%s: error %v, want a *cfgerr.Error for %s", tc.name, err, tc.want)
 		}
 		if _, err := New(c, tensor.Float32, 1); err == nil {
 			t.Errorf("%s: New accepted an invalid config", tc.name)
@@ -94,6 +114,46 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := tinyConfig().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestZeroConfigIsDefault: the zero Config is valid and is ViT-B/16 (with
+// the booleans false), and a zero field means that field's default.
+func TestZeroConfigIsDefault(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("zero Config: %v", err)
+	}
+	d := DefaultConfig()
+	d.ZeroInitHead, d.QKVBias = false, false // booleans: false is a setting, not "default"
+	if got := (Config{}).WithDefaults(); got != d {
+		t.Errorf("Config{}.WithDefaults() = %+v, want %+v", got, d)
+	}
+	if got := (Config{Depth: 3}).WithDefaults(); got.Depth != 3 || got.EmbedDim != 768 {
+		t.Errorf("Config{Depth: 3} resolved to depth %d, dim %d", got.Depth, got.EmbedDim)
+	}
+	if CountParams(Config{QKVBias: true}) != CountParams(DefaultConfig()) {
+		t.Errorf("CountParams(Config{QKVBias: true}) = %d, want ViT-B/16's %d", CountParams(Config{QKVBias: true}), CountParams(DefaultConfig()))
+	}
+}
+
+// TestBuildFailedOpIsAnError: an op constructor that fails (here LayerNorm on
+// eps = +Inf, set behind Validate's back) ends Build with its error instead
+// of passing a nil node to the next op (issue #14: -set model.ln_eps=.inf
+// was a nil-pointer panic).
+func TestBuildFailedOpIsAnError(t *testing.T) {
+	for _, eps := range []float64{math.Inf(1), math.NaN(), -1} {
+		for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {
+			c := tinyConfig()
+			c.PatchEmbed = form
+			m, err := New(c, tensor.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Config.LNEps = eps
+			if _, err := m.Build(2, BuildOptions{Training: true}); err == nil {
+				t.Errorf("ln_eps %v, %s: Build succeeded", eps, form)
+			}
+		}
 	}
 }
 
@@ -161,13 +221,7 @@ func TestPatchEmbedEquivalence(t *testing.T) {
 		c := tinyConfig()
 		c.ImgSize, c.InChans, c.PatchSize = Size2{6, 4}, 2, 2
 		c.PatchEmbed = form
-		m, err := New(c, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range m.Params {
-			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
-		}
+		m := randomModel(t, c, 5)
 		if scramble {
 			// The wrong-order control: weights laid out (D, P, P, C) reshaped
 			// to (D, C, P, P) without permuting.
@@ -224,13 +278,7 @@ func TestPermutationEquivariance(t *testing.T) {
 	features := func(zeroPos bool, swap bool) []float64 {
 		c := tinyConfig()
 		c.ImgSize = Size2{4, 6}
-		m, err := New(c, tensor.Float64, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range m.Params {
-			InitTruncNormal(p.Value, 0.5, randFor(p.Name))
-		}
+		m := randomModel(t, c, 7)
 		if zeroPos {
 			InitConst(m.Param("pos_embed").Value, 0)
 		}

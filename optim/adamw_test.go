@@ -16,9 +16,9 @@ func testConfig(wd, layerDecay float64) Config {
 	return c
 }
 
-func newTestAdamW(t *testing.T, c Config, depth int) *AdamW {
+func newTestAdamW(t *testing.T, c Config) *AdamW {
 	t.Helper()
-	o, err := NewAdamW(c, depth)
+	o, err := NewAdamW(c)
 	if err != nil {
 		t.Fatalf("NewAdamW: %v", err)
 	}
@@ -29,28 +29,30 @@ func newTestAdamW(t *testing.T, c Config, depth int) *AdamW {
 // values derived by hand: with g constant the bias-corrected moments are
 // m̂ = g and v̂ = g², so every step is w ← w·(1 − lr'·wd) − lr'·g/(|g| + eps).
 // With lr 0.1, wd 0.1, g 0.5, eps 1e-8 the step is u = 0.1·0.5/0.50000001 =
-// 0.099999998; layer decay 0.5 at depth 1 gives lr' = 0.1 for head, 0.05 for
-// blocks.0, 0.025 for pos_embed.
+// 0.099999998; layer decay 0.5 over layer ids 0…2 (a depth-1 ViT) gives
+// lr' = 0.1 for the head, 0.05 for blocks.0, 0.025 for pos_embed.
 func TestAdamWHandComputed(t *testing.T) {
 	tests := []struct {
-		name  string
-		shape []int
-		want  [3]float64
+		name    string
+		shape   []int
+		layer   int
+		noDecay bool
+		want    [3]float64
 	}{
 		// w1 = 0.99 − u; w2 = 0.99·w1 − u; w3 = 0.99·w2 − u
-		{"head.weight", []int{1, 1}, [3]float64{0.890000002, 0.78110000398, 0.6732890059402}},
+		{"head.weight", []int{1, 1}, 2, false, [3]float64{0.890000002, 0.78110000398, 0.6732890059402}},
 		// no decay (1-D): w_t = 1 − t·u
-		{"head.bias", []int{1}, [3]float64{0.900000002, 0.800000004, 0.700000006}},
+		{"head.bias", []int{1}, 2, false, [3]float64{0.900000002, 0.800000004, 0.700000006}},
 		// lr' = 0.05: keep 0.995, u' = 0.049999999
-		{"blocks.0.mlp.fc1.weight", []int{1, 1}, [3]float64{0.945000001, 0.890275001995, 0.835823627985025}},
-		// lr' = 0.025, no decay (pos_embed): w_t = 1 − t·0.0249999995
-		{"pos_embed", []int{1, 1, 1}, [3]float64{0.9750000005, 0.950000001, 0.9250000015}},
+		{"blocks.0.mlp.fc1.weight", []int{1, 1}, 1, false, [3]float64{0.945000001, 0.890275001995, 0.835823627985025}},
+		// lr' = 0.025, no decay (the model's list): w_t = 1 − t·0.0249999995
+		{"pos_embed", []int{1, 1, 1}, 0, true, [3]float64{0.9750000005, 0.950000001, 0.9250000015}},
 	}
 	c := testConfig(0.1, 0.5)
-	o := newTestAdamW(t, c, 1)
+	o := newTestAdamW(t, c)
 	params := make([]Param, len(tests))
 	for i, tc := range tests {
-		params[i] = Param{Name: tc.name, Shape: tc.shape, Value: []float32{1}, Grad: []float32{0.5}}
+		params[i] = Param{Name: tc.name, Shape: tc.shape, Value: []float32{1}, Grad: []float32{0.5}, LayerID: tc.layer, NoDecay: tc.noDecay}
 	}
 	for step := range 3 {
 		if err := o.Step(params, 0.1); err != nil {
@@ -93,14 +95,15 @@ func TestAdamWFloat64Reference(t *testing.T) {
 	tests := []struct {
 		name            string
 		shape           []int
+		noDecay         bool
 		betas           []float64
 		wd, layerDecay  float64
 		wantWD, wantLRs float64
 	}{
-		{"blocks.1.attn.proj.weight", []int{2, 3}, []float64{0.9, 0.999}, 0.05, 0, 0.05, 1},
-		{"blocks.1.attn.proj.bias", []int{6}, []float64{0.9, 0.999}, 0.05, 0, 0, 1},
-		{"cls_token", []int{1, 1, 6}, []float64{0.8, 0.99}, 0.3, 0, 0, 1},
-		{"blocks.1.attn.proj.weight", []int{3, 2}, []float64{0.5, 0.9}, 0.2, 0.7, 0.2, 0.7 * 0.7}, // depth 3: id 2 → 0.7^(4−2)
+		{"blocks.1.attn.proj.weight", []int{2, 3}, false, []float64{0.9, 0.999}, 0.05, 0, 0.05, 1},
+		{"blocks.1.attn.proj.bias", []int{6}, false, []float64{0.9, 0.999}, 0.05, 0, 0, 1},
+		{"cls_token", []int{1, 1, 6}, true, []float64{0.8, 0.99}, 0.3, 0, 0, 1},
+		{"blocks.1.attn.proj.weight", []int{3, 2}, false, []float64{0.5, 0.9}, 0.2, 0.7, 0.2, 0.7 * 0.7}, // ids 0…4 (depth 3): id 2 → 0.7^(4−2)
 	}
 	grads := [3][]float64{
 		{0.3, -1.2, 0.05, 2.0, -0.7, 0.0},
@@ -111,11 +114,13 @@ func TestAdamWFloat64Reference(t *testing.T) {
 	for _, tc := range tests {
 		c := testConfig(tc.wd, tc.layerDecay)
 		c.Betas = tc.betas
-		o := newTestAdamW(t, c, 3)
+		o := newTestAdamW(t, c)
 		w0 := []float64{0.5, -0.25, 1.0, 0.125, -2.0, 0.75}
 		ref := &refAdamW{b1: tc.betas[0], b2: tc.betas[1], eps: c.Eps, wd: tc.wantWD,
 			w: append([]float64(nil), w0...), m: make([]float64, 6), v: make([]float64, 6)}
-		p := Param{Name: tc.name, Shape: tc.shape, Value: make([]float32, 6), Grad: make([]float32, 6)}
+		p := Param{Name: tc.name, Shape: tc.shape, Value: make([]float32, 6), Grad: make([]float32, 6), NoDecay: tc.noDecay, LayerID: 2}
+		// The head sets the number of layer ids (5), as in the whole model.
+		head := Param{Name: "head.weight", Shape: []int{1}, Value: make([]float32, 1), Grad: make([]float32, 1), LayerID: 4}
 		for i, x := range w0 {
 			p.Value[i] = float32(x)
 		}
@@ -123,7 +128,7 @@ func TestAdamWFloat64Reference(t *testing.T) {
 			for i, g := range grads[s] {
 				p.Grad[i] = float32(g)
 			}
-			if err := o.Step([]Param{p}, lrs[s]); err != nil {
+			if err := o.Step([]Param{p, head}, lrs[s]); err != nil {
 				t.Fatal(err)
 			}
 			ref.step(grads[s], lrs[s]*tc.wantLRs)
@@ -198,13 +203,12 @@ func TestAgainstTorch(t *testing.T) {
 	g := loadGolden(t)
 	c := DefaultConfig()
 	c.WeightDecay, c.LayerDecay, c.Betas, c.Eps = g.WeightDecay, g.LayerDecay, g.Betas, g.Eps
-	o := newTestAdamW(t, c, g.Depth)
+	o := newTestAdamW(t, c)
 	params := make([]Param, len(g.Params))
 	for i, p := range g.Params {
-		params[i] = Param{Name: p.Name, Shape: p.Shape, Value: append([]float32(nil), p.Value...), Grad: make([]float32, len(p.Value))}
-		if id := LayerID(p.Name, g.Depth); id != p.LayerID {
-			t.Errorf("LayerID(%q, %d) = %d, timm's group_with_matcher gives %d", p.Name, g.Depth, id, p.LayerID)
-		}
+		// The golden's layer ids are timm's; no_weight_decay() is the ViT's.
+		params[i] = Param{Name: p.Name, Shape: p.Shape, Value: append([]float32(nil), p.Value...), Grad: make([]float32, len(p.Value)),
+			LayerID: p.LayerID, NoDecay: p.Name == "pos_embed" || p.Name == "cls_token"}
 	}
 	ema, err := NewEMA(g.EMADecay, true, params)
 	if err != nil {
@@ -256,8 +260,9 @@ func TestAgainstTorch(t *testing.T) {
 func TestAdamWResume(t *testing.T) {
 	mk := func() []Param {
 		return []Param{
-			{Name: "blocks.0.attn.qkv.weight", Shape: []int{2, 2}, Value: []float32{0.1, -0.2, 0.3, 0.4}, Grad: make([]float32, 4)},
-			{Name: "blocks.0.attn.qkv.bias", Shape: []int{2}, Value: []float32{0.5, -0.5}, Grad: make([]float32, 2)},
+			{Name: "blocks.0.attn.qkv.weight", Shape: []int{2, 2}, Value: []float32{0.1, -0.2, 0.3, 0.4}, Grad: make([]float32, 4), LayerID: 1},
+			{Name: "blocks.0.attn.qkv.bias", Shape: []int{2}, Value: []float32{0.5, -0.5}, Grad: make([]float32, 2), LayerID: 1},
+			{Name: "head.weight", Shape: []int{1, 1}, Value: []float32{0.25}, Grad: make([]float32, 1), LayerID: 2},
 		}
 	}
 	setGrads := func(ps []Param, s int) {
@@ -268,14 +273,14 @@ func TestAdamWResume(t *testing.T) {
 		}
 	}
 	c := testConfig(0.05, 0.65)
-	full, a := newTestAdamW(t, c, 1), mk()
+	full, a := newTestAdamW(t, c), mk()
 	for s := range 5 {
 		setGrads(a, s)
 		if err := full.Step(a, 1e-2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	first, b := newTestAdamW(t, c, 1), mk()
+	first, b := newTestAdamW(t, c), mk()
 	for s := range 2 {
 		setGrads(b, s)
 		if err := first.Step(b, 1e-2); err != nil {
@@ -283,11 +288,11 @@ func TestAdamWResume(t *testing.T) {
 		}
 	}
 	step, m, v := first.State()
-	second := newTestAdamW(t, c, 1)
+	second := newTestAdamW(t, c)
 	if err := second.LoadState(step, m, v); err != nil {
 		t.Fatal(err)
 	}
-	b[0], b[1] = b[1], b[0] // order must not matter
+	b[0], b[2] = b[2], b[0] // order must not matter
 	for s := 2; s < 5; s++ {
 		setGrads(b, s)
 		if err := second.Step(b, 1e-2); err != nil {
@@ -317,7 +322,7 @@ func TestAdamWErrors(t *testing.T) {
 		return Param{Name: name, Shape: []int{n, 1}, Value: make([]float32, n), Grad: make([]float32, n)}
 	}
 	stepped := func(t *testing.T) *AdamW {
-		o := newTestAdamW(t, DefaultConfig(), 2)
+		o := newTestAdamW(t, DefaultConfig())
 		if err := o.Step([]Param{p("a.weight", 2), p("b.weight", 3)}, 1e-3); err != nil {
 			t.Fatal(err)
 		}
@@ -329,20 +334,20 @@ func TestAdamWErrors(t *testing.T) {
 		errHas string
 	}{
 		{"nan lr", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).Step([]Param{p("a.weight", 2)}, math.NaN())
+			return newTestAdamW(t, DefaultConfig()).Step([]Param{p("a.weight", 2)}, math.NaN())
 		}, "learning rate"},
 		{"grad length", func(t *testing.T) error {
 			q := p("a.weight", 2)
 			q.Grad = q.Grad[:1]
-			return newTestAdamW(t, DefaultConfig(), 2).Step([]Param{q}, 1e-3)
+			return newTestAdamW(t, DefaultConfig()).Step([]Param{q}, 1e-3)
 		}, `"a.weight": shape [2 1] holds 2 values, Grad has 1`},
 		{"value vs shape", func(t *testing.T) error {
 			q := p("a.weight", 2)
 			q.Shape = []int{3}
-			return newTestAdamW(t, DefaultConfig(), 2).Step([]Param{q}, 1e-3)
+			return newTestAdamW(t, DefaultConfig()).Step([]Param{q}, 1e-3)
 		}, `"a.weight": shape [3] holds 3 values, Value has 2`},
 		{"duplicate on first step", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).Step([]Param{p("a.weight", 2), p("a.weight", 2)}, 1e-3)
+			return newTestAdamW(t, DefaultConfig()).Step([]Param{p("a.weight", 2), p("a.weight", 2)}, 1e-3)
 		}, `"a.weight" appears twice`},
 		{"duplicate later", func(t *testing.T) error {
 			return stepped(t).Step([]Param{p("a.weight", 2), p("a.weight", 2)}, 1e-3)
@@ -356,27 +361,32 @@ func TestAdamWErrors(t *testing.T) {
 		{"resized", func(t *testing.T) error {
 			return stepped(t).Step([]Param{p("a.weight", 2), p("b.weight", 4)}, 1e-3)
 		}, `"b.weight" has 4 values, its AdamW state has 3`},
-		{"block beyond depth", func(t *testing.T) error {
-			o := newTestAdamW(t, testConfig(0.05, 0.75), 2)
-			return o.Step([]Param{p("blocks.2.mlp.fc1.weight", 2)}, 1e-3)
-		}, "block 2 is not below the depth 2"},
+		{"layer decay without layer ids", func(t *testing.T) error {
+			o := newTestAdamW(t, testConfig(0.05, 0.75))
+			return o.Step([]Param{p("blocks.2.mlp.fc1.weight", 2), p("head.weight", 2)}, 1e-3)
+		}, "every parameter has LayerID 0"},
+		{"negative layer id", func(t *testing.T) error {
+			q := p("a.weight", 2)
+			q.LayerID = -1
+			return newTestAdamW(t, DefaultConfig()).Step([]Param{q}, 1e-3)
+		}, `"a.weight": negative layer id -1`},
 		{"load m/v names differ", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).LoadState(3,
+			return newTestAdamW(t, DefaultConfig()).LoadState(3,
 				map[string][]float32{"a": {1}, "b": {2}}, map[string][]float32{"a": {1}})
 		}, `exp_avg (m) has "b", exp_avg_sq (v) does not`},
 		{"load m/v lengths differ", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).LoadState(3,
+			return newTestAdamW(t, DefaultConfig()).LoadState(3,
 				map[string][]float32{"a": {1, 2}}, map[string][]float32{"a": {1}})
 		}, `"a": exp_avg (m) has 2 values, exp_avg_sq (v) has 1`},
 		{"load step 0 with moments", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).LoadState(0,
+			return newTestAdamW(t, DefaultConfig()).LoadState(0,
 				map[string][]float32{"a": {1}}, map[string][]float32{"a": {1}})
 		}, "step 0 but 1 first"},
 		{"load no moments", func(t *testing.T) error {
-			return newTestAdamW(t, DefaultConfig(), 2).LoadState(4, nil, nil)
+			return newTestAdamW(t, DefaultConfig()).LoadState(4, nil, nil)
 		}, "step 4 but no moments"},
 		{"loaded state vs params", func(t *testing.T) error {
-			o := newTestAdamW(t, DefaultConfig(), 2)
+			o := newTestAdamW(t, DefaultConfig())
 			if err := o.LoadState(4, map[string][]float32{"a.weight": {1, 2}}, map[string][]float32{"a.weight": {1, 2}}); err != nil {
 				t.Fatal(err)
 			}
@@ -396,7 +406,7 @@ func TestAdamWErrors(t *testing.T) {
 // TestAdamWErrorLeavesStateUntouched checks that a rejected step changes
 // neither the weights nor the step count.
 func TestAdamWErrorLeavesStateUntouched(t *testing.T) {
-	o := newTestAdamW(t, DefaultConfig(), 0)
+	o := newTestAdamW(t, DefaultConfig())
 	good := Param{Name: "a.weight", Shape: []int{1, 1}, Value: []float32{1}, Grad: []float32{1}}
 	bad := Param{Name: "b.weight", Shape: []int{1, 1}, Value: []float32{1}, Grad: nil}
 	if err := o.Step([]Param{good, bad}, 0.1); err == nil {
@@ -412,23 +422,25 @@ func TestAdamWErrorLeavesStateUntouched(t *testing.T) {
 
 func TestNoWeightDecay(t *testing.T) {
 	tests := []struct {
-		name  string
-		shape []int
-		want  bool
+		name    string
+		shape   []int
+		noDecay bool
+		want    bool
 	}{
-		{"blocks.0.attn.qkv.weight", []int{576, 192}, false},
-		{"patch_embed.proj.weight", []int{192, 3, 16, 16}, false},
-		{"head.weight", []int{10, 192}, false},
-		{"blocks.0.attn.qkv.bias", []int{576}, true},
-		{"blocks.0.norm1.weight", []int{192}, true},
-		{"norm.weight", []int{192}, true},
-		{"pos_embed", []int{1, 197, 192}, true},
-		{"cls_token", []int{1, 1, 192}, true},
-		{"scalar", nil, true},
+		{"blocks.0.attn.qkv.weight", []int{576, 192}, false, false},
+		{"patch_embed.proj.weight", []int{192, 3, 16, 16}, false, false},
+		{"head.weight", []int{10, 192}, false, false},
+		{"blocks.0.attn.qkv.bias", []int{576}, false, true},
+		{"blocks.0.norm1.weight", []int{192}, false, true},
+		{"norm.weight", []int{192}, false, true},
+		{"x.bias", []int{2, 2}, false, true},
+		{"pos_embed", []int{1, 197, 192}, true, true},
+		{"pos_embed", []int{1, 197, 192}, false, false}, // the model's list, not the name, exempts it
+		{"scalar", nil, false, true},
 	}
 	for _, tc := range tests {
-		if got := NoWeightDecay(tc.name, tc.shape); got != tc.want {
-			t.Errorf("NoWeightDecay(%q, %v) = %v, want %v", tc.name, tc.shape, got, tc.want)
+		if got := NoWeightDecay(Param{Name: tc.name, Shape: tc.shape, NoDecay: tc.noDecay}); got != tc.want {
+			t.Errorf("NoWeightDecay(%q, %v, NoDecay %v) = %v, want %v", tc.name, tc.shape, tc.noDecay, got, tc.want)
 		}
 	}
 }

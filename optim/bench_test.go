@@ -28,7 +28,7 @@ func benchParams(n int) []Param {
 
 func BenchmarkAdamWStep(b *testing.B) {
 	ps := benchParams(1 << 20)
-	o, err := NewAdamW(DefaultConfig(), 12)
+	o, err := NewAdamW(DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package optim
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // ClipGradNorm scales every gradient in place so that their global L2 norm
 // is at most maxNorm, and returns the norm before clipping, like
@@ -11,10 +14,26 @@ import "math"
 // squares cannot overflow the float64 sum) leaves the gradients unscaled:
 // check the result, and name the culprit with [GradsFinite] before skipping
 // the step.
+//
+// Both passes run on every core with results that do not depend on their
+// number: each parameter's sum of squares is taken whole, as the serial
+// loop does, and the sums are added in parameter order; the scaling is
+// elementwise over fixed pieces.
 func ClipGradNorm(params []Param, maxNorm float64) (preClipNorm float64) {
+	n := gradLens(params)
+	sums := make([]float64, len(params))
+	order := bySizeDesc(n) // longest first, for balance; the order of the sum is fixed below
+	total := 0
+	for _, l := range n {
+		total += l
+	}
+	forEach(len(order), total, func(i int) {
+		p := order[i]
+		sums[p] = sumSquares(params[p].Grad)
+	})
 	var sum float64
-	for _, p := range params {
-		sum += sumSquares(p.Grad)
+	for _, s := range sums {
+		sum += s
 	}
 	norm := math.Sqrt(sum)
 	if maxNorm <= 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
@@ -25,11 +44,12 @@ func ClipGradNorm(params []Param, maxNorm float64) (preClipNorm float64) {
 		return norm
 	}
 	s := float32(scale)
-	for _, p := range params {
-		for i := range p.Grad {
-			p.Grad[i] *= s
+	forPieces(n, func(pc piece) {
+		g := params[pc.p].Grad[pc.lo:pc.hi]
+		for i := range g {
+			g[i] *= s
 		}
-	}
+	})
 	return norm
 }
 
@@ -53,14 +73,49 @@ func sumSquares(x []float32) float64 {
 }
 
 // GradsFinite reports whether every gradient value is finite; if not, it
-// returns the name of the first parameter holding a NaN or ±Inf.
+// returns the name of the first parameter holding a NaN or ±Inf. It checks
+// fixed pieces on every core.
 func GradsFinite(params []Param) (name string, ok bool) {
-	for _, p := range params {
-		for _, g := range p.Grad {
+	i := firstNonFinite(params, func(p Param) []float32 { return p.Grad })
+	if i < 0 {
+		return "", true
+	}
+	return params[i].Name, false
+}
+
+// ValuesFinite is [GradsFinite] for the parameters' values: whether every
+// weight is finite, and if not the name of the first parameter that is not.
+func ValuesFinite(params []Param) (name string, ok bool) {
+	i := firstNonFinite(params, func(p Param) []float32 { return p.Value })
+	if i < 0 {
+		return "", true
+	}
+	return params[i].Name, false
+}
+
+// firstNonFinite returns the index of the first parameter whose slice
+// (picked by of) holds a NaN or ±Inf, or -1.
+func firstNonFinite(params []Param, of func(Param) []float32) int {
+	n := make([]int, len(params))
+	for i, p := range params {
+		n[i] = len(of(p))
+	}
+	bad := make([]atomic.Bool, len(params))
+	forPieces(n, func(pc piece) {
+		if bad[pc.p].Load() {
+			return
+		}
+		for _, g := range of(params[pc.p])[pc.lo:pc.hi] {
 			if g-g != 0 { // NaN − NaN and Inf − Inf are NaN; finite x − x is 0
-				return p.Name, false
+				bad[pc.p].Store(true)
+				return
 			}
 		}
+	})
+	for i := range bad {
+		if bad[i].Load() {
+			return i
+		}
 	}
-	return "", true
+	return -1
 }

@@ -1,32 +1,70 @@
 package optim
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/vitgo/vit/internal/cfgerr"
 )
 
-// OptAdamW is the only optimizer, the value of Config.Opt.
-const OptAdamW = "adamw"
+// Optimizer names the optimizer, the value of Config.Opt. The zero value
+// "" means OptAdamW.
+type Optimizer string
 
-// Config is the "optim" section of a run's YAML config. Decode over
-// [DefaultConfig] so absent keys keep their defaults.
+// OptAdamW is the only optimizer, the value of Config.Opt.
+const OptAdamW Optimizer = "adamw"
+
+// Validate reports whether o is a known optimizer ("" = adamw).
+func (o Optimizer) Validate() error {
+	if o == "" || o == OptAdamW {
+		return nil
+	}
+	return fmt.Errorf(`must be "adamw", got %q`, string(o))
+}
+
+// Sched names a learning-rate schedule, the value of Config.Sched. The zero
+// value "" means SchedCosine.
+type Sched string
+
+// Validate reports whether s is a known schedule ("" = cosine).
+func (s Sched) Validate() error {
+	switch s {
+	case "", SchedCosine, SchedConstant, SchedStep:
+		return nil
+	}
+	return fmt.Errorf(`must be one of "cosine", "constant", "step", got %q`, string(s))
+}
+
+// MaxEpochsKey bounds the keys counted in epochs (warmup_epochs,
+// decay_epochs): a million epochs is beyond any run.
+const MaxEpochsKey = 1e6
+
+// Config is the "optim" section of a run's YAML config. The YAML parser
+// decodes it over [DefaultConfig], so absent keys keep their defaults and
+// every present value is taken literally.
+//
+// In Go the zero value is valid: a zero field means its default wherever
+// zero is not a setting (Opt, LR, Betas, Eps, Sched, DecayEpochs, DecayRate,
+// EMADecay; see [Config.WithDefaults]). WeightDecay, WarmupEpochs,
+// WarmupLR, MinLR, ClipGrad and LayerDecay are literal: 0 means none/off
+// there, so Config{} is AdamW at lr 1e-3 without weight decay, warmup or
+// clipping. Start from DefaultConfig for the recipe's defaults.
 type Config struct {
-	Opt          string    `yaml:"opt"`           // optimizer: "adamw" (the only value for now)
-	LR           float64   `yaml:"lr"`            // base (peak) learning rate
-	WeightDecay  float64   `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors
-	Betas        []float64 `yaml:"betas"`         // AdamW β1, β2
-	Eps          float64   `yaml:"eps"`           // AdamW ε
-	Sched        string    `yaml:"sched"`         // SchedCosine, SchedConstant or SchedStep
+	Opt          Optimizer `yaml:"opt"`           // optimizer: "adamw" (the only value for now); "" = adamw
+	LR           float64   `yaml:"lr"`            // base (peak) learning rate; 0 = 1e-3
+	WeightDecay  float64   `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors; 0 = none
+	Betas        []float64 `yaml:"betas"`         // AdamW β1, β2; nil = [0.9, 0.999]
+	Eps          float64   `yaml:"eps"`           // AdamW ε; 0 = 1e-8
+	Sched        Sched     `yaml:"sched"`         // SchedCosine, SchedConstant or SchedStep; "" = cosine
 	WarmupEpochs float64   `yaml:"warmup_epochs"` // linear warmup length in epochs, fractional allowed; 0 = none
 	WarmupLR     float64   `yaml:"warmup_lr"`     // learning rate at the first warmup step
 	MinLR        float64   `yaml:"min_lr"`        // cosine: final learning rate
-	DecayEpochs  float64   `yaml:"decay_epochs"`  // step: epochs between decays
-	DecayRate    float64   `yaml:"decay_rate"`    // step: factor per decay
+	DecayEpochs  float64   `yaml:"decay_epochs"`  // step: epochs between decays; 0 = 90
+	DecayRate    float64   `yaml:"decay_rate"`    // step: factor per decay; 0 = 0.1
 	ClipGrad     float64   `yaml:"clip_grad"`     // max global gradient L2 norm; 0 = off
 	LayerDecay   float64   `yaml:"layer_decay"`   // layer-wise lr decay factor; 0 or 1 = off
 	EMA          bool      `yaml:"ema"`           // keep an EMA of the weights
-	EMADecay     float64   `yaml:"ema_decay"`     // EMA decay per step
+	EMADecay     float64   `yaml:"ema_decay"`     // EMA decay per step, in (0, 1]; 0 = 0.9998
 	EMAWarmup    bool      `yaml:"ema_warmup"`    // timm ModelEmaV3 decay warmup
 }
 
@@ -44,15 +82,39 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports every invalid key, each message naming it as optim.key.
-func (c Config) Validate() error {
-	var errs []error
-	bad := func(key, want string, got any) {
-		errs = append(errs, fmt.Errorf("optim.%s: must be %s, got %v", key, want, got))
+// WithDefaults returns c with every zero field whose zero is not a setting
+// replaced by DefaultConfig's value: Opt, LR, Betas, Eps, Sched,
+// DecayEpochs, DecayRate and EMADecay. NewAdamW and Schedule call it.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	if c.Opt == "" {
+		c.Opt = d.Opt
 	}
+	if c.Sched == "" {
+		c.Sched = d.Sched
+	}
+	if c.Betas == nil {
+		c.Betas = d.Betas
+	}
+	for _, f := range []struct{ v, def *float64 }{
+		{&c.LR, &d.LR}, {&c.Eps, &d.Eps}, {&c.DecayEpochs, &d.DecayEpochs}, {&c.DecayRate, &d.DecayRate}, {&c.EMADecay, &d.EMADecay},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return c
+}
+
+// Validate reports every invalid key, each a *cfgerr.Error naming it as
+// optim.key. Zero fields that mean a default are valid.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs cfgerr.List
+	bad := func(key, want string, got any) { errs.Add("optim."+key, "must be %s, got %v", want, got) }
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	if c.Opt != OptAdamW {
-		bad("opt", `"adamw"`, fmt.Sprintf("%q", c.Opt))
+	if err := c.Opt.Validate(); err != nil {
+		errs.Add("optim.opt", "%v", err)
 	}
 	if !(c.LR > 0) || !finite(c.LR) {
 		bad("lr", "> 0", c.LR)
@@ -72,13 +134,11 @@ func (c Config) Validate() error {
 	if !(c.Eps > 0) || !finite(c.Eps) {
 		bad("eps", "> 0", c.Eps)
 	}
-	switch c.Sched {
-	case SchedCosine, SchedConstant, SchedStep:
-	default:
-		bad("sched", `one of "cosine", "constant", "step"`, fmt.Sprintf("%q", c.Sched))
+	if err := c.Sched.Validate(); err != nil {
+		errs.Add("optim.sched", "%v", err)
 	}
-	if !(c.WarmupEpochs >= 0) || !finite(c.WarmupEpochs) {
-		bad("warmup_epochs", ">= 0", c.WarmupEpochs)
+	if !(c.WarmupEpochs >= 0 && c.WarmupEpochs <= MaxEpochsKey) {
+		bad("warmup_epochs", fmt.Sprintf("in [0, %g]", float64(MaxEpochsKey)), c.WarmupEpochs)
 	}
 	if !(c.WarmupLR >= 0) || !finite(c.WarmupLR) {
 		bad("warmup_lr", ">= 0", c.WarmupLR)
@@ -89,8 +149,8 @@ func (c Config) Validate() error {
 		bad("min_lr", fmt.Sprintf("<= optim.lr (%v) for the cosine schedule", c.LR), c.MinLR)
 	}
 	if c.Sched == SchedStep {
-		if !(c.DecayEpochs > 0) || !finite(c.DecayEpochs) {
-			bad("decay_epochs", "> 0 for the step schedule", c.DecayEpochs)
+		if !(c.DecayEpochs > 0 && c.DecayEpochs <= MaxEpochsKey) {
+			bad("decay_epochs", fmt.Sprintf("in (0, %g] for the step schedule", float64(MaxEpochsKey)), c.DecayEpochs)
 		}
 		if !(c.DecayRate > 0) || !finite(c.DecayRate) {
 			bad("decay_rate", "> 0 for the step schedule", c.DecayRate)
@@ -102,8 +162,8 @@ func (c Config) Validate() error {
 	if !(c.LayerDecay >= 0 && c.LayerDecay <= 1) {
 		bad("layer_decay", "in [0,1] (0 or 1 = off)", c.LayerDecay)
 	}
-	if !(c.EMADecay >= 0 && c.EMADecay <= 1) {
-		bad("ema_decay", "in [0,1]", c.EMADecay)
+	if !(c.EMADecay > 0 && c.EMADecay <= 1) {
+		bad("ema_decay", "in (0,1]", c.EMADecay)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }

@@ -63,17 +63,18 @@ func TestConfigValidate(t *testing.T) {
 		{"weight_decay", func(c *Config) { c.WeightDecay = -0.1 }, "optim.weight_decay: must be >= 0, got -0.1"},
 		{"betas count", func(c *Config) { c.Betas = []float64{0.9} }, "optim.betas: must be two numbers [beta1, beta2], got [0.9]"},
 		{"beta2", func(c *Config) { c.Betas = []float64{0.9, 1} }, "optim.betas[1]: must be in [0,1), got 1"},
-		{"eps", func(c *Config) { c.Eps = 0 }, "optim.eps: must be > 0, got 0"},
+		{"eps", func(c *Config) { c.Eps = -1 }, "optim.eps: must be > 0, got -1"},
 		{"sched", func(c *Config) { c.Sched = "linear" }, `optim.sched: must be one of "cosine", "constant", "step", got "linear"`},
-		{"warmup_epochs", func(c *Config) { c.WarmupEpochs = -1 }, "optim.warmup_epochs: must be >= 0, got -1"},
+		{"warmup_epochs", func(c *Config) { c.WarmupEpochs = -1 }, "optim.warmup_epochs: must be in [0, 1e+06], got -1"},
 		{"warmup_lr", func(c *Config) { c.WarmupLR = math.Inf(1) }, "optim.warmup_lr: must be >= 0, got +Inf"},
 		{"min_lr", func(c *Config) { c.MinLR = -1e-5 }, "optim.min_lr: must be >= 0, got -1e-05"},
 		{"min_lr above lr", func(c *Config) { c.MinLR = 0.1 }, "optim.min_lr: must be <= optim.lr (0.001) for the cosine schedule, got 0.1"},
-		{"decay_epochs", func(c *Config) { c.Sched, c.DecayEpochs = SchedStep, 0 }, "optim.decay_epochs: must be > 0 for the step schedule, got 0"},
+		{"decay_epochs", func(c *Config) { c.Sched, c.DecayEpochs = SchedStep, -1 }, "optim.decay_epochs: must be in (0, 1e+06] for the step schedule, got -1"},
+		{"warmup_epochs 1e9", func(c *Config) { c.WarmupEpochs = 1e9 }, "optim.warmup_epochs: must be in [0, 1e+06], got 1e+09"},
 		{"decay_rate", func(c *Config) { c.Sched, c.DecayRate = SchedStep, -2 }, "optim.decay_rate: must be > 0 for the step schedule, got -2"},
 		{"clip_grad", func(c *Config) { c.ClipGrad = -1 }, "optim.clip_grad: must be >= 0 (0 = off), got -1"},
 		{"layer_decay", func(c *Config) { c.LayerDecay = 1.2 }, "optim.layer_decay: must be in [0,1] (0 or 1 = off), got 1.2"},
-		{"ema_decay", func(c *Config) { c.EMADecay = 2 }, "optim.ema_decay: must be in [0,1], got 2"},
+		{"ema_decay", func(c *Config) { c.EMADecay = 2 }, "optim.ema_decay: must be in (0,1], got 2"},
 	}
 	for _, tc := range tests {
 		c := DefaultConfig()
@@ -85,7 +86,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	// Every problem is reported, one per line.
 	c := DefaultConfig()
-	c.LR, c.Eps = 0, -1
+	c.LR, c.Eps = -1, -1
 	if err := c.Validate(); err == nil || strings.Count(err.Error(), "\n") != 1 {
 		t.Errorf("two bad keys: got %v, want two lines", err)
 	}
@@ -95,7 +96,30 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("decay_epochs 0 with the cosine schedule: %v", err)
 	}
-	if _, err := NewAdamW(Config{}, 12); err == nil || !strings.Contains(err.Error(), "optim.opt") {
-		t.Errorf("NewAdamW with a zero Config: %v, want validation errors", err)
+}
+
+// TestZeroConfig: the zero Config is valid; its zero fields that are not
+// settings resolve to DefaultConfig's values (issue #12).
+func TestZeroConfig(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("Config{}.Validate() = %v", err)
+	}
+	if _, err := NewAdamW(Config{}); err != nil {
+		t.Errorf("NewAdamW(Config{}) = %v", err)
+	}
+	got, d := (Config{}).WithDefaults(), DefaultConfig()
+	if got.Opt != d.Opt || got.LR != d.LR || !reflect.DeepEqual(got.Betas, d.Betas) || got.Eps != d.Eps || got.Sched != d.Sched ||
+		got.DecayEpochs != d.DecayEpochs || got.DecayRate != d.DecayRate || got.EMADecay != d.EMADecay {
+		t.Errorf("Config{}.WithDefaults() = %+v", got)
+	}
+	if got.ClipGrad != 0 || got.WeightDecay != 0 || got.WarmupEpochs != 0 {
+		t.Errorf("Config{}.WithDefaults() changed a literal field: %+v", got)
+	}
+	if s := (Config{}).Schedule(); s.Kind != SchedCosine || s.BaseLR != d.LR {
+		t.Errorf("Config{}.Schedule() = %+v", s)
+	}
+	// Typed options validate themselves.
+	if Sched("linear").Validate() == nil || Optimizer("sgd").Validate() == nil || SchedStep.Validate() != nil {
+		t.Error("Sched/Optimizer Validate")
 	}
 }

@@ -1,12 +1,14 @@
 // Package optim updates a model's weights: AdamW with PyTorch's arithmetic,
 // the learning-rate schedules (warmup, then cosine, constant or step), timm's
-// layer-wise learning-rate decay for ViTs, gradient clipping by global L2
-// norm, and an exponential moving average (EMA) of the weights.
+// layer-wise learning-rate decay, gradient clipping by global L2 norm, and an
+// exponential moving average (EMA) of the weights.
 //
 // The package knows no graph library and no model: it sees a list of named
 // float32 tensors ([Param]) whose Value slices alias the model's weights and
-// whose Grad slices hold this step's gradients. Names are the checkpoint keys
-// (blocks.3.attn.qkv.weight), and every piece of state (AdamW's moments, the
+// whose Grad slices hold this step's gradients. The model supplies the
+// parameter groups with them, as timm's models do with no_weight_decay() and
+// group_matcher(): Param.NoDecay and Param.LayerID. Names are the checkpoint
+// keys (blocks.3.attn.qkv.weight), and every piece of state (AdamW's moments, the
 // EMA's weights) is keyed by them, so a run resumes exactly from
 // [AdamW.State] and [EMA.Weights] whatever order the parameters come in.
 //

@@ -62,7 +62,8 @@ func (e *EMA) Decay(step int) float64 {
 // Update moves every EMA weight towards the parameter's Value,
 // ema ← lerp(ema, w, 1 − Decay(step)) computed in float32 as torch.lerp_ does.
 // The parameters must be the ones the EMA was made from (any order); on a
-// mismatch nothing is modified.
+// mismatch nothing is modified. The update runs on every core over fixed
+// pieces; the result does not depend on the number of cores.
 func (e *EMA) Update(params []Param, step int) error {
 	for _, p := range params {
 		if err := p.checkValue(); err != nil {
@@ -73,9 +74,13 @@ func (e *EMA) Update(params []Param, step int) error {
 		return fmt.Errorf("ema step %d: %w", step, err)
 	}
 	weight := float32(1 - e.Decay(step))
-	for _, p := range params {
-		lerp(e.w.slots[p.Name].data, p.Value, weight)
+	dst := make([][]float32, len(params))
+	for i, p := range params {
+		dst[i] = e.w.slots[p.Name].data
 	}
+	forPieces(valueLens(params), func(pc piece) {
+		lerp(dst[pc.p][pc.lo:pc.hi], params[pc.p].Value[pc.lo:pc.hi], weight)
+	})
 	return nil
 }
 

@@ -13,12 +13,13 @@ func Example() {
 	cfg.LayerDecay = 0.5
 	cfg.EMA = true
 
-	// Two tensors of a depth-1 ViT; Value would alias the model's weights.
+	// Two tensors of a depth-1 ViT, whose layer ids run from 0 (embeddings)
+	// to 2 (head); Value would alias the model's weights.
 	params := []optim.Param{
-		{Name: "blocks.0.mlp.fc1.weight", Shape: []int{1, 2}, Value: []float32{0.5, -0.5}, Grad: []float32{3, -4}},
-		{Name: "head.bias", Shape: []int{1}, Value: []float32{0.1}, Grad: []float32{0}},
+		{Name: "blocks.0.mlp.fc1.weight", Shape: []int{1, 2}, Value: []float32{0.5, -0.5}, Grad: []float32{3, -4}, LayerID: 1},
+		{Name: "head.bias", Shape: []int{1}, Value: []float32{0.1}, Grad: []float32{0}, LayerID: 2},
 	}
-	opt, err := optim.NewAdamW(cfg, 1)
+	opt, err := optim.NewAdamW(cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +47,7 @@ func Example() {
 		return
 	}
 	fmt.Printf("lr %.4g, grad norm %.4g, clipped grads %.4f\n", lr, norm, params[0].Grad)
-	fmt.Printf("fc1 lr scale %.2f, weights %.7f\n", opt.LRScale(params[0].Name), params[0].Value)
+	fmt.Printf("fc1 lr scale %.2f, weights %.7f\n", opt.Groups(params)[0].LRScale, params[0].Value)
 	fmt.Printf("EMA %.7f\n", ema.Weights()["blocks.0.mlp.fc1.weight"])
 	// fc1 has lr 0.001·0.5: w = 0.5·(1 − 5e-4·0.05) − 5e-4·0.6/(0.6+1e-8) = 0.4994875.
 	// The first EMA update copies the weights (timm ModelEmaV3).

@@ -10,11 +10,24 @@ import (
 // model's tensor), Grad its gradient for this step. Name is the checkpoint key
 // (blocks.3.attn.qkv.weight) and Shape the tensor's shape; len(Value) and
 // len(Grad) must both equal the product of Shape.
+//
+// NoDecay and LayerID are the parameter groups the model supplies, as timm's
+// models do with no_weight_decay() and group_matcher: the optimizer knows no
+// parameter names.
 type Param struct {
 	Name  string
 	Shape []int
 	Value []float32
 	Grad  []float32
+
+	// NoDecay exempts the tensor from weight decay (the model's
+	// no_weight_decay list). 1-D tensors and biases are exempt anyway; see
+	// [NoWeightDecay].
+	NoDecay bool
+	// LayerID is the tensor's layer for layer-wise lr decay, 0 (the input
+	// side) to the model's last layer; see [LayerScale]. Unused when layer
+	// decay is off.
+	LayerID int
 }
 
 // check reports a parameter whose Value or Grad disagrees with its shape.
@@ -34,6 +47,9 @@ func (p Param) checkValue() error {
 	if p.Name == "" {
 		return errors.New("parameter with an empty name")
 	}
+	if p.LayerID < 0 {
+		return fmt.Errorf("parameter %q: negative layer id %d", p.Name, p.LayerID)
+	}
 	n := 1
 	for _, d := range p.Shape {
 		if d < 0 {
@@ -48,17 +64,10 @@ func (p Param) checkValue() error {
 }
 
 // NoWeightDecay reports whether the parameter is exempt from weight decay:
-// every tensor with at most one dimension (biases, LayerNorm gains), every
-// name ending in .bias, and the names in timm's VisionTransformer.no_weight_decay
-// (pos_embed, cls_token, dist_token). This is timm's param_groups_weight_decay
-// rule with the ViT's no-decay list.
-func NoWeightDecay(name string, shape []int) bool {
-	if len(shape) <= 1 || strings.HasSuffix(name, ".bias") {
-		return true
-	}
-	switch name {
-	case "pos_embed", "cls_token", "dist_token":
-		return true
-	}
-	return false
+// every tensor the model marks NoDecay, every tensor with at most one
+// dimension (biases, LayerNorm gains) and every name ending in .bias. This is
+// timm's param_groups_weight_decay, with the model's no_weight_decay list
+// given as NoDecay.
+func NoWeightDecay(p Param) bool {
+	return p.NoDecay || len(p.Shape) <= 1 || strings.HasSuffix(p.Name, ".bias")
 }

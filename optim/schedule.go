@@ -4,15 +4,15 @@ import "math"
 
 // Schedule names, the values of Config.Sched.
 const (
-	SchedCosine   = "cosine"   // warmup, then cosine from BaseLR to MinLR over the remaining steps
-	SchedConstant = "constant" // warmup, then BaseLR
-	SchedStep     = "step"     // warmup, then BaseLR·DecayRate^⌊t / decay steps⌋
+	SchedCosine   Sched = "cosine"   // warmup, then cosine from BaseLR to MinLR over the remaining steps
+	SchedConstant Sched = "constant" // warmup, then BaseLR
+	SchedStep     Sched = "step"     // warmup, then BaseLR·DecayRate^⌊t / decay steps⌋
 )
 
 // Schedule gives the learning rate of every step, set before each update. It
 // is a pure function of the step, so a resumed run needs only the step count.
 type Schedule struct {
-	Kind         string  // SchedCosine, SchedConstant or SchedStep
+	Kind         Sched   // SchedCosine, SchedConstant or SchedStep
 	BaseLR       float64 // base learning rate, reached at the end of warmup
 	WarmupLR     float64 // learning rate of step 0 when there is a warmup
 	WarmupEpochs float64 // warmup length in epochs, fractional allowed; 0 = none
@@ -23,6 +23,7 @@ type Schedule struct {
 
 // Schedule returns the learning-rate schedule of the config.
 func (c Config) Schedule() Schedule {
+	c = c.WithDefaults()
 	return Schedule{
 		Kind: c.Sched, BaseLR: c.LR, WarmupLR: c.WarmupLR, WarmupEpochs: c.WarmupEpochs,
 		MinLR: c.MinLR, DecayEpochs: c.DecayEpochs, DecayRate: c.DecayRate,

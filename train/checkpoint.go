@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
 	"github.com/vitgo/vit/train/safetensors"
@@ -88,7 +90,12 @@ func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
 			doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s}, val.Content[0])
 		}
 	}
-	if err := doc.Decode(&mc); err != nil {
+	// The strict config parser: a bad value is a *ConfigError naming
+	// model.<key>, and nothing is allocated from it before Validate below.
+	p := &parser{lines: map[string]int{}}
+	p.setStruct(reflect.ValueOf(&mc).Elem(), doc, "model")
+	if err := p.err(); err != nil {
+		cfgerr.Walk(err, func(e *cfgerr.Error) { e.Line = 0 })
 		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
 	}
 	meta = ModelMeta{Model: mc, Dataset: md["dataset"], Weights: md["weights"]}
@@ -320,6 +327,14 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 	oldH, oldW := cfg.Grid()
 	if imgSize != nil {
 		cfg.ImgSize = *imgSize
+		if err := cfg.Validate(); err != nil {
+			return nil, ModelMeta{}, nil, fmt.Errorf("%s at image size %v: %w", path, *imgSize, err)
+		}
+	}
+	// The metadata is validated (ParseModelMeta); check that the weights and
+	// one image's activations fit before allocating them.
+	if err := checkMachineMemory(EstimateEvalMemory(Config{Model: cfg, Train: RunConfig{BatchSize: 1}})); err != nil {
+		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m, err := layers.New(cfg, dt, 0)
 	if err != nil {

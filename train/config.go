@@ -7,17 +7,51 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
 
-// Config is a whole run: one YAML file with a section per concern. Load
-// decodes a file over DefaultConfig, so absent keys keep their defaults.
+// ConfigError is one invalid config value: its dotted key, the line of the
+// YAML file it is on (0 for a -set override or a Go value) and what is
+// wrong. Every error of LoadConfig, ParseConfig and the sections' Validate
+// methods about a value wraps one; find it with errors.As.
+type ConfigError = cfgerr.Error
+
+// MaxConfigBytes is the largest config file LoadConfig reads: real configs
+// are a few hundred bytes, and a 52 MB YAML list once took 6.8 GB to parse.
+const MaxConfigBytes = 1 << 20
+
+// Bounds on the train and checkpoint keys, far above any real run, so that a
+// typo is an error naming the key rather than an allocation or a loop that
+// cannot end. Memory-bound keys (batch sizes, prefetch) are also checked
+// against the machine by CheckMemory.
+const (
+	MaxEpochs    = 1_000_000
+	MaxSteps     = 1 << 40
+	MaxBatchSize = 1 << 16
+	MaxThreads   = 4096
+	MaxEvery     = 1 << 40 // eval_every, log_every, checkpoint.every_steps
+	MaxKeepLast  = 1_000_000
+)
+
+// Config is a whole run: one YAML file with a section per concern.
+//
+// Defaults follow one rule. LoadConfig and ParseConfig decode a file over
+// DefaultConfig, so an absent key keeps its default and a present key is
+// taken literally; an explicit value that the Go rule below would read as
+// "default" (optim.lr: 0, model.depth: 0, data.name: "") is refused, not
+// replaced. In Go, the zero value of every section is valid, and a zero field
+// means its default wherever zero is not itself a setting: WithDefaults (on
+// Config and on each section) fills those fields, and Run, layers.New,
+// optim.NewAdamW and the data loader call it. Fields where zero is a setting
+// (clip_grad 0 = off, weight_decay 0, booleans) are documented as literal.
 type Config struct {
 	Model      layers.Config      `yaml:"model"`
 	Data       data.Config        `yaml:"data"`
@@ -31,22 +65,23 @@ type Config struct {
 
 // RunConfig is the train section: the loop's length, batch and outputs.
 type RunConfig struct {
-	Epochs        int    `yaml:"epochs"`          // passes over the training set; default 10
+	Epochs        int    `yaml:"epochs"`          // passes over the training set, 1 to MaxEpochs; 0 = 10
 	MaxSteps      int    `yaml:"max_steps"`       // stop after this many optimizer steps; 0 = off
-	BatchSize     int    `yaml:"batch_size"`      // training batch; default 128
-	EvalBatchSize int    `yaml:"eval_batch_size"` // evaluation batch; 0 = batch_size
+	BatchSize     int    `yaml:"batch_size"`      // training batch, 1 to MaxBatchSize; 0 = 128
+	EvalBatchSize int    `yaml:"eval_batch_size"` // evaluation batch, at most MaxBatchSize; 0 = batch_size
 	Seed          uint64 `yaml:"seed"`            // seeds init, data order, augmentation, dropout; default 0
-	OutDir        string `yaml:"out_dir"`         // where checkpoints, metrics and plots go; default runs/default
-	EvalEvery     int    `yaml:"eval_every"`      // evaluate every N epochs (and always after the last); default 1
-	LogEvery      int    `yaml:"log_every"`       // log a training line every N steps; default 50
-	Threads       int    `yaml:"threads"`         // GOMAXPROCS; 0 = all cores
+	OutDir        string `yaml:"out_dir"`         // where checkpoints, metrics and plots go; "" = runs/default
+	EvalEvery     int    `yaml:"eval_every"`      // evaluate every N epochs (and always after the last); 0 = 1
+	LogEvery      int    `yaml:"log_every"`       // log a training line every N steps; 0 = 50
+	Threads       int    `yaml:"threads"`         // GOMAXPROCS, at most MaxThreads; 0 = all cores
 	// GradAccumSteps splits each rank's share of the batch into this many
 	// micro-batches whose gradients are summed before one update; the graph
 	// is built for the micro-batch. 0 or 1 = off.
 	GradAccumSteps int `yaml:"grad_accum_steps"`
 }
 
-// CheckpointConfig is the checkpoint section.
+// CheckpointConfig is the checkpoint section. Its fields are literal in Go
+// (SaveBest false is a setting); the parser starts from SaveBest true.
 type CheckpointConfig struct {
 	KeepLast   int  `yaml:"keep_last"`   // also keep epoch_N.safetensors for the last N epochs; 0 = only last and best
 	SaveBest   bool `yaml:"save_best"`   // write best.safetensors by val_top1; default true
@@ -57,7 +92,26 @@ type CheckpointConfig struct {
 type FinetuneConfig struct {
 	InitFrom  string `yaml:"init_from"`  // a model .safetensors (ours or a plain timm state_dict); "" = train from scratch
 	ResetHead bool   `yaml:"reset_head"` // re-initialise the head even when num_classes matches
-	Interp    string `yaml:"interp"`     // pos_embed resampling: bicubic (default) | bilinear
+	Interp    Interp `yaml:"interp"`     // pos_embed resampling: bicubic (default, also "") | bilinear
+}
+
+// Interp names how pos_embed is resampled to a new patch grid, the value of
+// finetune.interp. The zero value "" means InterpBicubic.
+type Interp string
+
+// The pos_embed resampling modes (PyTorch's F.interpolate modes).
+const (
+	InterpBicubic  Interp = "bicubic"
+	InterpBilinear Interp = "bilinear"
+)
+
+// Validate reports whether i is a known mode ("" = bicubic).
+func (i Interp) Validate() error {
+	switch i {
+	case "", InterpBicubic, InterpBilinear:
+		return nil
+	}
+	return fmt.Errorf(`must be "bicubic" or "bilinear", got %q`, string(i))
 }
 
 // DefaultConfig returns every section's defaults: a ViT-B/16 on MNIST, which
@@ -73,65 +127,79 @@ func DefaultConfig() Config {
 			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50,
 		},
 		Checkpoint: CheckpointConfig{SaveBest: true},
-		Finetune:   FinetuneConfig{Interp: "bicubic"},
+		Finetune:   FinetuneConfig{Interp: InterpBicubic},
 	}
 }
 
-// Validate reports every invalid value across all sections, each naming its key.
+// WithDefaults returns c with every zero field that means "default" filled
+// in, section by section (see each section's WithDefaults; train: epochs 10,
+// batch_size 128, out_dir runs/default, eval_every 1, log_every 50;
+// finetune: interp bicubic). Fields whose zero is a setting are kept.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	c.Model = c.Model.WithDefaults()
+	c.Data = c.Data.WithDefaults()
+	c.Augment = c.Augment.WithDefaults()
+	c.Mixup = c.Mixup.WithDefaults()
+	c.Optim = c.Optim.WithDefaults()
+	for _, f := range []struct{ v, def *int }{
+		{&c.Train.Epochs, &d.Train.Epochs}, {&c.Train.BatchSize, &d.Train.BatchSize},
+		{&c.Train.EvalEvery, &d.Train.EvalEvery}, {&c.Train.LogEvery, &d.Train.LogEvery},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	if c.Train.OutDir == "" {
+		c.Train.OutDir = d.Train.OutDir
+	}
+	if c.Finetune.Interp == "" {
+		c.Finetune.Interp = d.Finetune.Interp
+	}
+	return c
+}
+
+// Validate reports every invalid value across all sections, each a
+// *ConfigError naming its key. Zero fields that mean a default are valid.
 func (c Config) Validate() error {
-	errs := []error{c.Model.Validate(), c.Data.Validate(), c.Augment.Validate(), c.Mixup.Validate(), c.Optim.Validate()}
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, a...)))
-	}
+	c = c.WithDefaults()
+	errs := cfgerr.List{c.Model.Validate(), c.Data.Validate(), c.Augment.Validate(), c.Mixup.Validate(), c.Optim.Validate()}
 	t := c.Train
-	if t.Epochs <= 0 {
-		bad("train.epochs", "must be positive, got %d", t.Epochs)
+	intIn := func(key string, v, lo, hi int) {
+		if v < lo || v > hi {
+			errs.Add(key, "must be in [%d, %d], got %d", lo, hi, v)
+		}
 	}
-	if t.MaxSteps < 0 {
-		bad("train.max_steps", "must be ≥ 0, got %d", t.MaxSteps)
+	intIn("train.epochs", t.Epochs, 1, MaxEpochs)
+	intIn("train.max_steps", t.MaxSteps, 0, MaxSteps)
+	intIn("train.batch_size", t.BatchSize, 1, MaxBatchSize)
+	intIn("train.eval_batch_size", t.EvalBatchSize, 0, MaxBatchSize)
+	intIn("train.eval_every", t.EvalEvery, 1, MaxEvery)
+	intIn("train.log_every", t.LogEvery, 1, MaxEvery)
+	intIn("train.threads", t.Threads, 0, MaxThreads)
+	intIn("checkpoint.every_steps", c.Checkpoint.EverySteps, 0, MaxEvery)
+	intIn("checkpoint.keep_last", c.Checkpoint.KeepLast, 0, MaxKeepLast)
+	if err := c.Finetune.Interp.Validate(); err != nil {
+		errs.Add("finetune.interp", "%v", err)
 	}
-	if t.BatchSize <= 0 {
-		bad("train.batch_size", "must be positive, got %d", t.BatchSize)
+	if t.GradAccumSteps < 0 || t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0 {
+		errs.Add("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)
 	}
-	if t.EvalBatchSize < 0 {
-		bad("train.eval_batch_size", "must be ≥ 0, got %d", t.EvalBatchSize)
-	}
-	if t.OutDir == "" {
-		bad("train.out_dir", "must not be empty")
-	}
-	if t.EvalEvery <= 0 {
-		bad("train.eval_every", "must be positive, got %d", t.EvalEvery)
-	}
-	if t.LogEvery <= 0 {
-		bad("train.log_every", "must be positive, got %d", t.LogEvery)
-	}
-	if t.Threads < 0 {
-		bad("train.threads", "must be ≥ 0, got %d", t.Threads)
-	}
-	if t.GradAccumSteps < 0 || t.BatchSize > 0 && (t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0) {
-		bad("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)
-	}
-	if c.Checkpoint.EverySteps < 0 {
-		bad("checkpoint.every_steps", "must be ≥ 0, got %d", c.Checkpoint.EverySteps)
-	}
-	if c.Checkpoint.KeepLast < 0 {
-		bad("checkpoint.keep_last", "must be ≥ 0, got %d", c.Checkpoint.KeepLast)
-	}
-	switch c.Finetune.Interp {
-	case "bicubic", "bilinear":
-	default:
-		bad("finetune.interp", `must be "bicubic" or "bilinear", got %q`, c.Finetune.Interp)
-	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // LoadConfig reads a YAML config over the defaults, applies the key=value
-// overrides in order, and validates the result. Unknown keys are errors that
-// name the key and its line; values are typed by the schema.
+// overrides in order, and validates the result (see ParseConfig). A file
+// over MaxConfigBytes is refused before it is read.
 func LoadConfig(path string, overrides []string) (Config, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	cfg, err := ParseConfig(src, overrides)
 	if err != nil {
@@ -140,116 +208,410 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig is LoadConfig on YAML bytes.
+// ErrConfigTooLarge is returned (wrapped) for a config over MaxConfigBytes.
+var ErrConfigTooLarge = fmt.Errorf("config larger than %d bytes", MaxConfigBytes)
+
+// maxReported caps the errors one parse reports; the rest are counted.
+const maxReported = 20
+
+// ParseConfig is LoadConfig on YAML bytes. It is strict:
+//   - one YAML document, a mapping of sections, at most MaxConfigBytes;
+//     anchors and aliases are refused;
+//   - every key must exist in the schema (unknown and repeated keys are
+//     errors naming the key and line, found in time linear in the file);
+//   - integers are integers: 16.7 is refused, not truncated (1e6 is 1000000);
+//   - a type error names the key and the line;
+//   - an empty value (`depth:` or -set model.depth=) is refused;
+//   - an explicit value the Go zero rule would read as "the default"
+//     (optim.lr: 0, data.name: "") is refused;
+//
+// then each override key=value (a dotted key, a YAML value) is applied in
+// order, and the result is validated. Errors about one value are
+// *ConfigError, with the line when the key came from the file.
 func ParseConfig(src []byte, overrides []string) (Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return Config{}, err
+	if len(src) > MaxConfigBytes {
+		return Config{}, ErrConfigTooLarge
 	}
-	if doc.Kind == 0 { // empty file
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return Config{}, errors.New("the top level must be a mapping of sections")
-	}
-	for _, o := range overrides {
-		if err := applyOverride(doc.Content[0], o); err != nil {
-			return Config{}, err
-		}
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&doc); err != nil {
+	root, err := parseDocument(src)
+	if err != nil {
 		return Config{}, err
 	}
 	cfg := DefaultConfig()
-	dec := yaml.NewDecoder(bytes.NewReader(buf.Bytes()))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
-		// Re-decode the original for line numbers that match the user's file.
-		if len(overrides) > 0 {
-			d2 := yaml.NewDecoder(bytes.NewReader(src))
-			d2.KnownFields(true)
-			c2 := DefaultConfig()
-			if err2 := d2.Decode(&c2); err2 != nil && !errors.Is(err2, io.EOF) {
-				return Config{}, err2
-			}
-		}
+	p := &parser{lines: map[string]int{}}
+	if root != nil {
+		p.setValue(reflect.ValueOf(&cfg).Elem(), root, "")
+	}
+	for _, o := range overrides {
+		p.override(&cfg, o)
+	}
+	p.refuseDefaultZeros(cfg)
+	if err := p.err(); err != nil {
 		return Config{}, err
 	}
-	return cfg, cfg.Validate()
+	err = cfg.Validate()
+	cfgerr.Walk(err, func(e *cfgerr.Error) {
+		key, _, _ := strings.Cut(e.Key, "[")
+		if l := p.lines[key]; l > 0 && e.Line == 0 {
+			e.Line = l
+		}
+	})
+	return cfg, err
 }
 
-// applyOverride sets key=value in the YAML tree; the key is a dotted path
-// that must exist in the schema and the value is parsed as YAML.
-func applyOverride(root *yaml.Node, kv string) error {
+// parseDocument decodes exactly one YAML document and returns its top-level
+// mapping (nil for an empty file).
+func parseDocument(src []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		line := next.Line
+		if err != nil {
+			return nil, fmt.Errorf("a second YAML document is not allowed: %w", err)
+		}
+		return nil, fmt.Errorf("line %d: a second YAML document (after ---) is not allowed; a config is one document", line)
+	}
+	if len(doc.Content) != 1 {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: the top level must be a mapping of sections (model:, data:, …)", root.Line)
+	}
+	return root, nil
+}
+
+// parser walks YAML nodes into the Config schema, recording each present
+// key's line and collecting errors.
+type parser struct {
+	lines   map[string]int // dotted key → line (0 for -set) for every key present
+	errs    []error
+	dropped int
+}
+
+func (p *parser) fail(key string, line int, format string, a ...any) {
+	p.add(&cfgerr.Error{Key: key, Line: line, Err: fmt.Errorf(format, a...)})
+}
+
+func (p *parser) add(err error) {
+	if len(p.errs) >= maxReported {
+		p.dropped++
+		return
+	}
+	p.errs = append(p.errs, err)
+}
+
+func (p *parser) err() error {
+	if p.dropped > 0 {
+		p.errs = append(p.errs, fmt.Errorf("… and %d more errors", p.dropped))
+	}
+	return errors.Join(p.errs...)
+}
+
+// fieldsByTag maps a struct type's YAML keys to field indices.
+func fieldsByTag(t reflect.Type) map[string]int {
+	m := make(map[string]int, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			m[tag] = i
+		}
+	}
+	return m
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// setValue decodes n into v, the field for key.
+func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
+	line := n.Line
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		p.fail(key, line, "YAML anchors and aliases are not supported in a config")
+		return
+	}
+	isNull := n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+	if reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
+		if isNull {
+			p.fail(key, line, "no value (remove the key to keep the default)")
+			return
+		}
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			p.fail(key, line, "%v", stripLine(err))
+		}
+		return
+	}
+	if v.Kind() == reflect.Struct {
+		if isNull {
+			return // an empty section: nothing set
+		}
+		if n.Kind != yaml.MappingNode {
+			p.fail(key, line, "want a mapping of keys, got %s", describe(n))
+			return
+		}
+		p.setStruct(v, n, key)
+		return
+	}
+	if isNull {
+		p.fail(key, line, "no value (remove the key to keep the default)")
+		return
+	}
+	switch v.Kind() {
+	case reflect.Int:
+		i, err := cfgerr.Int(n)
+		if err != nil {
+			p.fail(key, line, "%v", err)
+			return
+		}
+		v.SetInt(int64(i))
+	case reflect.Uint64:
+		var u uint64
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&u) != nil {
+			p.fail(key, line, "want an integer from 0 to 2^64-1, got %s", describe(n))
+			return
+		}
+		v.SetUint(u)
+	case reflect.Float64:
+		var f float64
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil {
+			p.fail(key, line, "want a number, got %s", describe(n))
+			return
+		}
+		v.SetFloat(f)
+	case reflect.Bool:
+		var b bool
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+			p.fail(key, line, "want true or false, got %s", describe(n))
+			return
+		}
+		v.SetBool(b)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			p.fail(key, line, "want a string, got %s", describe(n))
+			return
+		}
+		v.SetString(n.Value)
+		if val, ok := v.Interface().(interface{ Validate() error }); ok && n.Value != "" {
+			if err := val.Validate(); err != nil {
+				p.fail(key, line, "%v", err)
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			p.fail(key, line, "want a list, got %s", describe(n))
+			return
+		}
+		out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, e := range n.Content {
+			p.setValue(out.Index(i), e, fmt.Sprintf("%s[%d]", key, i))
+		}
+		v.Set(out)
+	default:
+		p.fail(key, line, "unsupported config field type %s", v.Type())
+	}
+}
+
+// setStruct decodes a mapping into the struct v (a section, or the whole
+// config when key is ""). Each key is looked up once in a map, so the time is
+// linear in the number of keys however many are unknown.
+func (p *parser) setStruct(v reflect.Value, n *yaml.Node, key string) {
+	fields := fieldsByTag(v.Type())
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			p.fail(join(key, "?"), k.Line, "a key must be a plain name, got %s", describe(k))
+			continue
+		}
+		full := join(key, k.Value)
+		if seen[k.Value] {
+			p.fail(full, k.Line, "repeated key")
+			continue
+		}
+		seen[k.Value] = true
+		fi, ok := fields[k.Value]
+		if !ok && len(p.errs) >= maxReported {
+			p.dropped++
+			continue
+		}
+		if !ok {
+			p.fail(full, k.Line, "unknown key%s", hint(key, fields))
+			continue
+		}
+		p.lines[full] = k.Line
+		p.setValue(v.Field(fi), val, full)
+	}
+}
+
+// hint lists a section's keys for an unknown-key error.
+func hint(section string, fields map[string]int) string {
+	if len(fields) > 24 {
+		return ""
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	where := "this section"
+	if section == "" {
+		where = "the top level"
+	}
+	return fmt.Sprintf(" (%s has: %s)", where, strings.Join(names, ", "))
+}
+
+func join(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+// describe names a node for an error: its value and YAML type.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return fmt.Sprintf("%q (%s)", v, strings.TrimPrefix(n.ShortTag(), "!!"))
+}
+
+// stripLine drops yaml.v3's "line N: " prefix from a type error, since the
+// ConfigError carries the line itself.
+func stripLine(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			if _, rest, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(m, "line ") {
+				m = rest
+			}
+			msgs[i] = m
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
+
+// override applies one -set key=value.
+func (p *parser) override(cfg *Config, kv string) {
 	key, val, ok := strings.Cut(kv, "=")
+	key = strings.TrimSpace(key)
 	if !ok || key == "" {
-		return fmt.Errorf("-set %q: want key=value", kv)
+		p.add(fmt.Errorf("-set %q: want key=value", kv))
+		return
 	}
+	if strings.TrimSpace(val) == "" {
+		p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(key, "empty value (give a value, or drop the -set to keep the file's)")))
+		return
+	}
+	v := reflect.ValueOf(cfg).Elem()
 	path := strings.Split(key, ".")
-	if err := schemaHas(reflect.TypeOf(Config{}), path); err != nil {
-		return fmt.Errorf("-set %s: %w", key, err)
-	}
-	var v yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &v); err != nil {
-		return fmt.Errorf("-set %s: value %q: %w", key, val, err)
-	}
-	var value *yaml.Node
-	if len(v.Content) == 1 {
-		value = v.Content[0]
-	} else {
-		value = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
-	}
-	n := root
 	for i, k := range path {
-		var next *yaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == k {
-				next = n.Content[j+1]
-				if i == len(path)-1 {
-					n.Content[j+1] = value
-				}
-				break
-			}
+		if v.Kind() != reflect.Struct {
+			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i], "."), "is not a section")))
+			return
 		}
-		if i == len(path)-1 {
-			if next == nil {
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, value)
-			}
-			return nil
+		fi, ok := fieldsByTag(v.Type())[k]
+		if !ok {
+			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i+1], "."), "unknown key%s", hint(strings.Join(path[:i], "."), fieldsByTag(v.Type())))))
+			return
 		}
-		if next == nil {
-			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, next)
-		}
-		if next.Kind != yaml.MappingNode {
-			return fmt.Errorf("-set %s: %s is not a section", key, k)
-		}
-		n = next
+		v = v.Field(fi)
 	}
-	return nil
+	node, err := parseDocumentValue(val)
+	if err != nil {
+		p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(key, "value %q: %v", val, err)))
+		return
+	}
+	sub := &parser{lines: map[string]int{}}
+	sub.setValue(v, node, key)
+	for _, e := range sub.errs {
+		cfgerr.Walk(e, func(ce *cfgerr.Error) { ce.Line = 0 })
+		p.add(fmt.Errorf("-set %s: %w", kv, e))
+	}
+	p.lines[key] = 0
+	for k := range sub.lines {
+		p.lines[k] = 0
+	}
 }
 
-// schemaHas checks that a dotted key names a field of the config schema.
-func schemaHas(t reflect.Type, path []string) error {
-	for i, k := range path {
-		if t.Kind() != reflect.Struct {
-			return fmt.Errorf("%s is not a section", strings.Join(path[:i], "."))
+// parseDocumentValue parses a -set value as one YAML document.
+func parseDocumentValue(val string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(strings.NewReader(val))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one YAML document")
+	}
+	if len(doc.Content) != 1 {
+		return nil, errors.New("no value")
+	}
+	return doc.Content[0], nil
+}
+
+// refuseDefaultZeros reports each present key whose value is the zero value
+// that Config.WithDefaults would replace: in a file, optim.lr: 0 is a
+// mistake, not a request for the default.
+func (p *parser) refuseDefaultZeros(cfg Config) {
+	root := reflect.ValueOf(cfg)
+	for key, line := range p.lines {
+		v, ok := fieldAt(root, key)
+		if !ok || v.Kind() == reflect.Struct || !v.IsZero() {
+			continue
 		}
-		found := false
-		for f := 0; f < t.NumField(); f++ {
-			tag, _, _ := strings.Cut(t.Field(f).Tag.Get("yaml"), ",")
-			if tag == k {
-				t, found = t.Field(f).Type, true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("unknown key %q", strings.Join(path[:i+1], "."))
+		probe := DefaultConfig()
+		pv, _ := fieldAt(reflect.ValueOf(&probe).Elem(), key)
+		pv.Set(reflect.Zero(pv.Type()))
+		filled, _ := fieldAt(reflect.ValueOf(probe.WithDefaults()), key)
+		if !filled.IsZero() {
+			p.fail(key, line, "%v is not a valid value; remove the key to use the default (%v)", describeZero(v), filled.Interface())
 		}
 	}
-	return nil
+}
+
+func describeZero(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return `""`
+	case reflect.Slice:
+		return "an empty list"
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// fieldAt returns the field at a dotted key (without [i] indices).
+func fieldAt(v reflect.Value, key string) (reflect.Value, bool) {
+	for _, k := range strings.Split(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, false
+		}
+		fi, ok := fieldsByTag(v.Type())[k]
+		if !ok {
+			return reflect.Value{}, false
+		}
+		v = v.Field(fi)
+	}
+	return v, true
 }
 
 // YAML renders the resolved config, as written to the run's config.yaml.

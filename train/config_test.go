@@ -1,45 +1,142 @@
 package train
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
+// TestParseConfigStrict: each malformed config is refused with a
+// *ConfigError naming the key and, for keys in the file, the line (issue
+// #14 §1: silent truncation, empty -set, second document, type errors
+// without the key).
 func TestParseConfigStrict(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
 		sets       []string
-		want       string // substring of the error; "" = no error
+		key        string // the ConfigError's key; "" = no error
+		line       int    // its line; -1 = not a ConfigError (document-level)
 	}{
-		{"defaults", "", nil, ""},
-		{"unknown key with line", "model:\n  embed_dim: 64\n  num_head: 4\n", nil, "line 3: field num_head not found"},
-		{"unknown section", "modle:\n  depth: 2\n", nil, "field modle not found"},
-		{"bad type", "model:\n  depth: two\n", nil, "line 2"},
-		{"invalid value names key", "optim:\n  lr: -1\n", nil, "optim.lr"},
-		{"model value", "model:\n  embed_dim: 10\n  num_heads: 3\n", nil, "model.num_heads"},
-		{"train value", "train:\n  batch_size: 0\n", nil, "train.batch_size"},
-		{"data name", "data:\n  name: imagenet21k\n", nil, "data.name"},
-		{"set ok", "", []string{"optim.lr=5e-4", "model.img_size=[32, 48]", "model.patch_size=16"}, ""},
-		{"set unknown", "", []string{"optim.learning_rate=1"}, `unknown key "optim.learning_rate"`},
-		{"set malformed", "", []string{"optim.lr"}, "want key=value"},
-		{"set typed", "", []string{"train.epochs=many"}, "cannot unmarshal"},
-		{"set invalid", "", []string{"mixup.prob=1.5"}, "mixup.prob"},
-		{"not a mapping", "- 1\n- 2\n", nil, "mapping"},
+		{"defaults", "", nil, "", 0},
+		{"unknown key", "model:\n  embed_dim: 64\n  num_head: 4\n", nil, "model.num_head", 3},
+		{"unknown section", "modle:\n  depth: 2\n", nil, "modle", 1},
+		{"bad type", "model:\n  depth: two\n", nil, "model.depth", 2},
+		{"type error names key", "train:\n  epochs: 3\n  batch_size: abc\n", nil, "train.batch_size", 3},
+		{"16.7 into an int", "train:\n  batch_size: 16.7\n", nil, "train.batch_size", 2},
+		{"2.9 epochs", "train:\n  epochs: 2.9\n", nil, "train.epochs", 2},
+		{"1e6 is an integer, out of bounds", "model:\n  depth: 1e6\n", nil, "model.depth", 2},
+		{"img_size fraction", "model:\n  img_size: 28.5\n", nil, "model.img_size", 2},
+		{"empty value", "model:\n  depth:\n", nil, "model.depth", 2},
+		{"explicit zero that means default", "optim:\n  lr: 0\n", nil, "optim.lr", 2},
+		{"explicit empty enum", "data:\n  name: \"\"\n", nil, "data.name", 2},
+		{"explicit zero that is a setting", "optim:\n  clip_grad: 0\n  weight_decay: 0\n", nil, "", 0},
+		{"invalid value names key", "optim:\n  lr: -1\n", nil, "optim.lr", 2},
+		{"model value", "model:\n  embed_dim: 10\n  num_heads: 3\n", nil, "model.num_heads", 3},
+		{"train value", "train:\n  batch_size: -1\n", nil, "train.batch_size", 2},
+		{"enum at parse", "model:\n  readout: max\n", nil, "model.readout", 2},
+		{"data name", "data:\n  name: imagenet21k\n", nil, "data.name", 2},
+		{"negative seed", "train:\n  seed: -1\n", nil, "train.seed", 2},
+		{"yes is not a bool", "model:\n  qkv_bias: yes\n", nil, "model.qkv_bias", 2},
+		{"section not a mapping", "model: 3\n", nil, "model", 1},
+		{"repeated key", "optim:\n  lr: 1e-3\n  lr: 2e-3\n", nil, "optim.lr", 3},
+		{"alias", "optim:\n  lr: &a 1e-3\n  min_lr: *a\n", nil, "optim.lr", 2},
+		{"betas element", "optim:\n  betas: [0.9, 1.5]\n", nil, "optim.betas[1]", 2},
+		{"second document", "model:\n  depth: 2\n---\nmodel:\n  depth: 3\n", nil, "", -1},
+		{"trailing ---", "model:\n  depth: 2\n---\n", nil, "", -1},
+		{"not a mapping", "- 1\n- 2\n", nil, "", -1},
+		{"set ok", "", []string{"optim.lr=5e-4", "model.img_size=[32, 48]", "model.patch_size=16"}, "", 0},
+		{"set section", "", []string{"model={depth: 3, embed_dim: 96}"}, "", 0},
+		{"set empty", "model:\n  depth: 4\n", []string{"model.depth="}, "model.depth", 0},
+		{"set ln_eps inf", "", []string{"model.ln_eps=.inf"}, "model.ln_eps", 0},
+		{"set unknown", "", []string{"optim.learning_rate=1"}, "optim.learning_rate", 0},
+		{"set typed", "", []string{"train.epochs=many"}, "train.epochs", 0},
+		{"set truncation", "", []string{"train.batch_size=16.7"}, "train.batch_size", 0},
+		{"set invalid", "", []string{"mixup.prob=1.5"}, "mixup.prob", 0},
+		{"set two documents", "", []string{"train.epochs=1\n---\n2"}, "train.epochs", 0},
+		{"set malformed", "", []string{"optim.lr"}, "", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(tc.yaml), tc.sets)
-			if tc.want == "" {
+			_, err := ParseConfig([]byte(tc.yaml), tc.sets)
+			if tc.key == "" && tc.line == 0 {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q (cfg %+v)", err, tc.want, cfg.Model)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var ce *ConfigError
+			if tc.line < 0 {
+				if errors.As(err, &ce) {
+					t.Fatalf("error %v: want a document-level error, got a ConfigError for %s", err, ce.Key)
+				}
+				return
+			}
+			if !errors.As(err, &ce) || ce.Key != tc.key || ce.Line != tc.line {
+				t.Fatalf("error %v: want a ConfigError for %s at line %d", err, tc.key, tc.line)
+			}
+			if !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("error %q does not name %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// TestEmptySetKeepsNothingSilently: -set model.depth= neither keeps the
+// file's value nor falls back to the default; it is refused.
+func TestEmptySetKeepsNothingSilently(t *testing.T) {
+	if _, err := ParseConfig([]byte("model:\n  depth: 4\n"), []string{"model.depth="}); err == nil {
+		t.Fatal("-set model.depth= accepted")
+	}
+}
+
+// TestLoadConfigTooLarge: a file over MaxConfigBytes is refused before it is
+// parsed (a 52 MB YAML list once took 6.8 GB).
+func TestLoadConfigTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	big := append([]byte("model:\n  depth: 2\n# "), bytes.Repeat([]byte("x"), MaxConfigBytes)...)
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(path, nil)
+	if !errors.Is(err, ErrConfigTooLarge) || !strings.Contains(err.Error(), "big.yaml") {
+		t.Fatalf("error %v: want ErrConfigTooLarge naming the file", err)
+	}
+}
+
+// TestUnknownKeysLinear: 100k unknown keys are reported (the first
+// maxReported, then a count) without quadratic work: 80k once took 21 s.
+// The bound is generous; the point is that it finishes.
+func TestUnknownKeysLinear(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("model:\n")
+	for i := 0; i < 100_000; i++ {
+		fmt.Fprintf(&b, "  k%s:\n", strconv.FormatInt(int64(i), 36))
+	}
+	if b.Len() > MaxConfigBytes {
+		t.Fatalf("test config is %d bytes, over the limit", b.Len())
+	}
+	start := time.Now()
+	_, err := ParseConfig(b.Bytes(), nil)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "model.k0" || ce.Line != 2 {
+		t.Fatalf("first error %v, want model.k0 at line 2", err)
+	}
+	if !strings.Contains(err.Error(), "more errors") {
+		t.Errorf("the rest are not counted: %.200s", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("100k unknown keys took %v", d)
 	}
 }
 

@@ -47,9 +47,12 @@ func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) 
 	if o.Config != nil {
 		cfg = *o.Config
 	} else if meta.Dataset != "" {
-		cfg.Data.Name = meta.Dataset
+		cfg.Data.Name = data.DatasetName(meta.Dataset)
 	}
 	cfg.Model = m.Config
+	if err := checkMachineMemory(EstimateEvalMemory(cfg)); err != nil {
+		return EvalResult{}, meta, nil, err
+	}
 	valSet, err := data.Open(cfg.Data, data.Val, m.Config.InChans)
 	if err != nil {
 		return EvalResult{}, meta, nil, err

@@ -22,7 +22,7 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("finetune.init_from: %w", err)
 	}
-	opts := LoadOptions{Interp: fc.Interp, ResetHead: fc.ResetHead}
+	opts := LoadOptions{Interp: string(fc.Interp), ResetHead: fc.ResetHead}
 	var notes []string
 	if ours {
 		var diffs []string

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // curveSmoothing is the weight of the past in the smoothed training loss, a
@@ -103,7 +105,7 @@ func PlotCurves(metricsPath, stepsPath, pngPath string) error {
 		pl.Legend.Top = p.title == "loss" || p.title == "learning rate"
 		pl.Draw(tiles.At(dc, i, 0))
 	}
-	return savePNG(img, pngPath)
+	return plotfile.SavePNG(pngPath, img)
 }
 
 // stepSeries returns steps.csv's finite training losses and learning rates

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // confusionGrid adapts a confusion matrix to plotter.GridXYZ, shading each
@@ -79,7 +81,7 @@ func PlotConfusion(conf [][]int, classes []string, path string) error {
 	side := vg.Length(14+len(conf)) * vg.Centimeter / 1.5
 	c := vgimg.New(side, side)
 	p.Draw(draw.New(c))
-	return savePNG(c, path)
+	return plotfile.SavePNG(path, c)
 }
 
 type customPalette []color.Color

@@ -430,7 +430,7 @@ func TestRecipeFinetune(t *testing.T) {
 			}
 			cfg := tinyRun(t)
 			cfg.Model.ImgSize = layers.Size2{56, 56}
-			cfg.Finetune.InitFrom, cfg.Finetune.ResetHead, cfg.Finetune.Interp = path, tc.reset, tc.interp.String()
+			cfg.Finetune.InitFrom, cfg.Finetune.ResetHead, cfg.Finetune.Interp = path, tc.reset, Interp(tc.interp.String())
 			cfg.Optim.LR, cfg.Optim.MinLR, cfg.Optim.WarmupEpochs, cfg.Optim.WeightDecay = 1e-12, 1e-13, 0, 0
 			got, _ := firstUpdate(t, cfg)
 			for name, v := range got {

@@ -75,6 +75,7 @@ const (
 // A non-finite loss, gradient or weight stops the run with a
 // *NonFiniteError (errors.As), the last good checkpoint kept.
 func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
+	cfg = cfg.WithDefaults()
 	r, err := prepare(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -345,6 +346,9 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 		}
 	}()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkMachineMemory(EstimateMemory(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {

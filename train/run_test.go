@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -298,7 +299,8 @@ func TestResumeErrors(t *testing.T) {
 // TestResumeWhenModelFileIsAhead: a run that dies after writing
 // last.safetensors but before last.train.safetensors leaves the model file
 // a step ahead of the state file; resuming continues from the state file's
-// own weights and still ends bit for bit where an uninterrupted run does.
+// own weights, says so in its log line, and still ends bit for bit where an
+// uninterrupted run does.
 func TestResumeWhenModelFileIsAhead(t *testing.T) {
 	ref := tinyRun(t)
 	if _, err := Run(context.Background(), ref, Options{Log: quietLog()}); err != nil {
@@ -321,10 +323,16 @@ func TestResumeWhenModelFileIsAhead(t *testing.T) {
 	if err := os.WriteFile(statePath, step1, 0o644); err != nil { // died before the state of step 2 was written
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err != nil {
+	var logged bytes.Buffer
+	log := quietLog()
+	log.SetOutput(&logged)
+	if _, err := Run(context.Background(), cfg, Options{Log: log, Resume: true}); err != nil {
 		t.Fatal(err)
 	}
 	sameWeights(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, cfg.Train.OutDir))
+	if !strings.Contains(logged.String(), "resumed from "+statePath) {
+		t.Errorf("the resume log does not name %s, where the weights come from:\n%s", statePath, logged.String())
+	}
 }
 
 // TestStepsCSV: steps.csv gets a row every train.log_every steps at Info

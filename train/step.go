@@ -110,7 +110,7 @@ func (e *NonFiniteError) Error() string {
 // c.Batch images, the optimizer over its parameters and, with c.Optim.EMA,
 // an EMA that starts from the model's current weights.
 func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
-	opt, err := optim.NewAdamW(c.Optim, model.Config.Depth)
+	opt, err := optim.NewAdamW(c.Optim)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,8 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		if !ok {
 			return nil, fmt.Errorf("train step: parameter %s is %v, want float32", p.Name, p.Value.Dtype())
 		}
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v}
+		// The parameter groups come from the model (layers/groups.go).
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
 	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.ClipGrad, comm: c.Comm}
 	if s.comm == nil {

@@ -10,9 +10,22 @@ import (
 	"github.com/vitgo/vit/layers"
 )
 
-// Summary validates cfg, builds the model's training graph for one image
-// (proving the graph assembles) and prints the parameter table and total.
+// Summary validates cfg, checks its memory estimate against the machine,
+// builds the model's forward graph for one image in training mode (proving
+// the model assembles; the loss and the backward pass are not built) and
+// prints the parameter table, the total and the memory estimate. A run that
+// cannot fit is an error (a *ConfigError wrapping a *MemoryError) after the
+// estimate is printed.
 func Summary(w io.Writer, cfg Config) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	est := EstimateMemory(cfg)
+	if err := checkMachineMemory(est); err != nil {
+		est.Format(w)
+		return err
+	}
 	m, err := layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed)
 	if err != nil {
 		return err
@@ -33,7 +46,11 @@ func Summary(w io.Writer, cfg Config) error {
 		fmt.Fprintf(tw, "%s\t%v\t%s\t\n", p.Name, []int(p.Shape), commas(n))
 	}
 	fmt.Fprintf(tw, "total\t\t%s\t\n", commas(total))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nbatch %d, eval batch %d, prefetch %d:\n", cfg.Train.BatchSize, evalBatch(cfg), cfg.Data.Prefetch)
+	return est.Format(w)
 }
 
 // commas formats n with thousands separators: 86,567,656.

@@ -44,7 +44,7 @@ func TestUpstreamAdamWNeverUpdates(t *testing.T) {
 	t.Log("upstream bug present: Gorgonia's NewAdamW left the weights unchanged after 3 steps")
 
 	// Ours moves them.
-	opt, err := optim.NewAdamW(optim.DefaultConfig(), 0)
+	opt, err := optim.NewAdamW(optim.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

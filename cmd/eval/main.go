@@ -19,21 +19,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	flag := flag.NewFlagSet("eval", flag.ContinueOnError)
 	flag.SetOutput(stderr)
-	var sets multiFlag
+	var sets cliflag.Strings
 	ckpt := flag.String("checkpoint", "", "model .safetensors to evaluate (required)")
 	cfgPath := flag.String("config", "", "YAML config whose data section (and train.eval_batch_size) to use")
 	flag.Var(&sets, "set", "override a config key, e.g. -set data.limit_val=1000 (repeatable)")
@@ -76,7 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "eval: %v\n", rerr)
 				return 1
 			}
-			cfg, err = train.ParseConfig([]byte("data: {name: "+meta.Dataset+"}\n"), sets)
+			var pre []string
+			if meta.Dataset != "" {
+				pre = []string{"data.name=" + strconv.Quote(meta.Dataset)}
+			}
+			cfg, err = train.ParseConfig(nil, append(pre, sets...))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "eval: %v\n", err)
@@ -106,6 +106,9 @@ func parseSize(s string) (layers.Size2, error) {
 	b, err2 := strconv.Atoi(w)
 	if err1 != nil || err2 != nil || a <= 0 || b <= 0 {
 		return layers.Size2{}, fmt.Errorf("want N or HxW, got %q", s)
+	}
+	if a > layers.MaxImgSide || b > layers.MaxImgSide {
+		return layers.Size2{}, fmt.Errorf("%q: each side must be at most %d (the bound on model.img_size)", s, layers.MaxImgSide)
 	}
 	return layers.Size2{a, b}, nil
 }

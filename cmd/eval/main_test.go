@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/train"
+	"github.com/vitgo/vit/train/safetensors"
 )
 
 func TestEvalCheckpointAtTwoSizes(t *testing.T) {
@@ -74,6 +75,44 @@ func TestEvalErrors(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestEvalRefusesImpossibleSizes: issue #14's cmd/eval examples end with a
+// non-zero exit and a message naming the key or flag, before any
+// allocation: -img-size 100000, and 800 KB checkpoints whose metadata
+// claims embed_dim 2³⁰ or ln_eps +Inf.
+func TestEvalRefusesImpossibleSizes(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := func(name string, md map[string]string) string {
+		p := filepath.Join(dir, name)
+		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000))
+		md["format"] = train.FormatVersion
+		if err := safetensors.Write(p, []safetensors.Tensor{pad}, md); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-checkpoint", "x.safetensors", "-img-size", "100000"}, []string{"-img-size", "model.img_size"}},
+		{[]string{"-checkpoint", "x.safetensors", "-img-size", "224x100000"}, []string{"-img-size"}},
+		{[]string{"-checkpoint", ckpt("dim.safetensors", map[string]string{"embed_dim": "1073741824"})}, []string{"model.embed_dim", "dim.safetensors"}},
+		{[]string{"-checkpoint", ckpt("eps.safetensors", map[string]string{"ln_eps": ".inf"})}, []string{"model.ln_eps", "eps.safetensors"}},
+		{[]string{"-checkpoint", ckpt("depth.safetensors", map[string]string{"depth": "1e6"}), "-set", "data.limit_val=1"}, []string{"model.depth"}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code == 0 {
+			t.Errorf("%v: exit 0", tc.args)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr %q does not name %q", tc.args, errb.String(), w)
+			}
 		}
 	}
 }

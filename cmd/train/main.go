@@ -21,19 +21,14 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/train"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -42,7 +37,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	flag := flag.NewFlagSet("train", flag.ContinueOnError)
 	flag.SetOutput(stderr)
-	var sets multiFlag
+	var sets cliflag.Strings
 	cfgPath := flag.String("config", "", "YAML config file (required)")
 	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
 	out := flag.String("out", "", "output directory (overrides train.out_dir)")

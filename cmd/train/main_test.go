@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestBadInvocations(t *testing.T) {
 		want string
 	}{
 		{nil, "-config is required"},
-		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "model.depht=3", "-dry-run"}, `unknown key "model.depht"`},
+		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "model.depht=3", "-dry-run"}, "model.depht: unknown key"},
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "model.num_heads=5", "-dry-run"}, "model.num_heads"},
 		{[]string{"-config", "nope.yaml"}, "nope.yaml"},
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-log-format", "xml"}, "-log-format"},
@@ -109,5 +110,75 @@ train: {epochs: 1000, batch_size: 16}
 	var o, e bytes.Buffer
 	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.max_steps=40"}, &o, &e); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, e.String())
+	}
+}
+
+// TestIssue14Examples runs issue #14's hostile configs through the real
+// binary (this test re-executed as cmd/train): each must exit non-zero with
+// no Go stack trace and a message naming the key (or the file), in training
+// and in -dry-run alike.
+func TestIssue14Examples(t *testing.T) {
+	if os.Getenv("VIT_TRAIN_MAIN") != "" {
+		return // the child is run by TestSIGINTWritesCheckpoint's hook
+	}
+	dir := t.TempDir()
+	tiny := "../../configs/mnist_vit_tiny.yaml"
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	big := file("big.yaml", "model:\n  depth: 2\n# "+strings.Repeat("x", 1<<20)+"\n")
+	for _, tc := range []struct {
+		config string
+		set    []string
+		want   string
+	}{
+		{tiny, []string{"model.ln_eps=.inf"}, "model.ln_eps"},
+		{tiny, []string{"model.img_size=100000"}, "model.img_size"},
+		{tiny, []string{"model.embed_dim=1e9"}, "model.embed_dim"},
+		{tiny, []string{"model.num_classes=1e9"}, "model.num_classes"},
+		{tiny, []string{"model.mlp_ratio=1e12"}, "model.mlp_ratio"},
+		{tiny, []string{"model.depth=1e6"}, "model.depth"},
+		{tiny, []string{"train.threads=1e6"}, "train.threads"},
+		{tiny, []string{"data.prefetch=1e9"}, "data.prefetch"},
+		{tiny, []string{"train.eval_batch_size=1e9"}, "train.eval_batch_size"},
+		{tiny, []string{"train.batch_size=16.7"}, "train.batch_size"},
+		{tiny, []string{"train.epochs=2.9"}, "train.epochs"},
+		{tiny, []string{"model.depth="}, "model.depth"},
+		{tiny, []string{"train.batch_size=abc"}, "train.batch_size"},
+		{"../../configs/vit_base_patch16_224.yaml", []string{"train.batch_size=65536"}, "train.batch_size"},
+		{file("two.yaml", "model:\n  depth: 2\n---\nmodel:\n  depth: 3\n"), nil, "second YAML document"},
+		{file("type.yaml", "train:\n  epochs: 1\n  batch_size: abc\n"), nil, "train.batch_size (line 3)"},
+		{file("trunc.yaml", "train:\n  batch_size: 16.7\n"), nil, "train.batch_size (line 2)"},
+		{big, nil, "big.yaml"},
+	} {
+		for _, dry := range []bool{true, false} {
+			args := []string{"-config", tc.config, "-out", filepath.Join(dir, "out")}
+			for _, s := range tc.set {
+				args = append(args, "-set", s)
+			}
+			if dry {
+				args = append(args, "-dry-run")
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSIGINTWritesCheckpoint$")
+			cmd.Env = append(os.Environ(), "VIT_TRAIN_MAIN="+strings.Join(args, " "))
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			msg := stderr.String()
+			if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+				t.Errorf("%v: %v, want a non-zero exit", args, err)
+			}
+			if strings.Contains(msg, "goroutine ") || strings.Contains(msg, "panic") || strings.Contains(msg, "fatal error") {
+				t.Errorf("%v: a Go crash:\n%.2000s", args, msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("%v: stderr %q does not name %q", args, msg, tc.want)
+			}
+		}
 	}
 }

@@ -57,8 +57,8 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Second, "time limit per request")
 	var o classify.Options
 	fs.IntVar(&o.TopK, "topk", 5, "classes per answer")
-	fs.IntVar(&o.PoolSize, "pool", 2, "evaluation lanes")
-	fs.IntVar(&o.MaxBatch, "batch", 8, "largest batch a lane runs")
+	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
+	fs.IntVar(&o.MaxBatch, "batch", 1, "largest batch a lane runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

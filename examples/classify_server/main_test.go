@@ -65,7 +65,7 @@ func start(t *testing.T, extra ...string) (url string, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	aw := &addrWriter{addr: make(chan string, 1)}
 	done := make(chan error, 1)
-	args := append([]string{"-checkpoint", ckpt, "-addr", "127.0.0.1:0", "-topk", "2", "-max-bytes", "200000", "-max-pixels", "250000"}, extra...)
+	args := append([]string{"-checkpoint", ckpt, "-addr", "127.0.0.1:0", "-topk", "2", "-max-bytes", "200000", "-max-pixels", "250000", "-pool", "2", "-batch", "4"}, extra...)
 	go func() { done <- run(ctx, args, log.New(aw, "", 0)) }()
 	select {
 	case a := <-aw.addr:

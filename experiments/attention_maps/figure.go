@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // digit is one test image with its maps, each (h, w) after upsampling.
@@ -100,5 +100,5 @@ func plotDigits(ds []digit, h, w int, title, path string) error {
 		y := H - top - head - vg.Length(i)*(tile+pad) - tile/2
 		dc.FillText(small, vg.Point{X: left - 0.3*vg.Centimeter, Y: y}, r)
 	}
-	return harness.SavePNG(img, path)
+	return plotfile.SavePNG(path, img)
 }

@@ -2,15 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+	"github.com/vitgo/vit/train"
 )
 
 // vit_ref.py's forward_flops(28, 4, dim, depth)["total"], computed by the
@@ -43,19 +44,12 @@ func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := m.Build(batch, layers.BuildOptions{Training: true})
+	step, err := train.NewStep(m, train.StepConfig{Batch: batch, Seed: 1, Optim: optim.DefaultConfig(), LR: func(int) float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := G.NewTensor(tg.G, tensor.Float32, 2, G.WithName("targets"),
-		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, c.NumClasses))))
-	loss, err := graph.SoftmaxCrossEntropy(tg.Logits, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := G.Grad(loss, tg.Params...); err != nil {
-		t.Fatal(err)
-	}
+	defer step.Close()
+	tg := step.Graph()
 	p, err := planFromGraph(tg.G, c, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -210,13 +204,18 @@ func TestParseConfigs(t *testing.T) {
 	}
 }
 
-func TestParseFlagsErrors(t *testing.T) {
+func TestFlagErrorsStopBeforeMeasuring(t *testing.T) {
 	for _, args := range [][]string{{"-steps", "0"}, {"-threads", "-1"}, {"-batch", "0"}, {"-configs", "x"}, {"extra"}} {
-		if _, err := parseFlags(args, &strings.Builder{}); err == nil {
-			t.Errorf("parseFlags(%q): no error", args)
+		dir := t.TempDir()
+		if err := experiment.Run(append(args, "-dir", dir), io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
 		}
 	}
 }
+
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }
 
 func TestProfilePath(t *testing.T) {
 	for _, tc := range []struct {
@@ -232,11 +231,5 @@ func TestProfilePath(t *testing.T) {
 		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
 			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
 		}
-	}
-}
-
-func TestModuleOf(t *testing.T) {
-	if got := moduleOf([]byte("// x\nmodule github.com/vitgo/vit\n\ngo 1.26\n")); got != modulePath {
-		t.Errorf("moduleOf = %q", got)
 	}
 }

@@ -1,6 +1,6 @@
 // Command bench measures our ViT's training and evaluation throughput against
 // the PyTorch peer (shared/bench/vit_ref.py) on the same configs, threads and
-// batch, and prints one Markdown table: images/s, GFLOP/s (forward matmul
+// batch, and writes README.md (from readme.md.tmpl) with the tables: images/s, GFLOP/s (forward matmul
 // FLOPs ×3 for a training step, vit_ref.py's convention), the BLAS floor (the
 // time of only the step's own SGEMM calls, with its exact shapes) as a share
 // of the step, peak RSS, and the ratios ours/peer.
@@ -19,20 +19,25 @@
 package main
 
 import (
+	_ "embed"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/vitgo/vit/experiments/internal/harness"
 )
+
+//go:embed readme.md.tmpl
+var readme string
 
 // opts are the command's flags.
 type opts struct {
 	steps      int
 	rounds     int
-	configs    []benchConfig
+	configs    string
 	peer       bool
 	threads    int
 	batch      int
@@ -40,6 +45,26 @@ type opts struct {
 	python     string
 	peerScript string
 	cpuProfile string
+}
+
+var o opts
+
+var experiment = harness.Experiment[results]{
+	Name:   "bench",
+	Readme: readme,
+	Flags: func(fs *flag.FlagSet) {
+		fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
+		fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
+		fs.StringVar(&o.configs, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
+		fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
+		fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
+		fs.IntVar(&o.batch, "batch", 128, "batch size of the training and eval steps")
+		fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
+		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
+		fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
+	},
+	Measure: measure,
 }
 
 func main() {
@@ -50,84 +75,59 @@ func main() {
 		}
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	harness.Main(experiment)
 }
 
-func parseFlags(args []string, stderr io.Writer) (opts, error) {
-	var o opts
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
-	fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
-	configs := fs.String("configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
-	fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
-	fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
-	fs.IntVar(&o.batch, "batch", 128, "batch size of the training and eval steps")
-	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
-	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
-	fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
+// check validates the flags and returns the configs they name.
+func (o opts) check() ([]benchConfig, error) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"-steps", o.steps}, {"-rounds", o.rounds}, {"-threads", o.threads}, {"-batch", o.batch}} {
+		if f.v <= 0 {
+			return nil, fmt.Errorf("%s: must be positive, got %d", f.name, f.v)
+		}
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if o.steps <= 0 {
-		return o, fmt.Errorf("-steps: must be positive, got %d", o.steps)
-	}
-	if o.rounds <= 0 {
-		return o, fmt.Errorf("-rounds: must be positive, got %d", o.rounds)
-	}
-	if o.threads <= 0 {
-		return o, fmt.Errorf("-threads: must be positive, got %d", o.threads)
-	}
-	if o.batch <= 0 {
-		return o, fmt.Errorf("-batch: must be positive, got %d", o.batch)
-	}
-	var err error
-	if o.configs, err = parseConfigs(*configs); err != nil {
-		return o, fmt.Errorf("-configs: %w", err)
-	}
-	return o, nil
-}
-
-func run(args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	cs, err := parseConfigs(o.configs)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("-configs: %w", err)
+	}
+	return cs, nil
+}
+
+func measure(e *harness.Env) (results, error) {
+	configs, err := o.check()
+	if err != nil {
+		return results{}, err
 	}
 	if o.peer && o.peerScript == "" {
 		if o.peerScript, err = defaultPeerScript(); err != nil {
-			return err
+			return results{}, err
 		}
 	}
 	start := time.Now()
-	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps,
+	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps, Warmup: warmup,
 		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
-	fmt.Fprintf(stderr, "bench: load %s, %d threads, batch %d, %d steps\n", h.Load, o.threads, o.batch, o.steps)
+	e.Log.Infof("bench: load %s, %d threads, batch %d, %d steps", h.Load, o.threads, o.batch, o.steps)
 	if busy(h.Load) {
-		fmt.Fprintf(stderr, "bench: warning: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy\n",
+		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
 			strings.Fields(h.Load)[0], quietLoad)
 	}
 	var rows []row
-	for _, bc := range o.configs {
-		r := row{cfg: bc}
+	for _, bc := range configs {
+		r := row{Cfg: bc}
 		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed}
 		ours := func(round int) error {
 			var m measured
 			j.CPUProfile = ""
 			if round == 0 {
-				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(o.configs))
+				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(configs))
 			}
 			if err := runChild(j, &m.ours, &m.rss); err != nil {
 				return fmt.Errorf("%s: ours: %w", bc.Name, err)
 			}
 			r.rounds = append(r.rounds, m)
-			fmt.Fprintf(stderr, "bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+			e.Log.Infof("bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
 				bc.Name, round+1, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
 			return nil
 		}
@@ -137,7 +137,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s: peer: %w", bc.Name, err)
 			}
 			r.peers = append(r.peers, p)
-			fmt.Fprintf(stderr, "bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)\n",
+			e.Log.Infof("bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
 				bc.Name, round+1, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
 			return nil
 		}
@@ -145,31 +145,33 @@ func run(args []string, stdout, stderr io.Writer) error {
 			peerFirst := o.peer && round%2 == 1
 			if peerFirst {
 				if err := peer(round); err != nil {
-					return err
+					return results{}, err
 				}
 			}
 			if err := ours(round); err != nil {
-				return err
+				return results{}, err
 			}
 			if o.peer && !peerFirst {
 				if err := peer(round); err != nil {
-					return err
+					return results{}, err
 				}
 			}
 		}
 		j.Mode, j.CPUProfile = modeFloor, ""
-		if err := runChild(j, &r.floor, nil); err != nil {
-			return fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
+		if err := runChild(j, &r.Floor, nil); err != nil {
+			return results{}, fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
 		}
-		fmt.Fprintf(stderr, "bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)\n",
-			bc.Name, r.floor.TrainMs(), r.floor.StepMs, r.floor.EvalMs(), r.floor.EvalStepMs, time.Since(start).Seconds())
+		e.Log.Infof("bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
+			bc.Name, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
 		r.summarise()
 		rows = append(rows, r)
 	}
 	h.LoadAfter = loadAverage()
 	h.Wall = time.Since(start)
-	writeTables(stdout, h, rows)
-	return nil
+	if len(rows) > 0 {
+		h.Backend = rows[0].Ours.Backend
+	}
+	return results{Header: h, Rows: rows}, nil
 }
 
 // profilePath names config's profile file: path itself for a single

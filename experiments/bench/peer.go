@@ -11,19 +11,15 @@ import (
 	"strings"
 )
 
-// modulePath is this repository's Go module; the peer lives in
-// ../shared/bench beside the repository root.
-const modulePath = "github.com/vitgo/vit"
-
 // peerResult is the peer's BENCH line, its banner and its peak RSS.
 type peerResult struct {
 	TrainImgS   float64 `json:"train_img_s"`
 	EvalImgS    float64 `json:"eval_img_s"`
 	TrainGFLOPS float64 `json:"train_gflop_s"`
 	EvalGFLOPS  float64 `json:"eval_gflop_s"`
-	Torch       string  `json:"-"` // e.g. "torch 1.13.1"
-	BLAS        string  `json:"-"` // the BLAS library torch loaded
-	RSS         int64   `json:"-"` // KiB
+	Torch       string  `json:"torch"` // from the banner, e.g. "torch 1.13.1"
+	BLAS        string  `json:"blas"`  // the BLAS library torch loaded (banner)
+	RSS         int64   `json:"rss"`   // KiB, from the child's rusage
 }
 
 // peerArgs is the peer's command line for bc: vit_ref.py's bench mode
@@ -74,48 +70,14 @@ func parsePeer(out []byte) (peerResult, error) {
 	return p, nil
 }
 
-// defaultPeerScript is ../shared/bench/vit_ref.py from the repository root
-// (the directory above the working directory holding this module's go.mod).
+// defaultPeerScript is ../shared/bench/vit_ref.py from the working
+// directory, the repository root every experiment runs from.
 func defaultPeerScript() (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(root, "..", "shared", "bench", "vit_ref.py")
+	p := filepath.Join("..", "shared", "bench", "vit_ref.py")
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("peer script: %w (pass -peer-script or -peer=false)", err)
+		return "", fmt.Errorf("peer script: %w (run from the repository root, or pass -peer-script or -peer=false)", err)
 	}
-	return filepath.Clean(p), nil
-}
-
-// repoRoot walks up from the working directory to the go.mod of modulePath.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && moduleOf(b) == modulePath {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of %s above the working directory (pass -peer-script)", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// moduleOf is the module path a go.mod declares.
-func moduleOf(gomod []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`)
-		}
-	}
-	return ""
+	return p, nil
 }
 
 // lastLines is the last n lines of s.

@@ -3,38 +3,41 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vitgo/vit/experiments/internal/harness"
 )
 
 // header describes the run the tables come from.
 type header struct {
+	Backend         string // our SGEMM backend
 	Start           time.Time
 	Wall            time.Duration
 	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
 	CPU, GoVersion  string
 	Threads, Batch  int
 	Steps, Rounds   int
+	Warmup          int // untimed steps before the timed ones
 }
 
 // row is one config's measurements: every round, and their medians.
 type row struct {
-	cfg    benchConfig
+	Cfg    benchConfig
 	rounds []measured   // ours, one per round
 	peers  []peerResult // the peer's, one per round (none without the peer)
-	floor  floorResult
+	Floor  floorResult
 
 	// Set by summarise: medians over the rounds (the largest peak RSS), and
 	// each round's ratios ours/peer.
-	ours                    stepsResult
-	oursRSS                 int64 // KiB
-	peer                    *peerResult
-	trainRatios, evalRatios []float64
+	Ours                    stepsResult
+	OursRSS                 int64 // KiB
+	Peer                    *peerResult
+	TrainRatios, EvalRatios []float64
 }
 
 // measured is one round of ours.
@@ -55,13 +58,13 @@ func (r *row) summarise() {
 		}
 		return median(v)
 	}
-	r.ours = r.rounds[0].ours
-	r.ours.TrainImgS = pick(func(m measured) float64 { return m.ours.TrainImgS })
-	r.ours.EvalImgS = pick(func(m measured) float64 { return m.ours.EvalImgS })
-	r.ours.StepMs = pick(func(m measured) float64 { return m.ours.StepMs })
-	r.ours.EvalMs = pick(func(m measured) float64 { return m.ours.EvalMs })
+	r.Ours = r.rounds[0].ours
+	r.Ours.TrainImgS = pick(func(m measured) float64 { return m.ours.TrainImgS })
+	r.Ours.EvalImgS = pick(func(m measured) float64 { return m.ours.EvalImgS })
+	r.Ours.StepMs = pick(func(m measured) float64 { return m.ours.StepMs })
+	r.Ours.EvalMs = pick(func(m measured) float64 { return m.ours.EvalMs })
 	for _, m := range r.rounds {
-		r.oursRSS = max(r.oursRSS, m.rss)
+		r.OursRSS = max(r.OursRSS, m.rss)
 	}
 	if len(r.peers) == 0 {
 		return
@@ -77,7 +80,7 @@ func (r *row) summarise() {
 		}
 	}
 	p.TrainImgS, p.EvalImgS = median(ptr), median(pev)
-	r.peer, r.trainRatios, r.evalRatios = &p, tr, ev
+	r.Peer, r.TrainRatios, r.EvalRatios = &p, tr, ev
 }
 
 // median of v (the mean of the middle two for an even count); v is sorted
@@ -109,75 +112,66 @@ func gflops(imgS, mult float64, bc benchConfig) float64 {
 	return imgS * mult * forwardFLOPs(bc.model()) / 1e9
 }
 
-// writeTables prints the run as Markdown: the header, the main table, the
-// ratios and the BLAS floor by kind.
-func writeTables(w io.Writer, h header, rows []row) {
-	backend := ""
-	if len(rows) > 0 {
-		backend = rows[0].ours.Backend
-	}
-	fmt.Fprintf(w, "Measured %s on %s, %s, SGEMM backend `%s`; GOMAXPROCS = torch threads = %d, batch %d, "+
-		"%d timed steps after %d warm-up; load average (1, 5, 15 min) %s before, %s after (this run's own threads included); %.0f s.\n\n",
-		h.Start.Format("2006-01-02 15:04"), h.CPU, h.GoVersion, backend, h.Threads, h.Batch, h.Steps, warmup,
-		h.Load, h.LoadAfter, h.Wall.Seconds())
-	if busy(h.Load) {
-		fmt.Fprintf(w, "**The machine was busy (1-minute load ≥ %.1f before the run): other processes shared the cores; compare the ratios, not the absolute numbers.**\n\n", quietLoad)
-	}
+// results are one run of the benchmark: what the README's latest table
+// shows.
+type results struct {
+	Header header
+	Rows   []row
+}
 
-	fmt.Fprintf(w, "Medians over %d rounds (ours and the peer alternating; peak RSS: the largest).\n\n", h.Rounds)
-	fmt.Fprintln(w, "| config | impl | params | train img/s | eval img/s | train GFLOP/s | eval GFLOP/s | step ms | BLAS floor % of step | peak RSS MiB |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, r := range rows {
-		o := r.ours
-		fmt.Fprintf(w, "| %s | ours | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f %% | %.0f |\n",
-			r.cfg.label(), o.Params, o.TrainImgS, o.EvalImgS, gflops(o.TrainImgS, 3, r.cfg), gflops(o.EvalImgS, 1, r.cfg),
-			o.StepMs, 100*r.floor.TrainShare(), mib(r.oursRSS))
-		if p := r.peer; p != nil {
-			fmt.Fprintf(w, "| %s | PyTorch | %d | %.0f | %.0f | %.1f | %.1f | %.1f | — | %.0f |\n",
-				r.cfg.label(), o.Params, p.TrainImgS, p.EvalImgS, gflops(p.TrainImgS, 3, r.cfg), gflops(p.EvalImgS, 1, r.cfg),
-				1000*float64(h.Batch)/p.TrainImgS, mib(p.RSS))
+// Busy says whether the machine was busy before the run.
+func (r results) Busy() bool { return busy(r.Header.Load) }
+
+// Main is the main table: both implementations per config.
+func (r results) Main() string {
+	t := harness.Table{Header: []string{"config", "impl", "params", "train img/s", "eval img/s", "train GFLOP/s", "eval GFLOP/s", "step ms",
+		"BLAS floor % of step", "peak RSS MiB"}, Align: "llrrrrrrrr"}
+	for _, w := range r.Rows {
+		o := w.Ours
+		t.Row(w.Cfg.label(), "ours", o.Params, f0(o.TrainImgS), f0(o.EvalImgS), f1(gflops(o.TrainImgS, 3, w.Cfg)), f1(gflops(o.EvalImgS, 1, w.Cfg)),
+			f1(o.StepMs), f0(100*w.Floor.TrainShare())+" %", f0(mib(w.OursRSS)))
+		if p := w.Peer; p != nil {
+			t.Row(w.Cfg.label(), "PyTorch", o.Params, f0(p.TrainImgS), f0(p.EvalImgS), f1(gflops(p.TrainImgS, 3, w.Cfg)), f1(gflops(p.EvalImgS, 1, w.Cfg)),
+				f1(1000*float64(r.Header.Batch)/p.TrainImgS), "—", f0(mib(p.RSS)))
 		}
 	}
+	return t.String()
+}
 
-	if hasPeer(rows) {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| config | train img/s ours/peer: median (each round) | eval img/s ours/peer: median (each round) | peak RSS ours/peer | peer |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---|")
-		for _, r := range rows {
-			if p := r.peer; p != nil {
-				fmt.Fprintf(w, "| %s | %s | %s | %.2f | %s, %s |\n", r.cfg.label(),
-					ratios(r.trainRatios), ratios(r.evalRatios), float64(r.oursRSS)/float64(p.RSS), p.Torch, p.BLAS)
-			}
+// Ratios is the ours/peer table ("" without the peer).
+func (r results) Ratios() string {
+	t := harness.Table{Header: []string{"config", "train img/s ours/peer: median (each round)", "eval img/s ours/peer: median (each round)",
+		"peak RSS ours/peer", "peer"}, Align: "lrrrl"}
+	for _, w := range r.Rows {
+		if p := w.Peer; p != nil {
+			t.Row(w.Cfg.label(), ratios(w.TrainRatios), ratios(w.EvalRatios), fmt.Sprintf("%.2f", float64(w.OursRSS)/float64(p.RSS)), p.Torch+", "+p.BLAS)
 		}
 	}
+	if len(t.Rows) == 0 {
+		return ""
+	}
+	return t.String()
+}
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "BLAS floor of our step: only its SGEMM calls, same shapes and threading, mean ms per step by op; "+
-		"each repetition follows a training step and an eval forward, timed in the same process for the shares:")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| config | %s | train floor / step ms (%%) | eval floor / forward ms (%%) | floor GFLOP/step | floor GFLOP/s | SGEMM calls/step (strided = 1) |\n",
-		strings.Join(floorKinds, " | "))
-	fmt.Fprintf(w, "|---|%s---:|---:|---:|---:|---:|\n", strings.Repeat("---:|", len(floorKinds)))
-	for _, r := range rows {
-		f := r.floor
-		fmt.Fprintf(w, "| %s |", r.cfg.label())
+// Floor is the BLAS floor table.
+func (r results) Floor() string {
+	t := harness.Table{Header: append(append([]string{"config"}, floorKinds...), "train floor / step ms (%)", "eval floor / forward ms (%)",
+		"floor GFLOP/step", "floor GFLOP/s", "SGEMM calls/step (strided = 1)"), Align: "l" + strings.Repeat("r", len(floorKinds)+5)}
+	for _, w := range r.Rows {
+		f := w.Floor
+		row := []any{w.Cfg.label()}
 		for _, k := range floorKinds {
-			fmt.Fprintf(w, " %.2f |", f.Ms[k])
+			row = append(row, fmt.Sprintf("%.2f", f.Ms[k]))
 		}
-		fmt.Fprintf(w, " %.1f / %.1f (%.0f %%) | %.1f / %.1f (%.0f %%) | %.2f | %.1f | %d |\n",
-			f.TrainMs(), f.StepMs, 100*f.TrainShare(), f.EvalMs(), f.EvalStepMs, 100*f.EvalShare(),
-			f.TrainFLOPs()/1e9, f.TrainFLOPs()/1e9/(f.TrainMs()/1000), f.Calls)
+		t.Row(append(row, fmt.Sprintf("%.1f / %.1f (%.0f %%)", f.TrainMs(), f.StepMs, 100*f.TrainShare()),
+			fmt.Sprintf("%.1f / %.1f (%.0f %%)", f.EvalMs(), f.EvalStepMs, 100*f.EvalShare()),
+			fmt.Sprintf("%.2f", f.TrainFLOPs()/1e9), f1(f.TrainFLOPs()/1e9/(f.TrainMs()/1000)), f.Calls)...)
 	}
+	return t.String()
 }
 
-func hasPeer(rows []row) bool {
-	for _, r := range rows {
-		if r.peer != nil {
-			return true
-		}
-	}
-	return false
-}
+func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // label is the config's name and shape, e.g. "TINY (d64 L4 h4)".
 func (b benchConfig) label() string {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // floor is where the log-scale bars start; an exact zero is drawn at it.
@@ -76,5 +77,5 @@ func logBars(title, ylabel string, groups []string, ss []series, path string) er
 	p.Legend.Left = true
 	p.Y.Min, p.Y.Max = floor, 1e9 // headroom for the legend
 	p.NominalX(groups...)
-	return p.Save(200*vg.Millimeter, 110*vg.Millimeter, path)
+	return plotfile.SavePlot(path, p, 200*vg.Millimeter, 110*vg.Millimeter)
 }

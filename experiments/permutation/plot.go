@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // floor is where an exact zero is drawn on the log axis.
@@ -50,5 +51,5 @@ func plotRel(rs []result, depth int, path string) error {
 	p.Y.Min, p.Y.Max = 1e-18, 1e3
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return p.Save(180*vg.Millimeter, 120*vg.Millimeter, path)
+	return plotfile.SavePlot(path, p, 180*vg.Millimeter, 120*vg.Millimeter)
 }

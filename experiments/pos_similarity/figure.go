@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // tileGrid is one position's similarity to every position, shaped as the
@@ -84,5 +84,5 @@ func plotGrid(p posSim, title, path string) error {
 	cb.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: x0, Y: bottom}, Max: vg.Point{X: x0 + 2.4*vg.Centimeter, Y: bottom + gridH}}})
 
-	return harness.SavePNG(img, path)
+	return plotfile.SavePNG(path, img)
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotCurves draws two panels, validation top-1 and training loss against
@@ -65,7 +66,7 @@ func plotCurves(rows []row, path string) error {
 		}
 		pl.Draw(tiles.At(dc, i, 0))
 	}
-	return harness.SavePNG(img, path)
+	return plotfile.SavePNG(path, img)
 }
 
 // preciseTicks are plot's default ticks labelled with enough digits that

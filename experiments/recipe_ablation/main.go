@@ -67,7 +67,8 @@ type results struct {
 // outcome is one run's end.
 type outcome struct {
 	Top1, Loss float64
-	NaN        bool `json:",omitempty"` // stopped by a non-finite loss or gradient
+	NaN        bool `json:",omitempty"` // stopped by a non-finite loss, gradient or weight
+	NaNStep    int  `json:",omitempty"` // the step it stopped at
 }
 
 // cell is one (learning rate, variant) pair over the seeds.
@@ -119,7 +120,7 @@ func measure(e *harness.Env) (results, error) {
 				if r.ReadBack {
 					res.ReadBack++
 				}
-				c.Runs = append(c.Runs, outcome{Top1: r.Top1, Loss: r.Loss, NaN: r.NonFinite})
+				c.Runs = append(c.Runs, outcome{Top1: r.Top1, Loss: r.Loss, NaN: r.NonFinite, NaNStep: r.NonFiniteStep})
 			}
 			res.Cells = append(res.Cells, c)
 		}

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotBars draws one group of bars per variant, one bar per learning-rate
@@ -103,7 +103,7 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 	img := vgimg.New(wd, ht)
 	dc := draw.New(img)
 	pl.Draw(dc)
-	return harness.SavePNG(img, path)
+	return plotfile.SavePNG(path, img)
 }
 
 func find(cells []*cell, mult float64, name string) *cell {

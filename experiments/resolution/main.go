@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/train"
 )
@@ -98,7 +99,7 @@ func measure(e *harness.Env) (results, error) {
 			return train.EvalResult{}, err
 		}
 		if meta.Dataset != "" {
-			evalCfg.Data.Name = meta.Dataset
+			evalCfg.Data.Name = data.DatasetName(meta.Dataset)
 		}
 		return harness.Evaluate(vit, meta, evalCfg)
 	}

@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotBars draws top-1 as grouped bars: a group per evaluation size, a bar
@@ -58,5 +60,5 @@ func plotBars(rep results, path string) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return p.Save(190*vg.Millimeter, 120*vg.Millimeter, path)
+	return plotfile.SavePlot(path, p, 190*vg.Millimeter, 120*vg.Millimeter)
 }

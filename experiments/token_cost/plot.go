@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 )
 
 // plotCost draws two log-log panels side by side: forward FLOPs of each
@@ -40,7 +41,7 @@ func plotCost(rows []row, o width, path string) error {
 	for i, p := range panels {
 		p.Draw(cs[0][i])
 	}
-	return harness.SavePNG(img, path)
+	return plotfile.SavePNG(path, img)
 }
 
 func logLog(title, x, y string) *plot.Plot {

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -10,11 +9,7 @@ import (
 // 50 tokens (M = 6400 rows), for the TINY (d 64) and SMALL (d 192) models.
 // Linear weights are stored (out, in) as in PyTorch: forward is X·Wᵀ, the
 // input gradient dY·W and the weight gradient dYᵀ·X.
-var vitGemmShapes = []struct {
-	name    string
-	tA, tB  bool
-	m, n, k int
-}{
+var vitGemmShapes = []gemmShape{
 	{"fwd_d64_qkv", false, true, 6400, 192, 64},
 	{"fwd_d64_fc1", false, true, 6400, 256, 64},
 	{"fwd_d64_fc2", false, true, 6400, 64, 256},
@@ -34,64 +29,37 @@ var vitGemmShapes = []struct {
 	{"tn_64x192x6400", true, false, 64, 192, 6400},
 }
 
+// gemmShape is one product op(A)·op(B) of m×k by k×n.
+type gemmShape struct {
+	name    string
+	tA, tB  bool
+	m, n, k int
+}
+
+// operands returns random A and B and a zero C for the product, with the
+// tight leading dimensions of A and B (C's is n).
+func (s gemmShape) operands(r *rand.Rand) (a, b, c []float32, lda, ldb int) {
+	a, b, c = randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+	lda, ldb = s.k, s.n
+	if s.tA {
+		lda = s.m
+	}
+	if s.tB {
+		ldb = s.k
+	}
+	return a, b, c, lda, ldb
+}
+
 func BenchmarkSgemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, s := range vitGemmShapes {
 		b.Run(s.name, func(b *testing.B) {
-			a := randSlice(r, s.m*s.k)
-			bb := randSlice(r, s.k*s.n)
-			c := make([]float32, s.m*s.n)
-			lda, ldb := s.k, s.n
-			if s.tA {
-				lda = s.m
-			}
-			if s.tB {
-				ldb = s.k
-			}
+			a, bb, c, lda, ldb := s.operands(r)
 			b.ResetTimer()
 			for b.Loop() {
 				Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
 			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
-// attentionShapes are the per-head products of attention with 50 tokens
-// and head dim 64: scores Q·Kᵀ, output P·V, and the backward dP = dO·Vᵀ
-// and dV = Pᵀ·dO.
-var attentionShapes = []struct {
-	name    string
-	tA, tB  bool
-	m, n, k int
-}{
-	{"QKt", false, true, 50, 50, 64},
-	{"PV", false, false, 50, 64, 50},
-	{"dP_dOVt", false, true, 50, 50, 64},
-	{"dV_PtdO", true, false, 50, 64, 50},
-}
-
-// BenchmarkSgemmStrided times the attention products of one SMALL layer:
-// 128 images × 3 heads of 50×50 scores over head dim 64.
-func BenchmarkSgemmStrided(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	const batch = 384
-	for _, s := range attentionShapes {
-		b.Run(fmt.Sprintf("%s_%dx%dx%dx%d", s.name, batch, s.m, s.n, s.k), func(b *testing.B) {
-			a := randSlice(r, batch*s.m*s.k)
-			bb := randSlice(r, batch*s.k*s.n)
-			c := make([]float32, batch*s.m*s.n)
-			lda, ldb := s.k, s.n
-			if s.tA {
-				lda = s.m
-			}
-			if s.tB {
-				ldb = s.k
-			}
-			for b.Loop() {
-				SgemmStrided(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, s.m*s.k, bb, ldb, s.k*s.n, 0, c, s.n, s.m*s.n, batch)
-			}
-			b.ReportMetric(2*float64(batch*s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

@@ -1,5 +1,6 @@
 // Package kernels holds the float32 compute kernels behind the graph ops:
-// SGEMM (plain and strided-batched, cblas_sgemm row-major semantics) and
+// SGEMM (cblas_sgemm row-major semantics; Sgemm splits large products over
+// the cores, SgemmSerial runs on the calling goroutine) and
 // vectorised elementwise and row-wise kernels (Exp, SoftmaxRows, exact-erf
 // GELU and its gradient, LayerNorm forward and backward, bias and BLAS-1
 // helpers). Gorgonia ops call them for their hot loops.
@@ -19,10 +20,11 @@
 // place and packs only what must be packed (transposed B panels, partial
 // edge panels) through in-register 16×16 transposes. Products above
 // m·n·k = 2^18 are split over GOMAXPROCS goroutines by row or column blocks
-// handed out dynamically; batches of small products are split by item.
+// handed out dynamically. Attention spreads its images over the cores
+// itself and runs each image's small per-head products with SgemmSerial.
 //
 // With the openblas build tag (needs cgo and Debian's libopenblas-dev),
-// Sgemm and SgemmStrided call cblas_sgemm instead; Backend names what is in
+// Sgemm and SgemmSerial call cblas_sgemm instead; Backend names what is in
 // use. See README.md for measured throughput of both.
 //
 // # Accuracy

@@ -25,15 +25,6 @@ func ExampleSgemm() {
 }
 
 // Attention scores for two heads at once: S_h = Q_h·K_hᵀ/√d.
-func ExampleSgemmStrided() {
-	q := []float32{1, 0, 0, 1, 2, 0, 0, 2} // 2 heads × (2 tokens × 2 dims)
-	k := []float32{1, 1, 0, 1, 1, 0, 1, 1}
-	s := make([]float32, 2*2*2)
-	kernels.SgemmStrided(false, true, 2, 2, 2, 0.5, q, 2, 4, k, 2, 4, 0, s, 2, 4, 2)
-	fmt.Println(s)
-	// Output: [0.5 0 0.5 0.5 1 1 0 1]
-}
-
 func ExampleSoftmaxRows() {
 	x := []float32{0, 0, 1e9, 2, 2, 2}
 	kernels.SoftmaxRows(x, 2, 3)

@@ -144,56 +144,55 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 // packBTrans packs columns [j0, j0+nr) × depth [p0, p0+kc) of op(B) = Bᵀ
 // (B stored n×k) into dst as kc rows of NR floats, zero-padding nr..NR.
 func packBTrans(dst, b []float32, ldb, j0, nr, p0, kc, NR int) {
-	dst = dst[:kc*NR]
-	if packTrans(dst, NR, b[j0*ldb+p0:], ldb, nr, NR, kc) {
-		return
-	}
-	for j := 0; j < nr; j++ {
-		src := b[(j0+j)*ldb+p0:]
-		src = src[:kc]
-		d := dst[j:]
-		for p, v := range src {
-			d[p*NR] = v
-		}
-	}
-	if nr < NR {
-		for p := 0; p < kc; p++ {
-			clear(dst[p*NR+nr : (p+1)*NR])
-		}
-	}
+	packTransposed(dst, b, ldb, j0, nr, p0, kc, NR)
 }
 
 // packBEdge packs columns [j0, j0+nr) × depth [p0, p0+kc) of B (stored
 // k×n) into dst as kc rows of NR floats, zero-padding nr..NR.
 func packBEdge(dst, b []float32, ldb, j0, nr, p0, kc, NR int) {
-	for p := 0; p < kc; p++ {
-		row := dst[p*NR : (p+1)*NR]
-		copy(row, b[(p0+p)*ldb+j0:(p0+p)*ldb+j0+nr])
-		clear(row[nr:])
-	}
+	packRows(dst, b, ldb, p0, j0, nr, kc, NR)
 }
 
 // packAEdge packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) into dst
 // as kc columns of MR floats (A(i, p) at dst[p·MR+i]), zero-padding mr..MR.
 func packAEdge(dst, a []float32, lda int, transA bool, i0, mr, p0, kc, MR int) {
-	if transA {
-		for p := 0; p < kc; p++ {
-			col := dst[p*MR : (p+1)*MR]
-			copy(col, a[(p0+p)*lda+i0:(p0+p)*lda+i0+mr])
-			clear(col[mr:])
-		}
+	if transA { // A stored k×m: op(A)'s columns are A's rows
+		packRows(dst, a, lda, p0, i0, mr, kc, MR)
 		return
 	}
-	if packTrans(dst[:kc*MR], MR, a[i0*lda+p0:], lda, mr, MR, kc) {
+	packTransposed(dst, a, lda, i0, mr, p0, kc, MR)
+}
+
+// packRows copies rows [r0, r0+kc) × columns [c0, c0+w) of the row-major
+// matrix src (row stride ld) into dst as kc rows of R floats, zero-padding
+// w..R.
+func packRows(dst, src []float32, ld, r0, c0, w, kc, R int) {
+	for p := 0; p < kc; p++ {
+		row := dst[p*R : (p+1)*R]
+		copy(row, src[(r0+p)*ld+c0:(r0+p)*ld+c0+w])
+		clear(row[w:])
+	}
+}
+
+// packTransposed packs rows [r0, r0+w) × columns [c0, c0+kc) of the
+// row-major matrix src (row stride ld) transposed into dst as kc rows of R
+// floats, src(r0+i, c0+p) at dst[p·R+i], zero-padding w..R.
+func packTransposed(dst, src []float32, ld, r0, w, c0, kc, R int) {
+	dst = dst[:kc*R]
+	if packTrans(dst, R, src[r0*ld+c0:], ld, w, R, kc) {
 		return
 	}
-	clear(dst[:kc*MR])
-	for i := 0; i < mr; i++ {
-		src := a[(i0+i)*lda+p0:]
-		src = src[:kc]
+	for i := 0; i < w; i++ {
+		s := src[(r0+i)*ld+c0:]
+		s = s[:kc]
 		d := dst[i:]
-		for p, v := range src {
-			d[p*MR] = v
+		for p, v := range s {
+			d[p*R] = v
+		}
+	}
+	if w < R {
+		for p := 0; p < kc; p++ {
+			clear(dst[p*R+w : (p+1)*R])
 		}
 	}
 }

@@ -32,16 +32,7 @@ func TestReportGemm(t *testing.T) {
 	fmt.Printf("backend %s\n", Backend())
 	procs := runtime.GOMAXPROCS(0)
 	for _, s := range vitGemmShapes {
-		a := randSlice(r, s.m*s.k)
-		bb := randSlice(r, s.k*s.n)
-		c := make([]float32, s.m*s.n)
-		lda, ldb := s.k, s.n
-		if s.tA {
-			lda = s.m
-		}
-		if s.tB {
-			ldb = s.k
-		}
+		a, bb, c, lda, ldb := s.operands(r)
 		flop := 2 * float64(s.m*s.n*s.k)
 		line := fmt.Sprintf("%-18s %-3s %4d×%-4d×%-4d", s.name, map[bool]string{false: "N", true: "T"}[s.tA]+map[bool]string{false: "N", true: "T"}[s.tB], s.m, s.n, s.k)
 		for _, p := range []int{1, procs} {
@@ -109,37 +100,5 @@ func TestReportElementwise(t *testing.T) {
 			}
 			fmt.Println(line)
 		}
-	}
-}
-
-// TestReportStrided prints best-of-N GFLOP/s for the attention batches.
-func TestReportStrided(t *testing.T) {
-	if os.Getenv("KERNELS_REPORT") == "" {
-		t.Skip("set KERNELS_REPORT=1 to print throughput")
-	}
-	r := rand.New(rand.NewPCG(1, 1))
-	const batch = 384
-	for _, s := range attentionShapes {
-		a := randSlice(r, batch*s.m*s.k)
-		bb := randSlice(r, batch*s.k*s.n)
-		c := make([]float32, batch*s.m*s.n)
-		lda, ldb := s.k, s.n
-		if s.tA {
-			lda = s.m
-		}
-		if s.tB {
-			ldb = s.k
-		}
-		flop := 2 * float64(batch*s.m*s.n*s.k)
-		line := fmt.Sprintf("%-10s", s.name)
-		for _, procs := range []int{1, 2} {
-			old := runtime.GOMAXPROCS(procs)
-			d := bestOf(10, func() {
-				SgemmStrided(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, s.m*s.k, bb, ldb, s.k*s.n, 0, c, s.n, s.m*s.n, batch)
-			})
-			runtime.GOMAXPROCS(old)
-			line += fmt.Sprintf("  procs=%d %6.1f GFLOP/s", procs, flop/d.Seconds()/1e9)
-		}
-		fmt.Println(line)
 	}
 }

@@ -3,6 +3,8 @@ package posembed
 import (
 	"fmt"
 	"math"
+
+	"github.com/vitgo/vit/internal/interp"
 )
 
 // Resample resizes a position-embedding table from an oldH×oldW patch grid
@@ -55,18 +57,20 @@ func Resample(pe []float32, dim, numPrefix, oldH, oldW, newH, newW int, opts Opt
 }
 
 // resampleAxis resizes the middle axis of in, laid out (outer, n, inner), to
-// m samples with taps[j] giving output j: (outer, n, inner) → (outer, m, inner).
-func resampleAxis(in []float64, outer, n, m, inner int, taps [][]tap) []float64 {
+// m samples with the taps of output j giving row j: (outer, n, inner) →
+// (outer, m, inner).
+func resampleAxis(in []float64, outer, n, m, inner int, taps *interp.Taps[float64]) []float64 {
 	out := make([]float64, outer*m*inner)
 	for o := range outer {
 		src := in[o*n*inner : (o+1)*n*inner]
 		dst := out[o*m*inner : (o+1)*m*inner]
-		for j, ts := range taps {
+		for j := range m {
 			row := dst[j*inner : (j+1)*inner]
-			for _, t := range ts {
-				s := src[t.idx*inner : (t.idx+1)*inner]
+			for t := taps.Off[j]; t < taps.Off[j+1]; t++ {
+				w, i := taps.W[t], taps.Idx[t]
+				s := src[i*inner : (i+1)*inner]
 				for k := range row {
-					row[k] += t.w * s[k]
+					row[k] += w * s[k]
 				}
 			}
 		}

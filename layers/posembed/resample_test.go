@@ -3,6 +3,7 @@ package posembed
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,28 +150,16 @@ func TestNearestPicksSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{-1, 10, 12}; !equal(got, want) {
+	if want := []float32{-1, 10, 12}; !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	got, err = Resample([]float32{20, 21}, 1, 0, 2, 1, 4, 1, Options{Mode: Nearest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{20, 20, 21, 21}; !equal(got, want) {
+	if want := []float32{20, 20, 21, 21}; !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-}
-
-func equal(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestResampleErrors(t *testing.T) {

@@ -3,17 +3,12 @@ package harness
 import (
 	"flag"
 	"fmt"
-	"strings"
+
+	"github.com/vitgo/vit/internal/cliflag"
 )
 
 // Sets is a repeatable key=value flag: config overrides applied last.
-type Sets []string
-
-// String implements flag.Value.
-func (s *Sets) String() string { return strings.Join(*s, ",") }
-
-// Set implements flag.Value.
-func (s *Sets) Set(v string) error { *s = append(*s, v); return nil }
+type Sets = cliflag.Strings
 
 // Budget is the size of an experiment's training runs, as flags and as
 // config overrides.

@@ -148,3 +148,22 @@ func TestTrainEvaluateReadBack(t *testing.T) {
 		t.Errorf("second run: read back %v, top-1 %v, steps %d", again.ReadBack, again.Top1, again.Steps)
 	}
 }
+
+// TestTrainNonFinite: a run that train.Run stops with a NonFiniteError is
+// a result (NonFinite, with its step), not an error.
+func TestTrainNonFinite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	e := &Env{Log: logrus.New()}
+	e.Log.SetOutput(io.Discard)
+	b := Budget{LimitTrain: 64, LimitVal: 32, Epochs: 1, MaxSteps: 2}
+	r, err := e.Train("../../../configs/mnist_vit_tiny.yaml",
+		b.Overrides(t.TempDir(), "train.batch_size=32", "optim.lr=1e38", "optim.warmup_epochs=0", "optim.clip_grad=0")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.NonFinite {
+		t.Errorf("lr 1e38: run not marked non-finite (top-1 %v)", r.Top1)
+	}
+}

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"text/template"
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // render executes the README template with rep.
@@ -28,14 +26,12 @@ func (x Experiment[R]) render(rep Report[R]) ([]byte, error) {
 
 // Funcs are the README templates' formatting functions.
 var Funcs = template.FuncMap{
-	"pct":    func(x float64) string { return fmt.Sprintf("%.2f", 100*x) }, // a fraction as a percentage, 2 decimals
-	"x100":   func(x float64) float64 { return 100 * x },
-	"div":    func(a, b float64) float64 { return a / b },
-	"commas": Commas,
-	"sub":    func(a, b int) int { return a - b },
-	"add":    func(a, b int) int { return a + b },
-	"mul":    func(a, b int) int { return a * b },
-	"join":   strings.Join,
+	"pct":  func(x float64) string { return fmt.Sprintf("%.2f", 100*x) }, // a fraction as a percentage, 2 decimals
+	"x100": func(x float64) float64 { return 100 * x },
+	"div":  func(a, b float64) float64 { return a / b },
+	"sub":  func(a, b int) int { return a - b },
+	"add":  func(a, b int) int { return a + b },
+	"mul":  func(a, b int) int { return a * b },
 }
 
 // Table is a markdown table. Align holds one of "l", "r" per column
@@ -100,19 +96,6 @@ func Commas(n int) string {
 		b.WriteRune(ch)
 	}
 	return b.String()
-}
-
-// SavePNG writes a canvas to a PNG file.
-func SavePNG(c *vgimg.Canvas, path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // Decades is a log-axis ticker: every power of ten is marked, every third

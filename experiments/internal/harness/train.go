@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -28,7 +29,10 @@ type Run struct {
 	Epochs     []Epoch       // metrics.csv, one per epoch
 	Wall       time.Duration // 0 when read back
 	ReadBack   bool          `json:",omitempty"` // finished by an earlier invocation
-	NonFinite  bool          `json:",omitempty"` // stopped on a non-finite loss or gradient
+	// NonFinite says the run stopped on a non-finite loss, gradient or
+	// weight (train.NonFiniteError) at NonFiniteStep.
+	NonFinite     bool `json:",omitempty"`
+	NonFiniteStep int  `json:",omitempty"`
 }
 
 // Epoch is one metrics.csv row.
@@ -62,21 +66,16 @@ func (e *Env) Train(cfgPath string, overrides ...string) (Run, error) {
 	t0 := time.Now()
 	res, err := train.Run(context.Background(), cfg, train.Options{Log: e.Log})
 	r.Wall = time.Since(t0)
+	var nf *train.NonFiniteError
+	if errors.As(err, &nf) {
+		r.NonFinite, r.NonFiniteStep = true, nf.Step
+		return r, nil
+	}
 	if err != nil {
-		if isNonFinite(err) {
-			r.NonFinite = true
-			return r, nil
-		}
 		return r, err
 	}
 	r.Top1, r.Loss, r.BestTop1, r.Steps = res.Last.Top1, res.Last.Loss, res.BestTop1, res.Steps
 	return r, r.readMetrics()
-}
-
-// isNonFinite says whether train.Run stopped on a non-finite number.
-func isNonFinite(err error) bool {
-	var nf interface{ NonFinite() bool }
-	return errors.As(err, &nf) && nf.NonFinite()
 }
 
 // finished says whether cfg's out_dir holds a run of exactly cfg that
@@ -171,7 +170,7 @@ func (e *Env) TrainOrLoad(cfgPath string, extra ...string) (Source, error) {
 		return s, err
 	}
 	if ours && meta.Dataset != "" {
-		s.Cfg.Data.Name = meta.Dataset
+		s.Cfg.Data.Name = data.DatasetName(meta.Dataset)
 	}
 	if cfg := filepath.Join(filepath.Dir(e.Checkpoint), train.ConfigFile); fileExists(cfg) {
 		s.Config = cfg

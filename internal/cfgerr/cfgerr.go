@@ -1,0 +1,106 @@
+// Package cfgerr is the typed error of config validation: an invalid value
+// names its dotted key (model.depth) and, once the YAML parser has seen the
+// file, the line the key is on. Callers test for it with errors.As; the
+// train package exports it as train.ConfigError.
+package cfgerr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is one invalid config value.
+type Error struct {
+	Key  string // dotted key, e.g. "train.batch_size" or "optim.betas[1]"
+	Line int    // 1-based line in the YAML file; 0 when unknown (a -set override, a Go value)
+	Err  error  // what is wrong, without the key
+}
+
+// New returns an Error for key with a formatted message.
+func New(key, format string, a ...any) *Error {
+	return &Error{Key: key, Err: fmt.Errorf(format, a...)}
+}
+
+// Error renders "key (line N): message", or "key: message" without a line.
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s (line %d): %v", e.Key, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Key, e.Err)
+}
+
+// Unwrap returns the message's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// List collects Errors for a Validate method; Err joins them (nil when none).
+type List []error
+
+// Add appends an Error for key.
+func (l *List) Add(key, format string, a ...any) { *l = append(*l, New(key, format, a...)) }
+
+// Err returns the joined errors, or nil.
+func (l List) Err() error { return errors.Join(l...) }
+
+// Walk calls f for every *Error inside err, through errors.Join and %w
+// wrapping, so a caller can fill in lines or collect keys.
+func Walk(err error, f func(*Error)) {
+	if err == nil {
+		return
+	}
+	if e, ok := err.(*Error); ok {
+		f(e)
+		return
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range u.Unwrap() {
+			Walk(x, f)
+		}
+	case interface{ Unwrap() error }:
+		Walk(u.Unwrap(), f)
+	}
+}
+
+// Int decodes a YAML scalar as an int without silent truncation: an
+// integer (12, 0x10, 1_000) or a float with an integral value (1e6, 12.0).
+// 16.7, "abc", null and values beyond int64 are errors.
+func Int(n *yaml.Node) (int, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Errorf("want an integer, got a %s", kindName(n.Kind))
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		var v int
+		if err := n.Decode(&v); err != nil {
+			return 0, fmt.Errorf("%q is not an integer that fits in 64 bits", n.Value)
+		}
+		return v, nil
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return 0, fmt.Errorf("want an integer, got %q", n.Value)
+		}
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return 0, fmt.Errorf("want an integer, got %s (no silent truncation)", n.Value)
+		}
+		return int(f), nil
+	case "!!null":
+		return 0, errors.New("want an integer, got no value")
+	}
+	return 0, fmt.Errorf("want an integer, got %q", n.Value)
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}

@@ -1,0 +1,243 @@
+package train
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train/safetensors"
+)
+
+// TestCheckMemory: an estimate above the available memory is a
+// *ConfigError naming the key that contributes most, wrapping a
+// *MemoryError with both figures; at or below it, or with nothing known, it
+// passes.
+func TestCheckMemory(t *testing.T) {
+	base := DefaultConfig()
+	base.Model = layers.Presets["vit_base_patch16_224"]
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		key  string
+	}{
+		{"training batch", func(c *Config) { c.Train.BatchSize = 4096 }, "train.batch_size"},
+		{"eval batch", func(c *Config) { c.Train.BatchSize, c.Train.EvalBatchSize = 1, 8192 }, "train.eval_batch_size"},
+		{"model size", func(c *Config) {
+			c.Model.EmbedDim, c.Model.Depth, c.Model.NumHeads, c.Train.BatchSize = 16384, 256, 16, 1
+		}, "model.embed_dim"},
+		{"prefetch", func(c *Config) {
+			c.Model.EmbedDim, c.Model.Depth, c.Model.NumHeads, c.Model.ImgSize, c.Model.PatchSize = 8, 1, 1, layers.Size2{4096, 4096}, 256
+			c.Train.BatchSize, c.Data.Prefetch = 64, 256
+		}, "data.prefetch"},
+	} {
+		cfg := base
+		tc.edit(&cfg)
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		e := EstimateMemory(cfg)
+		err := CheckMemory(e, 8<<30, "test")
+		var ce *ConfigError
+		var me *MemoryError
+		if !errors.As(err, &ce) || ce.Key != tc.key || !errors.As(err, &me) || me.Need != e.Peak || me.Have != 8<<30 {
+			t.Errorf("%s: %v, want a ConfigError for %s wrapping a MemoryError", tc.name, err, tc.key)
+		}
+		if err := CheckMemory(e, e.Peak, "test"); err != nil {
+			t.Errorf("%s: refused at exactly its estimate: %v", tc.name, err)
+		}
+		if err := CheckMemory(e, 0, ""); err != nil {
+			t.Errorf("%s: refused with unknown memory: %v", tc.name, err)
+		}
+	}
+}
+
+// TestEstimateTerms: the parts scale as the model says — activations with
+// the batch, attention with tokens², parameters with the weights, EMA only
+// when on — and the parts add up to the peak.
+func TestEstimateTerms(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Model = layers.Presets["vit_small_patch16_224"]
+	cfg.Train.BatchSize = 32
+	e := EstimateMemory(cfg)
+	if got := e.Params + e.Grads + e.Optimizer + e.EMA + e.TrainAct + e.EvalAct + e.Data + e.Prefetch + e.Save + e.Runtime; got != e.Peak {
+		t.Errorf("parts sum to %d, peak %d", got, e.Peak)
+	}
+	if p := int64(layers.CountParams(cfg.Model)) * 4; e.Params != p || e.Grads != p || e.Optimizer != 2*p || e.EMA != 0 {
+		t.Errorf("params %d grads %d optimizer %d ema %d, want %d, %d, %d, 0", e.Params, e.Grads, e.Optimizer, e.EMA, p, p, 2*p)
+	}
+	cfg.Optim.EMA = true
+	if EstimateMemory(cfg).EMA != e.Params {
+		t.Error("EMA not counted")
+	}
+	cfg.Optim.EMA = false
+	cfg.Train.BatchSize = 64
+	if e2 := EstimateMemory(cfg); e2.TrainAct < 2*e.TrainAct*99/100 || e2.TrainAct > 2*e.TrainAct*101/100 {
+		t.Errorf("doubling the batch: training activations %d → %d", e.TrainAct, e2.TrainAct)
+	}
+	cfg.Train.BatchSize = 32
+	cfg.Model.PatchSize = 8 // 4× the patches: attention ×16 (tokens²), the rest ×4
+	if e4 := EstimateMemory(cfg); e4.Attention < 15*e.Attention {
+		t.Errorf("4× tokens: attention %d → %d, want about 16×", e.Attention, e4.Attention)
+	}
+	if b := EstimateEvalMemory(cfg); b.Grads != 0 || b.Optimizer != 0 || b.TrainAct != 0 {
+		t.Errorf("evaluation estimate counts training state: %+v", b)
+	}
+}
+
+// TestSummaryRefusesBeforeAllocating: -dry-run on a config that cannot fit
+// prints the estimate and returns the memory error without allocating it.
+func TestSummaryRefusesBeforeAllocating(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Model = layers.Presets["vit_base_patch16_224"]
+	cfg.Model.EmbedDim, cfg.Model.Depth, cfg.Model.NumHeads = 16384, 256, 16 // ~825G parameters
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var out strings.Builder
+	err := Summary(&out, cfg)
+	runtime.ReadMemStats(&after)
+	var me *MemoryError
+	if !errors.As(err, &me) {
+		t.Fatalf("Summary: %v, want a MemoryError", err)
+	}
+	if !strings.Contains(out.String(), "peak") {
+		t.Errorf("the estimate was not printed:\n%s", out.String())
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+		t.Errorf("Summary allocated %d MiB before refusing", d>>20)
+	}
+}
+
+// TestCheckpointMetadataValidatedBeforeAllocating: an 800 KB file whose
+// metadata claims embed_dim 2³⁰ is refused from its metadata, naming the
+// key, before any model is allocated (issue #14: it crashed the runtime).
+func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
+	m := tinyModel(t, nil)
+	meta := ModelMeta{Model: m.Config, Dataset: "mnist", Weights: "raw"}
+	md, err := meta.metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ key, value string }{
+		{"embed_dim", "1073741824"},
+		{"depth", "1000000"},
+		{"img_size", "100000"},
+		{"mlp_ratio", "1e12"},
+		{"ln_eps", ".inf"},
+		{"patch_size", `"sixteen"`},
+		{"num_classes", "1e9"},
+	} {
+		bad := map[string]string{}
+		for k, v := range md {
+			bad[k] = v
+		}
+		bad[tc.key] = tc.value
+		path := filepath.Join(dir, tc.key+".safetensors")
+		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000)) // 800 KB
+		if err := safetensors.Write(path, []safetensors.Tensor{pad}, bad); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, _, err := LoadModel(path, m.Params[0].Value.Dtype(), nil, "")
+		runtime.ReadMemStats(&after)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "model."+tc.key || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want a ConfigError for model.%s naming the file", tc.key, err, tc.key)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			t.Errorf("%s: %d MiB allocated before the refusal", tc.key, d>>20)
+		}
+	}
+	// cmd/eval's -img-size: the override is validated too.
+	path := filepath.Join(dir, "ok.safetensors")
+	if err := SaveModel(path, m, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	big := layers.Size2{100000, 100000}
+	_, _, _, err = LoadModel(path, m.Params[0].Value.Dtype(), &big, "")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "model.img_size" {
+		t.Errorf("-img-size 100000: %v, want a ConfigError for model.img_size", err)
+	}
+}
+
+// TestEstimateMatchesMeasuredRSS trains TINY (configs/mnist_vit_tiny.yaml)
+// for a few steps in a child process, as cmd/train runs it (GOGC 20), and
+// compares the child's peak RSS (VmHWM) with EstimateMemory: within 15%.
+// SMALL and ViT-S/16 were compared by hand (README).
+func TestEstimateMatchesMeasuredRSS(t *testing.T) {
+	if os.Getenv("VIT_RSS_CHILD") != "" {
+		rssChild()
+		return
+	}
+	if testing.Short() {
+		t.Skip("trains TINY in a child process")
+	}
+	if _, err := data.Open(data.Config{LimitTrain: 1, LimitVal: 1}, data.Val, 1); err != nil {
+		t.Skipf("MNIST not available: %v", err)
+	}
+	cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", []string{"train.max_steps=3", "data.limit_val=512"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := EstimateMemory(cfg).Peak
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEstimateMatchesMeasuredRSS$")
+	cmd.Env = append(os.Environ(), "VIT_RSS_CHILD="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var got int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM_bytes "); ok {
+			got, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if got == 0 {
+		t.Fatalf("no VmHWM in the child's output:\n%s", out)
+	}
+	rel := float64(want-got) / float64(got)
+	t.Logf("TINY: estimate %s, measured peak RSS %s (%+.1f%%)", FormatBytes(want), FormatBytes(got), 100*rel)
+	if rel > 0.15 || rel < -0.15 {
+		t.Errorf("estimate %s is %+.1f%% off the measured %s", FormatBytes(want), 100*rel, FormatBytes(got))
+	}
+}
+
+// rssChild is the child of TestEstimateMatchesMeasuredRSS.
+func rssChild() {
+	debug.SetGCPercent(20) // as cmd/train
+	cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", []string{"train.max_steps=3", "data.limit_val=512",
+		"train.out_dir=" + os.Getenv("VIT_RSS_CHILD")})
+	if err == nil {
+		_, err = Run(context.Background(), cfg, Options{Log: quietLog()})
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			fmt.Printf("VmHWM_bytes %d\n", kb<<10)
+		}
+	}
+}
