@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -21,8 +22,11 @@ import (
 //	P = softmax(S)      rows
 //	O = P·V             (T, D/H), written to the head's columns of the output
 //
-// and returns the (B·T, D) concatenation of heads, ready for attn.proj. The
-// probabilities P are kept for the backward pass (and for attention maps).
+// and returns the (B·T, D) concatenation of heads, ready for attn.proj. An
+// inference graph keeps the probabilities P for attention maps; a graph with
+// a backward pass keeps none and recomputes them there, bit for bit, which
+// takes one more (T, T, D/H) product per image and head and saves
+// B·H·T² values per block (TestAttentionRecomputeIsExact).
 // Heads are read in place by the sgemm calls (leading dimension 3D); nothing
 // is reshaped or transposed.
 func Attention(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
@@ -42,8 +46,12 @@ type attentionOp struct {
 	opBase
 	batch, tokens, heads, dim int
 	out                       buffer
-	probs32                   []float32 // (B, H, T, T) saved softmax
-	probs64                   []float64
+	// recompute is set when a gradient is built (SymDiff): the forward pass
+	// then keeps no probabilities and the backward pass recomputes them.
+	// Otherwise (inference) the forward keeps them for AttentionProbs.
+	recompute bool
+	probs32   []float32 // (B, H, T, T) saved softmax, unless recompute
+	probs64   []float64
 }
 
 var _ G.SDOp = (*attentionOp)(nil)
@@ -80,6 +88,10 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	y := op.out.get(qkv.Dtype(), op.batch*op.tokens, op.dim)
 	n := op.batch * op.heads * op.tokens * op.tokens
+	if op.recompute {
+		n = 0
+		op.probs32, op.probs64 = nil, nil
+	}
 	switch qkv.Dtype() {
 	case tensor.Float32:
 		if len(op.probs32) != n {
@@ -95,52 +107,80 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 	return y, nil
 }
 
-func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
-	if y32, ok := any(y).([]float32); ok {
-		attnForward32(op, y32, any(qkv).([]float32), any(probs).([]float32))
+// scratch holds per-goroutine (T, T) matrices for the attention kernels.
+var scratch32, scratch64 sync.Pool
+
+// getScratch returns a pooled slice of at least n elements.
+func getScratch[T Float](n int) *[]T {
+	pool := &scratch64
+	if _, ok := any(T(0)).(float32); ok {
+		pool = &scratch32
+	}
+	s, _ := pool.Get().(*[]T)
+	if s == nil {
+		s = new([]T)
+	}
+	if len(*s) < n {
+		*s = make([]T, n)
+	}
+	return s
+}
+
+func putScratch[T Float](s *[]T) {
+	if _, ok := any(T(0)).(float32); ok {
+		scratch32.Put(s)
 		return
 	}
-	t, d, hd := op.tokens, op.dim, op.dim/op.heads
-	scale := T(op.scale())
-	parallelFor(op.batch, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			base := b * t * 3 * d
-			for h := 0; h < op.heads; h++ {
-				q := qkv[base+h*hd:]
-				k := qkv[base+d+h*hd:]
-				v := qkv[base+2*d+h*hd:]
-				p := probs[(b*op.heads+h)*t*t:][:t*t]
-				gemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
-				softmax(p, t, t)
-				gemm(false, false, t, hd, t, 1, p, t, v, 3*d, 0, y[b*t*d+h*hd:], d)
+	scratch64.Put(s)
+}
+
+// attnForward writes the attention output y from qkv. The (image, head)
+// pairs are split over the cores, handed out dynamically; each pair runs
+// scores, softmax of its T rows and P·V with single-threaded kernels, so
+// the result does not depend on the split. probs, if not empty, receives the
+// probabilities (B, H, T, T); if empty they go to per-goroutine scratch and
+// are dropped.
+func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
+	t, nh := op.tokens, op.heads
+	parallelFor(op.batch*nh, func(lo, hi int) {
+		var sp *[]T
+		if len(probs) == 0 {
+			sp = getScratch[T](t * t)
+			defer putScratch(sp)
+		}
+		for i := lo; i < hi; i++ {
+			var p []T
+			if sp != nil {
+				p = (*sp)[:t*t]
+			} else {
+				p = probs[i*t*t:][:t*t]
 			}
+			attnProbs(op, qkv, p, i/nh, i%nh)
+			b, h, d, hd := i/nh, i%nh, op.dim, op.dim/nh
+			// O = P·V into the head's columns of y
+			gemmSerial(false, false, t, hd, t, 1, p, t, qkv[b*t*3*d+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
 		}
 	})
 }
 
-// attnForward32 is attnForward for float32: the images are split over the
-// cores in contiguous chunks, and each goroutine runs, image by image and
-// head by head, scores, softmax of the head's T rows and P·V with the
-// single-threaded kernels. Attention products are tiny (50×50×hd), so
-// keeping one image's q, k, v and probabilities in cache across its heads
-// beats batching each product over the images with one strided call per
-// head (BenchmarkAttention32).
-func attnForward32(op *attentionOp, y, qkv, probs []float32) {
-	t, d, nh := op.tokens, op.dim, op.heads
-	hd, scale := d/nh, float32(op.scale())
-	parallelFor(op.batch, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			base := b * t * 3 * d
-			for h := 0; h < nh; h++ {
-				p := probs[(b*nh+h)*t*t:][:t*t]
-				// S = scale·Q·Kᵀ, P = softmax(S) by rows
-				kernels.SgemmSerial(false, true, t, t, hd, scale, qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
-				kernels.SoftmaxRows(p, t, t)
-				// O = P·V into the head's columns of y
-				kernels.SgemmSerial(false, false, t, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
-			}
-		}
-	})
+// attnProbs computes the probabilities of image b, head h into p (T, T):
+// S = scale·Q·Kᵀ, then softmax by rows. The backward pass calls it again to
+// recompute them: same inputs, same kernels, so the same bits.
+func attnProbs[T Float](op *attentionOp, qkv, p []T, b, h int) {
+	t, d, hd := op.tokens, op.dim, op.dim/op.heads
+	base := b * t * 3 * d
+	gemmSerial(false, true, t, t, hd, T(op.scale()), qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
+	softmax(p, t, t)
+}
+
+// gemmSerial is the single-threaded product for one (image, head) pair:
+// our SIMD kernel for float32, gonum's for float64.
+func gemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok {
+		kernels.SgemmSerial(transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // softmax is softmaxRows, vectorised for float32.
@@ -204,7 +244,9 @@ func (op *attentionOp) DiffWRT(n int) []bool { return []bool{true} }
 
 func (op *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	// The forward output is an input only to order the gradient after the
-	// forward pass, whose saved probabilities it reads.
+	// forward pass. A graph with a backward pass keeps no probabilities: the
+	// gradient op recomputes them, bit for bit, from qkv.
+	op.recompute = true
 	d, err := G.ApplyOp(&attentionGradOp{opBase: newOpBase(), fwd: op}, inputs[0], output, grad)
 	if err != nil {
 		return nil, err
@@ -212,17 +254,15 @@ func (op *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	return G.Nodes{d}, nil
 }
 
-// attentionGradOp maps (qkv, y, dy) to dqkv using the forward's saved
-// probabilities:
+// attentionGradOp maps (qkv, y, dy) to dqkv, recomputing each (image, head)
+// pair's probabilities P (or reading the forward's, when it kept them):
 //
 //	dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P)),
 //	dQ = scale·dS·K, dK = scale·dSᵀ·Q.
 type attentionGradOp struct {
 	opBase
-	fwd   *attentionOp
-	out   buffer
-	tmp32 []float32
-	tmp64 []float64
+	fwd *attentionOp
+	out buffer
 }
 
 func (op *attentionGradOp) Arity() int    { return 3 }
@@ -239,70 +279,48 @@ func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	f := op.fwd
 	qkv, dy := in[0], in[2]
+	if !qkv.Shape().Eq(tensor.Shape{f.batch * f.tokens, 3 * f.dim}) || !dy.Shape().Eq(tensor.Shape{f.batch * f.tokens, f.dim}) {
+		return nil, fmt.Errorf("AttentionGrad: qkv %v and dy %v do not match the forward's (%d, %d)", qkv.Shape(), dy.Shape(), f.batch*f.tokens, f.dim)
+	}
 	dq := op.out.get(qkv.Dtype(), f.batch*f.tokens, 3*f.dim)
-	n := f.batch * f.heads * f.tokens * f.tokens
 	switch qkv.Dtype() {
 	case tensor.Float32:
-		if len(op.tmp32) != n {
-			op.tmp32 = make([]float32, n)
-		}
-		attnBackward(f, data[float32](dq), data[float32](qkv), data[float32](dy), f.probs32, op.tmp32)
+		attnBackward(f, data[float32](dq), data[float32](qkv), data[float32](dy), f.probs32)
 	default:
-		if len(op.tmp64) != n {
-			op.tmp64 = make([]float64, n)
-		}
-		attnBackward(f, data[float64](dq), data[float64](qkv), data[float64](dy), f.probs64, op.tmp64)
+		attnBackward(f, data[float64](dq), data[float64](qkv), data[float64](dy), f.probs64)
 	}
 	return dq, nil
 }
 
-func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs, tmp []T) {
-	if d32, ok := any(dqkv).([]float32); ok {
-		attnBackward32(op, d32, any(qkv).([]float32), any(dy).([]float32), any(probs).([]float32), any(tmp).([]float32))
-		return
-	}
-	t, d, hd := op.tokens, op.dim, op.dim/op.heads
-	scale := T(op.scale())
-	parallelFor(op.batch, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			base := b * t * 3 * d
-			dp := tmp[b*t*t:][:t*t]
-			for h := 0; h < op.heads; h++ {
-				q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
-				dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
-				p := probs[(b*op.heads+h)*t*t:][:t*t]
-				do := dy[b*t*d+h*hd:]
-				gemm(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)
-				gemm(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)
-				softmaxBackward(dp, p, t, t) // dS = P ⊙ (dP − rowsum(dP ⊙ P)), in place
-				gemm(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d)
-				gemm(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)
-			}
-		}
-	})
-}
-
-// attnBackward32 is attnBackward for float32, split over the images as
-// attnForward32 is; tmp holds dP, then dS, laid out (B, H, T, T) like the
-// probabilities, so each goroutine writes only its own images' blocks.
-func attnBackward32(op *attentionOp, dqkv, qkv, dy, probs, tmp []float32) {
+// attnBackward writes dqkv, split over (image, head) pairs as attnForward
+// is. probs holds the forward's probabilities, or is empty: then each pair
+// recomputes its own with attnProbs into per-goroutine scratch, the same
+// bits the forward pass had. dP and dS live in scratch too.
+func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs []T) {
 	t, d, nh := op.tokens, op.dim, op.heads
-	hd, scale := d/nh, float32(op.scale())
-	parallelFor(op.batch, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			base := b * t * 3 * d
-			for h := 0; h < nh; h++ {
-				q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
-				dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
-				p := probs[(b*nh+h)*t*t:][:t*t]
-				dp := tmp[(b*nh+h)*t*t:][:t*t]
-				do := dy[b*t*d+h*hd:]
-				kernels.SgemmSerial(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
-				kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
-				kernels.SoftmaxBackwardRows(dp, p, dp, t, t)                                  // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-				kernels.SgemmSerial(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
-				kernels.SgemmSerial(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
+	hd, scale := d/nh, T(op.scale())
+	parallelFor(op.batch*nh, func(lo, hi int) {
+		sp := getScratch[T](2 * t * t)
+		defer putScratch(sp)
+		dp := (*sp)[t*t : 2*t*t]
+		for i := lo; i < hi; i++ {
+			b, h := i/nh, i%nh
+			var p []T
+			if len(probs) == 0 {
+				p = (*sp)[:t*t]
+				attnProbs(op, qkv, p, b, h)
+			} else {
+				p = probs[i*t*t:][:t*t]
 			}
+			base := b * t * 3 * d
+			q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
+			dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
+			do := dy[b*t*d+h*hd:]
+			gemmSerial(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
+			gemmSerial(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
+			softmaxBackward(dp, p, t, t)                                         // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+			gemmSerial(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
+			gemmSerial(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
 		}
 	})
 }
@@ -321,6 +339,9 @@ func AttentionProbs(n *G.Node) (probs []float64, b, h, t int, err error) {
 	op, ok := n.Op().(*attentionOp)
 	if !ok {
 		return nil, 0, 0, 0, fmt.Errorf("AttentionProbs: %v is not an Attention node", n.Name())
+	}
+	if op.recompute {
+		return nil, 0, 0, 0, fmt.Errorf("AttentionProbs: %v is in a graph with a backward pass, which keeps no probabilities (they are recomputed there); read maps from an inference graph", n.Name())
 	}
 	p := op.Probs()
 	if len(p) != op.batch*op.heads*op.tokens*op.tokens {

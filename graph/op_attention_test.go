@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -55,10 +56,7 @@ func TestAttentionForward(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := G.NewTapeMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
+		runOnce(t, g)
 		var in, got []float64
 		switch v := qkv.Value().Data().(type) {
 		case []float64:
@@ -77,7 +75,6 @@ func TestAttentionForward(t *testing.T) {
 				t.Fatalf("%v: y[%d] = %v, want %v", dt, i, got[i], want[i])
 			}
 		}
-		m.Close()
 	}
 }
 
@@ -113,12 +110,12 @@ func TestAttention32MatchesFloat64(t *testing.T) {
 		nq, ny, np := tc.b*tc.tok*3*tc.d, tc.b*tc.tok*tc.d, tc.b*tc.h*tc.tok*tc.tok
 		qkv64, qkv32 := rnd(nq)
 		dy64, dy32 := rnd(ny)
-		y64, p64, dq64, tmp64 := make([]float64, ny), make([]float64, np), make([]float64, nq), make([]float64, np)
-		y32, p32, dq32, tmp32 := make([]float32, ny), make([]float32, np), make([]float32, nq), make([]float32, np)
+		y64, p64, dq64 := make([]float64, ny), make([]float64, np), make([]float64, nq)
+		y32, p32, dq32 := make([]float32, ny), make([]float32, np), make([]float32, nq)
 		attnForward(op, y64, qkv64, p64)
 		attnForward(op, y32, qkv32, p32)
-		attnBackward(op, dq64, qkv64, dy64, p64, tmp64)
-		attnBackward(op, dq32, qkv32, dy32, p32, tmp32)
+		attnBackward(op, dq64, qkv64, dy64, p64)
+		attnBackward(op, dq32, qkv32, dy32, p32)
 		for _, c := range []struct {
 			name string
 			want []float64
@@ -131,6 +128,79 @@ func TestAttention32MatchesFloat64(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// attentionGraph builds Attention on random qkv with the gradient of a
+// weighted sum of its output; recompute false makes the op keep its
+// probabilities as an inference graph does.
+func attentionGraph(t *testing.T, dt tensor.Dtype, b, tok, h, d int, recompute bool) (*attentionOp, *G.Node, *G.Node) {
+	t.Helper()
+	g := G.NewGraph()
+	qkv := randNode(g, dt, "qkv", 1, 7, b*tok, 3*d)
+	y, err := Attention(qkv, b, tok, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := G.Grad(weightedSum(t, y, 8), qkv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := y.Op().(*attentionOp)
+	if !op.recompute {
+		t.Fatal("building the gradient did not switch the attention to recomputing")
+	}
+	op.recompute = recompute
+	runOnce(t, g)
+	return op, y, grads[0]
+}
+
+// TestAttentionRecomputeIsExact: a graph with a backward pass keeps no
+// attention probabilities, and recomputing them in the backward pass gives
+// the output and the qkv gradient of the kept-probabilities path bit for
+// bit, in float32 and float64, at 1, 2 and 8 cores (the (image, head) pairs
+// split differently), at ViT-S/16@224's 197 tokens among others.
+func TestAttentionRecomputeIsExact(t *testing.T) {
+	for _, tc := range []struct{ b, tok, h, d int }{{3, 5, 2, 8}, {5, 50, 4, 64}, {2, 197, 6, 384}} {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			var ref [][]float64
+			for _, procs := range []int{1, 2, 8} {
+				prev := runtime.GOMAXPROCS(procs)
+				op, y, dq := attentionGraph(t, dt, tc.b, tc.tok, tc.h, tc.d, true)
+				if len(op.probs32)+len(op.probs64) != 0 {
+					t.Errorf("%+v %v: the training graph kept %d probabilities", tc, dt, len(op.probs32)+len(op.probs64))
+				}
+				got := [][]float64{valueF64s(t, y.Value()), valueF64s(t, dq.Value())}
+				kop, ky, kdq := attentionGraph(t, dt, tc.b, tc.tok, tc.h, tc.d, false)
+				if n := len(kop.probs32) + len(kop.probs64); n != tc.b*tc.h*tc.tok*tc.tok {
+					t.Errorf("%+v %v: the kept path holds %d probabilities", tc, dt, n)
+				}
+				runtime.GOMAXPROCS(prev)
+				for i, want := range [][]float64{valueF64s(t, ky.Value()), valueF64s(t, kdq.Value())} {
+					if !sameBits(got[i], want) {
+						t.Errorf("%+v %v, %d cores: %s differs between recomputed and kept probabilities", tc, dt, procs, []string{"y", "dqkv"}[i])
+					}
+				}
+				if ref == nil {
+					ref = got
+					continue
+				}
+				for i := range ref {
+					if !sameBits(ref[i], got[i]) {
+						t.Errorf("%+v %v: %s differs between 1 and %d cores", tc, dt, []string{"y", "dqkv"}[i], procs)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionProbsOfTrainingGraph: reading maps from a graph that keeps
+// none is an error, not a silent empty result.
+func TestAttentionProbsOfTrainingGraph(t *testing.T) {
+	_, y, _ := attentionGraph(t, tensor.Float32, 2, 5, 2, 8, true)
+	if _, _, _, _, err := AttentionProbs(y); err == nil {
+		t.Error("AttentionProbs on a training graph gave no error")
 	}
 }
 
@@ -209,11 +279,7 @@ func TestPatchifyLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runOnce(t, g)
 	got := y.Value().Data().([]float64)
 	// Patch (0,1): channel 0 rows 0-1 cols 2-3, then channel 1.
 	want := []float64{2, 3, 6, 7, 18, 19, 22, 23}
@@ -229,7 +295,8 @@ func TestPatchifyLayout(t *testing.T) {
 
 // BenchmarkAttention32 times the float32 attention core (the products and
 // the softmax, forward and backward) at batch 128, 50 tokens, for the TINY
-// (d 64, 4 heads) and SMALL (d 192, 3 heads) shapes.
+// (d 64, 4 heads) and SMALL (d 192, 3 heads) shapes, as training runs it:
+// no probabilities kept, the backward pass recomputing them.
 func BenchmarkAttention32(b *testing.B) {
 	const batch, tok = 128, 50
 	for _, s := range []struct{ d, h int }{{64, 4}, {192, 3}} {
@@ -244,16 +311,14 @@ func BenchmarkAttention32(b *testing.B) {
 		}
 		qkv, dy := fill(batch*tok*3*s.d), fill(batch*tok*s.d)
 		y, dqkv := make([]float32, batch*tok*s.d), make([]float32, batch*tok*3*s.d)
-		probs, tmp := make([]float32, batch*s.h*tok*tok), make([]float32, batch*s.h*tok*tok)
 		b.Run(fmt.Sprintf("fwd_d%d_h%d", s.d, s.h), func(b *testing.B) {
 			for b.Loop() {
-				attnForward32(op, y, qkv, probs)
+				attnForward(op, y, qkv, nil)
 			}
 		})
-		b.Run(fmt.Sprintf("bwd_d%d_h%d", s.d, s.h), func(b *testing.B) {
-			attnForward32(op, y, qkv, probs)
+		b.Run(fmt.Sprintf("bwd_recompute_d%d_h%d", s.d, s.h), func(b *testing.B) {
 			for b.Loop() {
-				attnBackward32(op, dqkv, qkv, dy, probs, tmp)
+				attnBackward(op, dqkv, qkv, dy, nil)
 			}
 		})
 	}

@@ -353,11 +353,7 @@ func TestDropRowsMatchWholeBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
-				t.Fatal(err)
-			}
+			runOnce(t, g)
 			return valueF64s(t, y.Value())
 		}
 		whole := run(batch, nil)

@@ -37,7 +37,7 @@ func LayerNorm(x, w, b *G.Node, eps float64) (*G.Node, error) {
 	if !(eps > 0) || math.IsInf(eps, 1) {
 		return nil, fmt.Errorf("LayerNorm: eps must be a positive number, got %v", eps)
 	}
-	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d}, x, w, b)
+	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x}, x, w, b)
 }
 
 type layerNormOp struct {
@@ -45,6 +45,14 @@ type layerNormOp struct {
 	eps float64
 	d   int
 	out buffer
+
+	// x is the input node, for Residual's check. fork is set by the
+	// Residual that sums x with this LayerNorm's branch; next is that sum's
+	// gradient, set by the Residual's SymDiff (which runs first, the sum
+	// being downstream) and added to dx by the dx op.
+	x    *G.Node
+	fork bool
+	next *G.Node
 
 	// Saved by the last forward run for the backward pass, per row.
 	mean, rstd []float64
@@ -126,8 +134,13 @@ func (op *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
 func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, w := inputs[0], inputs[1]
 	// The output y is an input of the gradient ops that read μ and rstd only
-	// to order them after the forward op.
-	dx, err := G.ApplyOp(&layerNormDxOp{opBase: newOpBase(), fwd: op}, x, w, output, grad)
+	// to order them after the forward op. At a residual fork the sum's
+	// gradient is a fifth input, added to dx in the same pass.
+	dxIn := G.Nodes{x, w, output, grad}
+	if op.next != nil {
+		dxIn = append(dxIn, op.next)
+	}
+	dx, err := G.ApplyOp(&layerNormDxOp{opBase: newOpBase(), fwd: op, res: op.next != nil}, dxIn...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,21 +157,36 @@ func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	return G.Nodes{dx, dw, db}, nil
 }
 
-// layerNormDxOp maps (x, w, y, dy) to dx using the forward's μ and rstd.
+// layerNormDxOp maps (x, w, y, dy) to dx using the forward's μ and rstd;
+// with res, (x, w, y, dy, r) to dx + r, r being the gradient of the
+// residual sum that x also feeds (see [Residual]).
 type layerNormDxOp struct {
 	opBase
 	fwd *layerNormOp
+	res bool
 	out buffer
 }
 
-func (op *layerNormDxOp) Arity() int    { return 4 }
-func (op *layerNormDxOp) Type() hm.Type { return fnType(2, 1, 2, 2, 2) }
+func (op *layerNormDxOp) Arity() int {
+	if op.res {
+		return 5
+	}
+	return 4
+}
+
+func (op *layerNormDxOp) Type() hm.Type {
+	if op.res {
+		return fnType(2, 1, 2, 2, 2, 2)
+	}
+	return fnType(2, 1, 2, 2, 2)
+}
+
 func (op *layerNormDxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return shapeLike("LayerNormDx", in, 0)
 }
 
 func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("LayerNormDx", vs, 4)
+	in, err := denses("LayerNormDx", vs, op.Arity())
 	if err != nil {
 		return nil, err
 	}
@@ -168,20 +196,35 @@ func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {
 	if len(f.rstd) != m || !dy.Shape().Eq(x.Shape()) {
 		return nil, fmt.Errorf("LayerNormDx: x %v, dy %v and the forward's %d rows do not match", x.Shape(), dy.Shape(), len(f.rstd))
 	}
+	var res *tensor.Dense
+	if op.res {
+		if res = in[4]; !res.Shape().Eq(x.Shape()) {
+			return nil, fmt.Errorf("LayerNormDx: residual gradient %v, x %v", res.Shape(), x.Shape())
+		}
+	}
 	dx := op.out.get(x.Dtype(), m, f.d)
 	switch x.Dtype() {
 	case tensor.Float32:
 		clear(f.dw32)
 		clear(f.db32)
-		kernels.LayerNormBackwardRows(data[float32](dx), f.dw32, f.db32, data[float32](dy), data[float32](x), f.mean32, f.rstd32, data[float32](w), m, f.d)
+		if res != nil {
+			kernels.LayerNormBackwardRowsAdd(data[float32](dx), f.dw32, f.db32, data[float32](dy), data[float32](x), f.mean32, f.rstd32, data[float32](w), data[float32](res), m, f.d)
+		} else {
+			kernels.LayerNormBackwardRows(data[float32](dx), f.dw32, f.db32, data[float32](dy), data[float32](x), f.mean32, f.rstd32, data[float32](w), m, f.d)
+		}
 	default:
-		layerNormDx(data[float64](dx), data[float64](x), data[float64](w), data[float64](dy), f.mean, f.rstd, f.d)
+		var r []float64
+		if res != nil {
+			r = data[float64](res)
+		}
+		layerNormDx(data[float64](dx), data[float64](x), data[float64](w), data[float64](dy), r, f.mean, f.rstd, f.d)
 	}
 	return dx, nil
 }
 
-// layerNormDx: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row, g = dy·w.
-func layerNormDx[T Float](dx, x, w, dy []T, mean, rstd []float64, d int) {
+// layerNormDx: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row, g = dy·w,
+// plus res when res is not nil.
+func layerNormDx[T Float](dx, x, w, dy, res []T, mean, rstd []float64, d int) {
 	parallelFor(len(mean), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr, gr, out := x[i*d:(i+1)*d], dy[i*d:(i+1)*d], dx[i*d:(i+1)*d]
@@ -198,12 +241,17 @@ func layerNormDx[T Float](dx, x, w, dy []T, mean, rstd []float64, d int) {
 				g := float64(gr[j]) * float64(w[j])
 				out[j] = T(r * (g - sg - (float64(v)-mu)*r*sgx))
 			}
+			if res != nil {
+				for j, v := range res[i*d : (i+1)*d] {
+					out[j] += v
+				}
+			}
 		}
 	})
 }
 
 func (op *layerNormDxOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LayerNormDx(fwd#%d)", op.fwd.id)
+	fmt.Fprintf(h, "LayerNormDx(fwd#%d,res=%v)", op.fwd.id, op.res)
 	op.writeID(h)
 }
 func (op *layerNormDxOp) Hashcode() uint32 { return hashOf(op) }

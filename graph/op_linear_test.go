@@ -79,11 +79,7 @@ func TestLinearMatchesGorgonia(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := G.Must(G.BroadcastAdd(G.Must(G.Mul(x, G.Must(G.Transpose(w)))), b, nil, []byte{0}))
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runOnce(t, g)
 	got, want := y.Value().Data().([]float32), ref.Value().Data().([]float32)
 	for i := range got {
 		if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {

@@ -3,27 +3,47 @@ package graph
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// parallelFor runs f(lo, hi) over [0, n) split into one contiguous chunk per
-// core; with one core, or little work, it runs inline.
-func parallelFor(n int, f func(lo, hi int)) {
+// parallelFor runs f(lo, hi) over [0, n), n units of work of similar
+// cost (rows, images, (image, head) pairs), split over the cores: about four
+// chunks per core, handed out dynamically so that a core slowed by other
+// work takes fewer. With one core, or n = 1, it runs inline.
+func parallelFor(n int, f func(lo, hi int)) { parallelForGrain(n, 1, f) }
+
+// parallelForGrain is parallelFor with chunks of at least grain units: for
+// light units (elements), below 2·grain units it runs inline.
+func parallelForGrain(n, grain int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
-	if w > n {
-		w = n
-	}
-	if w <= 1 {
-		f(0, n)
+	size := max(grain, (n+4*w-1)/(4*w), 1)
+	chunks := (n + size - 1) / size
+	if w <= 1 || chunks <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
 		return
 	}
+	w = min(w, chunks)
+	var next atomic.Int64
+	run := func() {
+		for {
+			c := int(next.Add(1)) - 1
+			if c >= chunks {
+				return
+			}
+			lo := c * size
+			f(lo, min(lo+size, n))
+		}
+	}
 	var wg sync.WaitGroup
-	for i := 0; i < w; i++ {
-		lo, hi := i*n/w, (i+1)*n/w
-		wg.Add(1)
+	wg.Add(w - 1)
+	for range w - 1 {
 		go func() {
 			defer wg.Done()
-			f(lo, hi)
+			run()
 		}()
 	}
+	run()
 	wg.Wait()
 }

@@ -325,20 +325,20 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 // It also returns the attention core's node.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
-	h := b.layerNorm(x, pre+"norm1")
-	h = b.linear(h, pre+"attn.qkv")                                                                    // (B·T, 3D)
+	n := b.layerNorm(x, pre+"norm1")
+	h := b.linear(n, pre+"attn.qkv")                                                                   // (B·T, 3D)
 	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
 	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
-	x = b.residual(x, h, dpr, pre+"drop_path1")
+	x = b.residual(x, n, h, dpr, pre+"drop_path1")
 
-	h = b.layerNorm(x, pre+"norm2")
-	h = b.linear(h, pre+"mlp.fc1") // (B·T, hidden)
+	n = b.layerNorm(x, pre+"norm2")
+	h = b.linear(n, pre+"mlp.fc1") // (B·T, hidden)
 	h = b.act(h)
 	h = b.dropout(h, pre+"mlp.drop1")
 	h = b.linear(h, pre+"mlp.fc2") // (B·T, D)
 	h = b.dropout(h, pre+"mlp.drop2")
-	return b.residual(x, h, dpr, pre+"drop_path2"), attn
+	return b.residual(x, n, h, dpr, pre+"drop_path2"), attn
 }
 
 func (b *builder) act(h *G.Node) *G.Node {
@@ -349,12 +349,14 @@ func (b *builder) act(h *G.Node) *G.Node {
 	return b.op(func() (*G.Node, error) { return graph.GELU(h, approx) })
 }
 
-// residual returns x + drop_path(h).
-func (b *builder) residual(x, h *G.Node, rate float64, name string) *G.Node {
+// residual returns x + drop_path(h), h being the branch that starts at
+// norm = LayerNorm(x): graph.Residual, whose gradient at the fork is summed
+// inside the LayerNorm's backward kernel.
+func (b *builder) residual(x, norm, h *G.Node, rate float64, name string) *G.Node {
 	if rate > 0 && b.stoch.Training {
 		h = b.op(func() (*G.Node, error) { return graph.DropPath(h, rate, b.batch, b.stoch, graph.StreamID(name)) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Add(x, h) })
+	return b.op(func() (*G.Node, error) { return graph.Residual(x, norm, h) })
 }
 
 func (b *builder) dropout(h *G.Node, name string) *G.Node {

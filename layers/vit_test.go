@@ -407,3 +407,33 @@ func convert(dt tensor.Dtype, v float64) any {
 	}
 	return v
 }
+
+// TestBackwardHasNoGradientAdds: the training graph's backward pass holds
+// none of Gorgonia's gradient additions (one serial pass per residual fork
+// with graph.Add); graph.Residual sums them inside the LayerNorm kernels.
+func TestBackwardHasNoGradientAdds(t *testing.T) {
+	for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {
+		c := tinyConfig()
+		c.PatchEmbed, c.DropPathRate, c.Dropout = form, 0.1, 0.1
+		m, err := New(c, tensor.Float32, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gr, err := m.Build(2, BuildOptions{Training: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets := G.NewTensor(gr.G, tensor.Float32, 2, G.WithShape(2, c.NumClasses), G.WithName("t"))
+		loss, err := graph.SoftmaxCrossEntropy(gr.Logits, targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := graph.GorgoniaAdds(gr.G) // the conv form's bias add is a forward one
+		if _, err := G.Grad(loss, gr.Params...); err != nil {
+			t.Fatal(err)
+		}
+		if adds := graph.GorgoniaAdds(gr.G) - before; adds != 0 {
+			t.Errorf("%s: the backward pass has %d Gorgonia gradient adds, want 0", form, adds)
+		}
+	}
+}

@@ -409,6 +409,10 @@ func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
 			p.fail(key, line, "want a list, got %s", describe(n))
 			return
 		}
+		if len(n.Content) == 0 {
+			v.Set(reflect.Zero(v.Type())) // [] is the empty list, as an absent one
+			return
+		}
 		out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, e := range n.Content {
 			p.setValue(out.Index(i), e, fmt.Sprintf("%s[%d]", key, i))

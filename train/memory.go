@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,9 +21,9 @@ import (
 // the config alone (nothing is allocated). Activations are float32 and scale
 // with the batch: per block each token row keeps its LayerNorm, qkv,
 // attention, projection, MLP and residual outputs for the backward pass (the
-// arena that graph.PlanBuffers shares between them), and each attention op
-// keeps its probabilities, batch·heads·tokens² values, in the training graph
-// (forward and backward) and in the evaluation graph. The coefficients were
+// arena that graph.PlanBuffers shares between them); each attention op of the
+// evaluation graph keeps its probabilities, batch·heads·tokens² values, while
+// the training graph's recompute theirs in the backward pass and keep none. The coefficients were
 // fitted to graph.Arena.Bytes and heap profiles, and the total checked
 // against peak RSS (TestEstimateMatchesMeasuredRSS; README "What the trainer
 // refuses, and why").
@@ -31,7 +32,7 @@ type MemoryEstimate struct {
 	Grads     int64 // one gradient per weight
 	Optimizer int64 // AdamW's two moments
 	EMA       int64 // the EMA copy of the weights (optim.ema)
-	TrainAct  int64 // training graph activations at train.batch_size, attention included
+	TrainAct  int64 // training graph activations at train.batch_size (÷ grad_accum_steps), attention included
 	EvalAct   int64 // what the evaluation graph at train.eval_batch_size adds
 	Attention int64 // of TrainAct+EvalAct: the saved attention probabilities (tokens²)
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
@@ -71,7 +72,11 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 	D, hid := f(m.EmbedDim), f(m.Hidden())
 	T := f(m.NumPatches() + 1)
 	depth, heads := f(m.Depth), f(m.NumHeads)
-	B := f(cfg.Train.BatchSize)
+	batch := f(cfg.Train.BatchSize)
+	B := batch
+	if k := cfg.Train.GradAccumSteps; k > 1 {
+		B /= f(k) // the training graph is built for one micro-batch
+	}
 	Be := f(evalBatch(cfg))
 	pixels := f(m.InChans) * f(m.ImgSize[0]) * f(m.ImgSize[1])
 	var e estimateF
@@ -89,11 +94,17 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 		if m.Dropout > 0 {
 			perRow += depth*(3*D+hid) + D
 		}
-		attn := 4 * depth * heads * T * T * 2 * B // forward probabilities and the backward's scratch
+		// The training graph keeps no attention probabilities: the backward
+		// pass recomputes them (graph.Attention), in (T, T) scratch per goroutine.
+		threads := f(cfg.Train.Threads)
+		if threads == 0 {
+			threads = f(runtime.NumCPU())
+		}
+		attn := 4 * 2 * T * T * threads
 		e.trainAct = 4*B*T*(perRow+ownedPerRow*D) + attn + 4*B*pixels*2
 		e.attention = attn
 		e.save = e.params + e.optimizer + e.ema + e.params // state file: weights, moments, EMA; and the model file
-		e.prefetch = 4 * B * (pixels + f(m.NumClasses)) * f(cfg.Data.Prefetch+2)
+		e.prefetch = 4 * batch * (pixels + f(m.NumClasses)) * f(cfg.Data.Prefetch+2)
 	} else {
 		B = 0
 	}
@@ -198,6 +209,7 @@ type MemoryError struct {
 	Part       string // the largest part of the estimate
 }
 
+// Error says how much is needed and how much is available.
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("the run needs about %s (%s the largest part), more than the %s available (%s)",
 		FormatBytes(e.Need), e.Part, FormatBytes(e.Have), e.Source)

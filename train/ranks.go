@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -57,6 +58,38 @@ func shareState(c dist.Comm, s *Step, st *State) error {
 		return nil
 	}
 	return s.Restore(mine)
+}
+
+// ErrStart is returned on the other ranks when rank 0 could not resume or
+// start the run; rank 0 returns (and reports) its own error.
+var ErrStart = errors.New("rank 0 could not start the run")
+
+// shareOutcome tells every rank how rank 0's start went (err on rank 0):
+// nil to go on, ErrRunComplete for a resumed run with nothing left to do,
+// or an error, so that no rank waits for a rank 0 that has stopped.
+func shareOutcome(c dist.Comm, err error) error {
+	if c.Size() == 1 {
+		return err
+	}
+	code := []int64{0}
+	switch {
+	case errors.Is(err, ErrRunComplete):
+		code[0] = 1
+	case err != nil:
+		code[0] = 2
+	}
+	if berr := c.BcastInt64(code, 0); berr != nil {
+		return errors.Join(err, berr)
+	}
+	switch {
+	case c.Rank() == 0:
+		return err
+	case code[0] == 1:
+		return ErrRunComplete
+	case code[0] == 2:
+		return ErrStart
+	}
+	return nil
 }
 
 // stopAll shares a stop request: true on every rank when any rank's is.

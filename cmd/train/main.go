@@ -1,14 +1,18 @@
 // Command train trains a Vision Transformer from a YAML config.
 //
-//	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume] [-dry-run] [-log-format text|json]
+//	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume | -overwrite] [-dry-run] [-log-format text|json]
 //
 // Built with -tags mpi and started by mpirun (or srun, or an MPIJob), each
 // process is one rank of a data-parallel job; see the README's "Training on
 // several processes or machines".
 //
 // -dry-run validates the config, builds the graph and prints the parameter
-// table. SIGINT/SIGTERM finish the current step, write a checkpoint and exit
-// with status 130; -resume continues from it.
+// table. SIGINT/SIGTERM finish the current step (or stop an evaluation within
+// a batch), write a checkpoint and exit with status 130; a second SIGINT
+// exits at once. -resume continues from the checkpoint; it refuses a config
+// that changes the run's math, and exits 0 for a run that is complete. One
+// trainer at a time may use an output directory, and a fresh run refuses a
+// directory holding an earlier run unless -overwrite is given.
 package main
 
 import (
@@ -18,15 +22,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/train"
 )
 
@@ -42,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
 	out := flag.String("out", "", "output directory (overrides train.out_dir)")
 	resume := flag.Bool("resume", false, "continue from the output directory's last checkpoint")
+	overwrite := flag.Bool("overwrite", false, "delete an earlier run's files (checkpoints, metrics, plots) from the output directory and start afresh")
 	dry := flag.Bool("dry-run", false, "validate the config, build the graph, print the parameters, and exit")
 	logFormat := flag.String("log-format", "text", "log format: text or json")
 	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
@@ -51,16 +56,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		f, err := atomicfile.Create(*cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
+		defer f.Abort()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Commit(); err != nil {
+				fmt.Fprintf(stderr, "train: -cpuprofile: %v\n", err)
+			}
+		}()
 	}
 
 	log := logrus.New()
@@ -98,10 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *memProfile != "" {
 		defer func() {
-			f, err := os.Create(*memProfile)
-			if err == nil {
-				pprof.WriteHeapProfile(f)
-				f.Close()
+			if err := atomicfile.Write(*memProfile, pprof.WriteHeapProfile); err != nil {
+				fmt.Fprintf(stderr, "train: -memprofile: %v\n", err)
 			}
 		}()
 	}
@@ -118,9 +127,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: log, Progress: train.NewProgress(os.Stdout), Comm: comm})
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout), Comm: comm})
+	if errors.Is(err, train.ErrRunComplete) {
+		log.Infof("%v", err)
+		if err := dist.Finalize(); err != nil {
+			log.Errorf("%v", err)
+			return 1
+		}
+		return 0
+	}
 	if errors.Is(err, train.ErrInterrupted) {
 		log.Errorf("%v", err)
 		// No MPI_Finalize here: it synchronises with the launcher, which

@@ -3,7 +3,7 @@
 //
 //	go run ./examples/classify_server -checkpoint runs/mnist_vit_tiny/best.safetensors -addr 127.0.0.1:8080
 //	curl --data-binary @digit.png http://127.0.0.1:8080/classify
-//	{"predictions":[{"class":7,"label":"7","prob":0.9991},…]}
+//	{"predictions":[{"class":7,"label":"7","prob":…},…]}
 //
 // It limits the body size (-max-bytes, 413) and the pixel count (-max-pixels,
 // read from the header before decoding, 413), gives each request -timeout

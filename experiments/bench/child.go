@@ -34,6 +34,7 @@ type job struct {
 	Steps      int    `json:"steps"`
 	Threads    int    `json:"threads"`
 	Batch      int    `json:"batch"`
+	Warmup     int    `json:"warmup"` // untimed steps before the timed ones
 	Seed       uint64 `json:"seed"`
 	CPUProfile string `json:"cpu_profile,omitempty"`
 }
@@ -122,6 +123,8 @@ func childMain(spec string, w io.Writer) error {
 		res, err = measureSteps(bc.model(), j)
 	case modeFloor:
 		res, err = measureFloor(bc.model(), j)
+	case modeScaling:
+		res, err = measureScaling(bc.model(), j)
 	default:
 		return fmt.Errorf("%s: unknown mode %q", childEnv, j.Mode)
 	}

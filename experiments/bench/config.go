@@ -9,30 +9,35 @@ import (
 	"github.com/vitgo/vit/layers"
 )
 
-// The input every config shares: MNIST-shaped, 4×4 patches (49 patches + CLS
-// = 50 tokens), mlp_ratio 4, 10 classes.
+// What every config shares: mlp_ratio 4, 10 classes (the peer's MNIST
+// head, at every shape).
 const (
-	imgSide    = 28
-	patchSide  = 4
-	inChans    = 1
 	numClasses = 10
 	mlpRatio   = 4
-	warmup     = 3 // untimed steps before the timed ones, as vit_ref.py does
 )
 
 // MNIST's normalisation (torchvision's), applied to the random pixels.
 const mnistMean, mnistStd = 0.1307, 0.3081
 
-// benchConfig is one model size of the benchmark.
+// benchConfig is one model size and input shape of the benchmark, with the
+// batch and timed steps it runs by default (-batch and -steps override them).
 type benchConfig struct {
 	Name              string
 	Dim, Depth, Heads int
+	Img, Patch, Chans int // square images of Img pixels, Chans channels, Patch×Patch patches
+	Batch, Steps      int
 }
 
-// benchConfigs are the sizes the performance goals name.
+// benchConfigs are the sizes the performance goals name: the MNIST-shaped
+// TINY and SMALL (28×28, patch 4: 50 tokens), and the ImageNet shapes with
+// three channels (224×224, patch 16: 197 tokens; 384×384: 577), whose steps
+// are long, so they time fewer of them. b16-384 is the fine-tune memory case.
 var benchConfigs = map[string]benchConfig{
-	"tiny":  {"tiny", 64, 4, 4},
-	"small": {"small", 192, 6, 3},
+	"tiny":    {"tiny", 64, 4, 4, 28, 4, 1, 128, 30},
+	"small":   {"small", 192, 6, 3, 28, 4, 1, 128, 30},
+	"s16":     {"s16", 384, 12, 6, 224, 16, 3, 32, 5},
+	"b16":     {"b16", 768, 12, 12, 224, 16, 3, 16, 3},
+	"b16-384": {"b16-384", 768, 12, 12, 384, 16, 3, 16, 2},
 }
 
 func configNames() []string {
@@ -65,11 +70,11 @@ func parseConfigs(s string) ([]benchConfig, error) {
 }
 
 // model is the layers config of b: the defaults (timm's: CLS readout, exact
-// GELU, qkv bias, zero-init head, LayerNorm eps 1e-6, no dropout) at the
-// shared input.
+// GELU, qkv bias, zero-init head, LayerNorm eps 1e-6, no dropout) at b's
+// input.
 func (b benchConfig) model() layers.Config {
 	c := layers.DefaultConfig()
-	c.ImgSize, c.PatchSize, c.InChans, c.NumClasses = layers.Size2{imgSide, imgSide}, patchSide, inChans, numClasses
+	c.ImgSize, c.PatchSize, c.InChans, c.NumClasses = layers.Size2{b.Img, b.Img}, b.Patch, b.Chans, numClasses
 	c.EmbedDim, c.Depth, c.NumHeads, c.MLPRatio = b.Dim, b.Depth, b.Heads, mlpRatio
 	return c
 }
@@ -78,3 +83,15 @@ func (b benchConfig) model() layers.Config {
 // as vit_ref.py's forward_flops counts them. A training step counts 3× this
 // (backward ≈ 2× forward).
 func forwardFLOPs(c layers.Config) float64 { return harness.ForwardFLOPs(c).Total() }
+
+// withRun returns b with the batch and timed steps of the command line, where
+// they are set (positive).
+func (b benchConfig) withRun(batch, steps int) benchConfig {
+	if batch > 0 {
+		b.Batch = batch
+	}
+	if steps > 0 {
+		b.Steps = steps
+	}
+	return b
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	G "gorgonia.org/gorgonia"
@@ -128,7 +129,7 @@ func (p floorPlan) flops() map[string]float64 {
 	hd := float64(p.Dim / p.Heads)
 	perCore := float64(p.Batch*p.Heads) * 2 * float64(p.Tokens) * float64(p.Tokens) * hd // one t×t×hd product per image and head
 	f[kindAttn] = float64(p.Attn) * 2 * perCore
-	f[kindAttnGrad] = float64(p.AttnGrad) * 4 * perCore
+	f[kindAttnGrad] = float64(p.AttnGrad) * 5 * perCore // the scores recomputed, then 4 products
 	return f
 }
 
@@ -191,7 +192,7 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 	b := newFloorBuffers(p, j.Seed)
 	total := map[string]time.Duration{}
 	var stepDur, evalDur time.Duration
-	for r := range warmup + j.Steps {
+	for r := range j.Warmup + j.Steps {
 		t0 := time.Now()
 		if _, err := tr.step(r); err != nil {
 			return res, err
@@ -202,7 +203,7 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 		}
 		t2 := time.Now()
 		d := p.run(b)
-		if r < warmup {
+		if r < j.Warmup {
 			continue
 		}
 		stepDur += t1.Sub(t0)
@@ -222,10 +223,11 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 // calls counts the plan's SGEMM calls with the attention products counted
 // per head and product, not per image (the "strided = 1" convention of the
 // table, from when one SgemmStrided call covered the batch's images for one
-// head): 2 forward and 4 backward per attention core and head. Each of
-// those stands for Batch kernels.SgemmSerial calls, one per image.
+// head): 2 forward and 5 backward (the scores recomputed, then 4) per
+// attention core and head. Each of those stands for Batch
+// kernels.SgemmSerial calls, one per image.
 func (p floorPlan) calls() int {
-	return len(p.Gemms) + (2*p.Attn+4*p.AttnGrad)*p.Heads
+	return len(p.Gemms) + (2*p.Attn+5*p.AttnGrad)*p.Heads
 }
 
 // floorBuffers are the operands the floor's products read and write.
@@ -279,61 +281,68 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 }
 
 // attnForward issues graph's float32 attention forward products as
-// graph/op_attention.go's attnForward32 does: the images split into one
-// contiguous chunk per core, and for each image and head, on that core,
-// scores = scale·q·kᵀ (T×T×hd, into the head's block of the (B, H, T, T)
-// probabilities), then out = P·v (T×hd×T) into the head's columns of the
-// (B·T, D) output; q, k and v are read in place from the (B·T, 3D) qkv
-// rows. The softmax between the two is not timed.
+// graph/op_attention.go's attnForward does: the (image, head) pairs split
+// over the cores, and for each pair scores = scale·q·kᵀ (T×T×hd, into a
+// (T, T) scratch: a training graph keeps no probabilities), then out = P·v
+// (T×hd×T) into the head's columns of the (B·T, D) output; q, k and v are
+// read in place from the (B·T, 3D) qkv rows. The softmax between the two is
+// not timed.
 func (p floorPlan) attnForward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	forImages(p.Batch, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	forPairs(p.Batch*nh, func(lo, hi int) {
+		pr := make([]float32, t*t)
+		for j := lo; j < hi; j++ {
+			i, h := j/nh, j%nh
 			base := i * t * 3 * d
-			for h := range nh {
-				pr := b.probs[(i*nh+h)*t*t:][:t*t]
-				kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
-				kernels.SgemmSerial(false, false, t, hd, t, 1, pr, t, b.qkv[base+2*d+h*hd:], 3*d, 0, b.y[i*t*d+h*hd:], d)
-			}
+			kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
+			kernels.SgemmSerial(false, false, t, hd, t, 1, pr, t, b.qkv[base+2*d+h*hd:], 3*d, 0, b.y[i*t*d+h*hd:], d)
 		}
 	})
 }
 
-// attnBackward issues the backward products as attnBackward32 does, split
-// over the images likewise: per image and head dV = Pᵀ·dO and dP = dO·vᵀ,
+// attnBackward issues the backward products as attnBackward does, split
+// over the pairs likewise: per image and head the recomputed scores
+// scale·q·kᵀ (the probabilities are not kept), dV = Pᵀ·dO and dP = dO·vᵀ,
 // then (after the softmax backward, not timed here) dQ = scale·dS·k and
 // dK = scale·dSᵀ·q.
 func (p floorPlan) attnBackward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	forImages(p.Batch, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	forPairs(p.Batch*nh, func(lo, hi int) {
+		pr, dp := make([]float32, t*t), make([]float32, t*t)
+		for j := lo; j < hi; j++ {
+			i, h := j/nh, j%nh
 			base := i * t * 3 * d
-			for h := range nh {
-				pr, dp := b.probs[(i*nh+h)*t*t:][:t*t], b.dp[(i*nh+h)*t*t:][:t*t]
-				do := b.dy[i*t*d+h*hd:]
-				kernels.SgemmSerial(true, false, t, hd, t, 1, pr, t, do, d, 0, b.dqkv[base+2*d+h*hd:], 3*d)
-				kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, b.qkv[base+2*d+h*hd:], 3*d, 0, dp, t)
-				kernels.SgemmSerial(false, false, t, hd, t, 1, dp, t, b.qkv[base+d+h*hd:], 3*d, 0, b.dqkv[base+h*hd:], 3*d)
-				kernels.SgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
-			}
+			do := b.dy[i*t*d+h*hd:]
+			kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
+			kernels.SgemmSerial(true, false, t, hd, t, 1, pr, t, do, d, 0, b.dqkv[base+2*d+h*hd:], 3*d)
+			kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, b.qkv[base+2*d+h*hd:], 3*d, 0, dp, t)
+			kernels.SgemmSerial(false, false, t, hd, t, 1, dp, t, b.qkv[base+d+h*hd:], 3*d, 0, b.dqkv[base+h*hd:], 3*d)
+			kernels.SgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
 		}
 	})
 }
 
-// forImages runs f(lo, hi) over [0, n) in one contiguous chunk per core, as
-// graph/parallel.go's parallelFor splits the attention cores' images.
-func forImages(n int, f func(lo, hi int)) {
+// forPairs runs f(lo, hi) over [0, n) in chunks of about n/(4·cores)
+// handed out dynamically, as graph/parallel.go's parallelFor splits the
+// attention's (image, head) pairs.
+func forPairs(n int, f func(lo, hi int)) {
 	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 {
+	size := max(1, (n+4*w-1)/(4*w))
+	chunks := (n + size - 1) / size
+	if w <= 1 || chunks <= 1 {
 		f(0, n)
 		return
 	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range w {
-		lo, hi := i*n/w, (i+1)*n/w
-		wg.Go(func() { f(lo, hi) })
+	for range min(w, chunks) {
+		wg.Go(func() {
+			for c := int(next.Add(1)) - 1; c < chunks; c = int(next.Add(1)) - 1 {
+				f(c*size, min((c+1)*size, n))
+			}
+		})
 	}
 	wg.Wait()
 }

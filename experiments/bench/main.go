@@ -8,6 +8,8 @@
 //	go run ./experiments/bench [-steps 30] [-configs tiny,small] [-peer=true] [-threads 2]
 //	go run -tags openblas ./experiments/bench          # SGEMM through cblas_sgemm
 //	go run ./experiments/bench -configs tiny -peer=false -cpuprofile /tmp/tiny.prof
+//	go run ./experiments/bench -configs s16 -rounds 1     # one ImageNet shape at a time
+//	go run ./experiments/bench -scaling 1,2 -configs tiny,small   # per-op scaling, to stdout (SCALING.md)
 //
 // Every measurement runs in a child process (this binary re-executed with
 // VIT_BENCH_CHILD set), so that its peak RSS is its own: the parent reads the
@@ -35,12 +37,13 @@ var readme string
 
 // opts are the command's flags.
 type opts struct {
-	steps      int
+	steps      int // 0: each config's own
 	rounds     int
 	configs    string
 	peer       bool
 	threads    int
-	batch      int
+	batch      int // 0: each config's own
+	warmup     int
 	seed       uint64
 	python     string
 	peerScript string
@@ -53,12 +56,13 @@ var experiment = harness.Experiment[results]{
 	Name:   "bench",
 	Readme: readme,
 	Flags: func(fs *flag.FlagSet) {
-		fs.IntVar(&o.steps, "steps", 30, "timed training steps and eval forwards per config, after 3 warm-up ones")
+		fs.IntVar(&o.steps, "steps", 0, "timed training steps and eval forwards per config, after the warm-up ones (0: the config's own, 30 for tiny and small, 5 for s16, 3 for b16, 2 for b16-384)")
+		fs.IntVar(&o.warmup, "warmup", 3, "untimed training steps (and eval forwards) before the timed ones; the peer always runs 3")
 		fs.IntVar(&o.rounds, "rounds", 3, "measurements of ours and the peer per config, alternating (ours first in odd rounds, the peer first in even ones); the tables give medians")
 		fs.StringVar(&o.configs, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
 		fs.BoolVar(&o.peer, "peer", true, "also run the PyTorch peer (shared/bench/vit_ref.py)")
 		fs.IntVar(&o.threads, "threads", 2, "GOMAXPROCS for ours, --threads for the peer")
-		fs.IntVar(&o.batch, "batch", 128, "batch size of the training and eval steps")
+		fs.IntVar(&o.batch, "batch", 0, "batch size of the training and eval steps (0: the config's own, 128 for tiny and small, 32 for s16, 16 for b16 and b16-384)")
 		fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
 		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
 		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
@@ -75,22 +79,32 @@ func main() {
 		}
 		return
 	}
+	if wantsScaling(os.Args[1:]) { // the per-op sweep prints its tables; it does not rewrite the README
+		if err := scalingMain(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	harness.Main(experiment)
 }
 
 // check validates the flags and returns the configs they name.
 func (o opts) check() ([]benchConfig, error) {
 	for _, f := range []struct {
-		name string
-		v    int
-	}{{"-steps", o.steps}, {"-rounds", o.rounds}, {"-threads", o.threads}, {"-batch", o.batch}} {
-		if f.v <= 0 {
-			return nil, fmt.Errorf("%s: must be positive, got %d", f.name, f.v)
+		name   string
+		v, min int
+	}{{"-steps", o.steps, 0}, {"-rounds", o.rounds, 1}, {"-threads", o.threads, 1}, {"-batch", o.batch, 0}, {"-warmup", o.warmup, 1}} {
+		if f.v < f.min {
+			return nil, fmt.Errorf("%s: must be at least %d, got %d", f.name, f.min, f.v)
 		}
 	}
 	cs, err := parseConfigs(o.configs)
 	if err != nil {
 		return nil, fmt.Errorf("-configs: %w", err)
+	}
+	for i := range cs {
+		cs[i] = cs[i].withRun(o.batch, o.steps)
 	}
 	return cs, nil
 }
@@ -106,9 +120,10 @@ func measure(e *harness.Env) (results, error) {
 		}
 	}
 	start := time.Now()
-	h := header{Load: loadAverage(), Threads: o.threads, Batch: o.batch, Steps: o.steps, Warmup: warmup,
+	h := header{Load: loadAverage(), Threads: o.threads, Batch: uniform(configs, func(b benchConfig) int { return b.Batch }),
+		Steps: uniform(configs, func(b benchConfig) int { return b.Steps }), Warmup: o.warmup,
 		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
-	e.Log.Infof("bench: load %s, %d threads, batch %d, %d steps", h.Load, o.threads, o.batch, o.steps)
+	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
 		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
 			strings.Fields(h.Load)[0], quietLoad)
@@ -116,7 +131,7 @@ func measure(e *harness.Env) (results, error) {
 	var rows []row
 	for _, bc := range configs {
 		r := row{Cfg: bc}
-		j := job{Mode: modeSteps, Config: bc.Name, Steps: o.steps, Threads: o.threads, Batch: o.batch, Seed: o.seed}
+		j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
 		ours := func(round int) error {
 			var m measured
 			j.CPUProfile = ""
@@ -132,7 +147,7 @@ func measure(e *harness.Env) (results, error) {
 			return nil
 		}
 		peer := func(round int) error {
-			p, err := runPeer(o.python, o.peerScript, bc, o.batch, o.threads, o.steps)
+			p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps)
 			if err != nil {
 				return fmt.Errorf("%s: peer: %w", bc.Name, err)
 			}
@@ -172,6 +187,16 @@ func measure(e *harness.Env) (results, error) {
 		h.Backend = rows[0].Ours.Backend
 	}
 	return results{Header: h, Rows: rows}, nil
+}
+
+// uniform returns f of every config when they agree, else 0.
+func uniform(cs []benchConfig, f func(benchConfig) int) int {
+	for _, c := range cs[1:] {
+		if f(c) != f(cs[0]) {
+			return 0
+		}
+	}
+	return f(cs[0])
 }
 
 // profilePath names config's profile file: path itself for a single

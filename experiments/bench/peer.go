@@ -29,7 +29,7 @@ type peerResult struct {
 // speed) by the 188 MB the whole training set would take.
 func peerArgs(script string, bc benchConfig, batch, threads, steps int) []string {
 	itoa := strconv.Itoa
-	return []string{script, "--data", "mnist", "--img", itoa(imgSide), "--patch", itoa(patchSide),
+	return []string{script, "--data", "mnist", "--img", itoa(bc.Img), "--patch", itoa(bc.Patch), "--in-chans", itoa(bc.Chans),
 		"--dim", itoa(bc.Dim), "--depth", itoa(bc.Depth), "--heads", itoa(bc.Heads), "--mlp-ratio", itoa(mlpRatio),
 		"--batch", itoa(batch), "--threads", itoa(threads), "--bench-steps", itoa(steps), "--limit-train", itoa(batch)}
 }

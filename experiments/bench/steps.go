@@ -35,7 +35,7 @@ func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	defer tr.close()
 
 	// 1. Training: warm-up, then the timed steps.
-	for s := range warmup {
+	for s := range j.Warmup {
 		lv, err := tr.step(s)
 		if err != nil {
 			return res, err
@@ -50,7 +50,7 @@ func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	}
 	t0 := time.Now()
 	for s := range j.Steps {
-		lv, err := tr.step(warmup + s)
+		lv, err := tr.step(j.Warmup + s)
 		if err != nil {
 			stop()
 			return res, err
@@ -60,11 +60,11 @@ func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	trainDur := time.Since(t0)
 	stop()
 	if math.IsNaN(res.LossLast) || math.IsInf(res.LossLast, 0) {
-		return res, fmt.Errorf("loss is %v after %d steps", res.LossLast, warmup+j.Steps)
+		return res, fmt.Errorf("loss is %v after %d steps", res.LossLast, j.Warmup+j.Steps)
 	}
 
 	// 2. Evaluation: forwards of the same batch on the eval graph.
-	for range warmup {
+	for range j.Warmup {
 		if err := tr.forward(); err != nil {
 			return res, err
 		}

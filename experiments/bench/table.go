@@ -20,8 +20,8 @@ type header struct {
 	Wall            time.Duration
 	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
 	CPU, GoVersion  string
-	Threads, Batch  int
-	Steps, Rounds   int
+	Threads, Batch  int // Batch: every config's, or 0 when they differ (each row's label names its own)
+	Steps, Rounds   int // Steps: likewise
 	Warmup          int // untimed steps before the timed ones
 }
 
@@ -132,7 +132,7 @@ func (r results) Main() string {
 			f1(o.StepMs), f0(100*w.Floor.TrainShare())+" %", f0(mib(w.OursRSS)))
 		if p := w.Peer; p != nil {
 			t.Row(w.Cfg.label(), "PyTorch", o.Params, f0(p.TrainImgS), f0(p.EvalImgS), f1(gflops(p.TrainImgS, 3, w.Cfg)), f1(gflops(p.EvalImgS, 1, w.Cfg)),
-				f1(1000*float64(r.Header.Batch)/p.TrainImgS), "—", f0(mib(p.RSS)))
+				f1(1000*float64(w.Cfg.Batch)/p.TrainImgS), "—", f0(mib(p.RSS)))
 		}
 	}
 	return t.String()
@@ -173,9 +173,14 @@ func (r results) Floor() string {
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
-// label is the config's name and shape, e.g. "TINY (d64 L4 h4)".
+// label is the config's name and shape, e.g. "TINY (d64 L4 h4)", with the
+// input and batch where they are not MNIST's 28×28 at 128: "S16 (d384 L12 h6,
+// 3×224², batch 32)".
 func (b benchConfig) label() string {
-	return fmt.Sprintf("%s (d%d L%d h%d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads)
+	if b.Img == 28 && b.Chans == 1 && b.Batch == 128 {
+		return fmt.Sprintf("%s (d%d L%d h%d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads)
+	}
+	return fmt.Sprintf("%s (d%d L%d h%d, %d×%d², batch %d)", strings.ToUpper(b.Name), b.Dim, b.Depth, b.Heads, b.Chans, b.Img, b.Batch)
 }
 
 // quietLoad is the 1-minute load average below which the machine counts as

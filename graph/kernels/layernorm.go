@@ -48,7 +48,22 @@ func LayerNormRows(y, mean, rstd, x, w, b []float32, rows, cols int, eps float32
 // dw and db may be nil (not wanted), w nil means ones. dx may alias dy.
 // The dw and db sums do not depend on the number of cores.
 func LayerNormBackwardRows(dx, dw, db, dy, x, mean, rstd, w []float32, rows, cols int) {
-	const fn = "LayerNormBackwardRows"
+	layerNormBackward("LayerNormBackwardRows", dx, dw, db, dy, x, mean, rstd, w, nil, rows, cols)
+}
+
+// LayerNormBackwardRowsAdd is [LayerNormBackwardRows] that also adds res to
+// dx, row by row in the same pass: dx = LayerNorm's dx + res, one float32
+// addition per element, so the result is bit for bit that of a separate
+// elementwise add. It is the gradient at a residual fork, where x feeds
+// both the LayerNorm and the residual sum whose gradient is res. res has
+// length rows·cols and must not alias dx or dy.
+func LayerNormBackwardRowsAdd(dx, dw, db, dy, x, mean, rstd, w, res []float32, rows, cols int) {
+	checkLens("LayerNormBackwardRowsAdd", rows*cols, "res", len(res))
+	layerNormBackward("LayerNormBackwardRowsAdd", dx, dw, db, dy, x, mean, rstd, w, res, rows, cols)
+}
+
+// layerNormBackward is LayerNormBackwardRows, adding res to dx unless res is nil.
+func layerNormBackward(fn string, dx, dw, db, dy, x, mean, rstd, w, res []float32, rows, cols int) {
 	checkRowsCols(fn, rows, cols)
 	checkLens(fn, rows*cols, "dx,dy,x", len(dx), len(dy), len(x))
 	checkLens(fn, rows, "mean,rstd", len(mean), len(rstd))
@@ -73,6 +88,9 @@ func LayerNormBackwardRows(dx, dw, db, dy, x, mean, rstd, w []float32, rows, col
 			xr, dyr := x[o:o+cols], dy[o:o+cols]
 			sg, sgx := lnBackwardSumsVec(dyr, xr, w, acc[0], acc[1], mean[r], rstd[r])
 			lnBackwardDxVec(dx[o:o+cols], dyr, xr, w, mean[r], rstd[r], sg*inv, sgx*inv)
+			if res != nil {
+				addVec(dx[o:o+cols], res[o:o+cols])
+			}
 		}
 	})
 }

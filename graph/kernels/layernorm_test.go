@@ -179,3 +179,34 @@ func TestLayerNormNoAffine(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNormBackwardRowsAdd: the fused residual add gives dx + res bit
+// for bit, and the same dw and db, as the plain kernel and a separate add.
+func TestLayerNormBackwardRowsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	withImpls(t, func(t *testing.T) {
+		for _, shape := range [][2]int{{1, 1}, {4, 7}, {700, 192}} {
+			rows, cols := shape[0], shape[1]
+			x, w, dy, res := randSlice(r, rows*cols), randSlice(r, cols), randSlice(r, rows*cols), randSlice(r, rows*cols)
+			mean, rstd := make([]float32, rows), make([]float32, rows)
+			LayerNormRows(make([]float32, rows*cols), mean, rstd, x, w, nil, rows, cols, 1e-6)
+			want, wdw, wdb := make([]float32, rows*cols), make([]float32, cols), make([]float32, cols)
+			LayerNormBackwardRows(want, wdw, wdb, dy, x, mean, rstd, w, rows, cols)
+			for i := range want {
+				want[i] += res[i]
+			}
+			got, dw, db := make([]float32, rows*cols), make([]float32, cols), make([]float32, cols)
+			LayerNormBackwardRowsAdd(got, dw, db, dy, x, mean, rstd, w, res, rows, cols)
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"dx", got, want}, {"dw", dw, wdw}, {"db", db, wdb}} {
+				for i := range c.want {
+					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+						t.Fatalf("%dx%d: %s[%d] = %v, want %v", rows, cols, c.name, i, c.got[i], c.want[i])
+					}
+				}
+			}
+		}
+	})
+}

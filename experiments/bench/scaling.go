@@ -1,0 +1,390 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+)
+
+// modeScaling is the child mode of the per-op sweep: → scalingResult.
+const modeScaling = "scaling"
+
+// Parts of a step that are not one of our graph ops.
+const (
+	partAdamW  = "AdamW"
+	partClip   = "clip (norm + scale)"
+	partFinite = "finite check (gradients)"
+	partRest   = "rest of the step"
+)
+
+// projectAt are the thread counts of the Amdahl projection.
+var projectAt = []int{8, 16, 32, 64}
+
+// scalingResult is what a modeScaling child measured at one thread count:
+// the mean training step and, per part (an op kind of our graph, AdamW,
+// clipping, the gradient finite check), its mean ms per step.
+type scalingResult struct {
+	Threads int                `json:"threads"`
+	StepMs  float64            `json:"step_ms"`
+	Parts   map[string]float64 `json:"parts"`
+}
+
+// parseThreads reads a comma-separated list of positive thread counts.
+func parseThreads(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("thread count %q: want a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// measureScaling runs j.Warmup untimed training steps, then j.Steps rounds
+// of: one timed training step (train.Step.Take); a replay of every op of
+// ours in the training graph in tape order, each timed alone (the replay
+// recomputes the values in order, so every op sees those of a real step);
+// and the clipping, the gradient finite check and an AdamW update at
+// learning rate 0 (all the arithmetic, the weights unchanged) on the
+// replayed gradients. Each part's time is its minimum over the rounds, as
+// is the step's: on a shared machine the minimum is the least disturbed.
+// What the step took beyond the parts is its rest: the tape machine,
+// Gorgonia's own ops, the weight check and the loop's bookkeeping.
+func measureScaling(c layers.Config, j job) (scalingResult, error) {
+	res := scalingResult{Threads: j.Threads, Parts: map[string]float64{}, StepMs: math.Inf(1)}
+	tr, err := newTrainer(c, j)
+	if err != nil {
+		return res, err
+	}
+	defer tr.close()
+	for s := range j.Warmup {
+		if _, err := tr.step(s); err != nil {
+			return res, err
+		}
+	}
+	tg := tr.ts.Graph()
+	ops, err := tapeOps(tg.G)
+	if err != nil {
+		return res, err
+	}
+	params := make([]optim.Param, len(tg.Params))
+	for i, n := range tg.Params {
+		v, _ := n.Value().Data().([]float32)
+		g, _ := tg.Grads[i].Value().Data().([]float32)
+		params[i] = optim.Param{Name: n.Name(), Shape: n.Shape(), Value: v, Grad: g}
+	}
+	oc := optim.DefaultConfig()
+	opt, err := optim.NewAdamW(oc)
+	if err != nil {
+		return res, err
+	}
+	for s := range j.Steps {
+		t := time.Now()
+		if _, err := tr.step(j.Warmup + s); err != nil {
+			return res, err
+		}
+		res.StepMs = min(res.StepMs, ms(time.Since(t)))
+		parts := map[string]float64{}
+		for _, o := range ops {
+			t := time.Now()
+			if _, err := o.node.Op().Do(o.inputs()...); err != nil {
+				return res, fmt.Errorf("replay %s: %w", o.kind, err)
+			}
+			parts[o.kind] += ms(time.Since(t))
+		}
+		t = time.Now()
+		optim.ClipGradNorm(params, oc.ClipGrad)
+		parts[partClip] = ms(time.Since(t))
+		t = time.Now()
+		if name, ok := optim.GradsFinite(params); !ok {
+			return res, fmt.Errorf("gradient %s is non-finite", name)
+		}
+		parts[partFinite] = ms(time.Since(t))
+		if s == 0 {
+			if err := opt.Step(params, 0); err != nil { // allocates the moments
+				return res, err
+			}
+		}
+		t = time.Now()
+		if err := opt.Step(params, 0); err != nil {
+			return res, err
+		}
+		parts[partAdamW] = ms(time.Since(t))
+		for k, v := range parts {
+			if cur, ok := res.Parts[k]; !ok || v < cur {
+				res.Parts[k] = v
+			}
+		}
+	}
+	rest := res.StepMs
+	for _, v := range res.Parts {
+		rest -= v
+	}
+	res.Parts[partRest] = rest
+	return res, nil
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// tapeOp is one op of ours in the training graph, in execution order.
+type tapeOp struct {
+	node *G.Node
+	in   G.Nodes
+	kind string // the op's name without its parameters: "Attention(h=6)" → "Attention"
+}
+
+func (o tapeOp) inputs() []G.Value {
+	v := make([]G.Value, len(o.in))
+	for i, n := range o.in {
+		v[i] = n.Value()
+	}
+	return v
+}
+
+// tapeOps lists the ops of package graph in g in execution order (the
+// reverse of G.Sort's), with their inputs in argument order.
+func tapeOps(g *G.ExprGraph) ([]tapeOp, error) {
+	sorted, err := G.Sort(g)
+	if err != nil {
+		return nil, err
+	}
+	var out []tapeOp
+	for i := len(sorted) - 1; i >= 0; i-- {
+		n := sorted[i]
+		if n.Op() == nil || !strings.HasPrefix(fmt.Sprintf("%T", n.Op()), "*graph.") {
+			continue
+		}
+		var in G.Nodes
+		it := g.From(n.ID())
+		for it.Next() {
+			in = append(in, it.Node().(*G.Node))
+		}
+		kind, _, _ := strings.Cut(n.Op().String(), "(")
+		out = append(out, tapeOp{node: n, in: in, kind: kind})
+	}
+	return out, nil
+}
+
+// backwardKind says whether an op kind belongs to the backward pass.
+func backwardKind(kind string) bool {
+	for _, s := range []string{"Grad", "Dx", "Dw", "Db", "ColSum"} {
+		if strings.Contains(kind, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// serialFraction fits Amdahl's law T(n) = T(1)·(s + (1−s)/n) to the step
+// times at a < b threads: s = (1/a − r/b) / (r − r/b − 1 + 1/a), r = T(a)/T(b).
+func serialFraction(a, b int, ta, tb float64) float64 {
+	r := ta / tb
+	fa, fb := float64(a), float64(b)
+	return (1/fa - r/fb) / (r - r/fb - 1 + 1/fa)
+}
+
+// amdahl is the speedup over one thread at n threads for serial fraction s.
+func amdahl(s float64, n int) float64 { return 1 / (s + (1-s)/float64(n)) }
+
+// wantsScaling says whether the command line asks for the per-op sweep.
+func wantsScaling(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "scaling" {
+			return true
+		}
+	}
+	return false
+}
+
+// scalingOpts are the per-op sweep's flags.
+type scalingOpts struct {
+	threads      []int
+	configs      []benchConfig
+	warmup       int
+	seed         uint64
+	batch, steps int
+	configsFlag  string
+	threadsFlag  string
+}
+
+func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
+	var o scalingOpts
+	fs := flag.NewFlagSet("bench -scaling", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.threadsFlag, "scaling", "1,2", "comma-separated thread counts (GOMAXPROCS) to time the step's parts at")
+	fs.StringVar(&o.configsFlag, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
+	fs.IntVar(&o.batch, "batch", 0, "batch size (0: the config's own)")
+	fs.IntVar(&o.steps, "steps", 0, "timed steps, each followed by a replay of the ops (0: the config's own)")
+	fs.IntVar(&o.warmup, "warmup", 1, "untimed steps first")
+	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.batch < 0 || o.steps < 0 || o.warmup < 1 {
+		return o, fmt.Errorf("-batch and -steps must be >= 0 and -warmup >= 1, got %d, %d, %d", o.batch, o.steps, o.warmup)
+	}
+	var err error
+	if o.threads, err = parseThreads(o.threadsFlag); err != nil {
+		return o, fmt.Errorf("-scaling: %w", err)
+	}
+	if len(o.threads) == 0 {
+		return o, fmt.Errorf("-scaling: no thread count")
+	}
+	if o.configs, err = parseConfigs(o.configsFlag); err != nil {
+		return o, fmt.Errorf("-configs: %w", err)
+	}
+	for i := range o.configs {
+		o.configs[i] = o.configs[i].withRun(o.batch, o.steps)
+	}
+	return o, nil
+}
+
+// scalingMain runs the per-op sweep of every config at every thread count,
+// each in a child process, and prints the tables as Markdown to stdout.
+func scalingMain(args []string, stdout, stderr io.Writer) error {
+	o, err := parseScaling(args, stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	load := loadAverage()
+	fmt.Fprintf(stderr, "bench: scaling sweep %v, load %s\n", o.threads, load)
+	var all [][]scalingResult
+	for _, bc := range o.configs {
+		var per []scalingResult
+		for _, t := range o.threads {
+			var r scalingResult
+			j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
+			if err := runChild(j, &r, nil); err != nil {
+				return fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
+			}
+			fmt.Fprintf(stderr, "bench: %s at %d threads: step %.1f ms (%.0fs)\n", bc.Name, t, r.StepMs, time.Since(start).Seconds())
+			per = append(per, r)
+		}
+		all = append(all, per)
+	}
+	var parts []string
+	for _, bc := range o.configs {
+		parts = append(parts, fmt.Sprintf("%s batch %d, %d rounds", bc.Name, bc.Batch, bc.Steps))
+	}
+	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s of a timed step and a replay of its parts; "+
+		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
+		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "),
+		load, loadAverage(), time.Since(start).Seconds())
+	if busy(load) {
+		fmt.Fprintf(stdout, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
+	}
+	for i, bc := range o.configs {
+		writeScaling(stdout, bc, all[i])
+	}
+	writeProjection(stdout, o.configs, all)
+	return nil
+}
+
+// writeScaling prints one config's table: per part, ms per step at each
+// thread count, the speedup from the first count to each other, and the
+// share of the step at each count.
+func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
+	if len(per) == 0 {
+		return
+	}
+	first := per[0]
+	fmt.Fprintf(w, "#### %s\n\n", bc.label())
+	fmt.Fprint(w, "| part | pass |")
+	for _, r := range per {
+		fmt.Fprintf(w, " %d thr ms |", r.Threads)
+	}
+	for _, r := range per[1:] {
+		fmt.Fprintf(w, " speedup %d→%d |", first.Threads, r.Threads)
+	}
+	for _, r := range per {
+		fmt.Fprintf(w, " share at %d |", r.Threads)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1))
+	var kinds []string
+	for k := range first.Parts {
+		if k != partRest {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Slice(kinds, func(a, b int) bool { return first.Parts[kinds[a]] > first.Parts[kinds[b]] })
+	kinds = append(kinds, partRest)
+	line := func(name, pass string, v func(r scalingResult) float64) {
+		fmt.Fprintf(w, "| %s | %s |", name, pass)
+		for _, r := range per {
+			fmt.Fprintf(w, " %.2f |", v(r))
+		}
+		for _, r := range per[1:] {
+			fmt.Fprintf(w, " %.2f× |", v(first)/v(r))
+		}
+		for _, r := range per {
+			fmt.Fprintf(w, " %.1f %% |", 100*v(r)/r.StepMs)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, k := range kinds {
+		pass := "fwd"
+		switch {
+		case k == partRest || k == partAdamW || k == partClip || k == partFinite:
+			pass = "—"
+		case backwardKind(k):
+			pass = "bwd"
+		}
+		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] })
+	}
+	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs })
+	fmt.Fprintln(w)
+}
+
+// writeProjection prints, per config, the measured speedup, the serial
+// fraction it implies and Amdahl's projection at projectAt threads.
+func writeProjection(w io.Writer, cfgs []benchConfig, all [][]scalingResult) {
+	fmt.Fprintln(w, "Amdahl fit of the whole step (serial fraction s from the first and last thread counts) and the **projected**, not measured, speedup over one thread:")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "| config | measured speedup | serial fraction s |")
+	for _, n := range projectAt {
+		fmt.Fprintf(w, " projected at %d |", n)
+	}
+	fmt.Fprintf(w, "\n|---|---:|---:|%s\n", strings.Repeat("---:|", len(projectAt)))
+	for i, bc := range cfgs {
+		per := all[i]
+		if len(per) < 2 {
+			continue
+		}
+		a, b := per[0], per[len(per)-1]
+		s := serialFraction(a.Threads, b.Threads, a.StepMs, b.StepMs)
+		fmt.Fprintf(w, "| %s | %.2f× (%d→%d) | %.1f %% |", bc.label(), a.StepMs/b.StepMs, a.Threads, b.Threads, 100*s)
+		for _, n := range projectAt {
+			if s < 0 || math.IsNaN(s) {
+				fmt.Fprint(w, " — |")
+				continue
+			}
+			fmt.Fprintf(w, " %.1f× |", amdahl(s, n))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
