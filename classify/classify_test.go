@@ -372,6 +372,13 @@ func TestClassifyFiles(t *testing.T) {
 	if len(paths) != 14+1+3+1 {
 		t.Fatalf("%d paths: %v", len(paths), paths)
 	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "set"), link); err == nil {
+		viaLink, err := classify.ExpandPaths([]string{link})
+		if err != nil || len(viaLink) != 14 || viaLink[0] != filepath.Join(link, "sub0", "00.png") {
+			t.Errorf("through a named symlink: %v %v", viaLink, err)
+		}
+	}
 	c := load(t, classify.Options{PoolSize: 2, MaxBatch: 2, MaxPixels: 10000, Workers: 3})
 	var got []classify.Result
 	err = c.ClassifyFiles(context.Background(), paths, func(r classify.Result) error {

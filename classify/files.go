@@ -40,7 +40,7 @@ type Result struct {
 // (whatever its extension), a directory as the image files under it
 // (recursively, lexical order, hidden entries and symlinked directories
 // skipped), a pattern with * ? or [ as its matches (each expanded the same
-// way). A path that does not exist, or a pattern without a match, is kept
+// way). A symlink named in args is followed. A path that does not exist, or a pattern without a match, is kept
 // as given so that classifying it reports it by name.
 func ExpandPaths(args []string) ([]string, error) {
 	var out []string
@@ -60,6 +60,9 @@ func ExpandPaths(args []string) ([]string, error) {
 			if err != nil || !st.IsDir() {
 				out = append(out, n)
 				continue
+			}
+			if l, err := os.Lstat(n); err == nil && l.Mode()&os.ModeSymlink != 0 {
+				n += string(filepath.Separator) // walk the directory a named link points to
 			}
 			files, err := walkImages(n)
 			if err != nil {

@@ -80,6 +80,13 @@ const (
 	MaxCropPadding = 4096 // augment.crop_padding, pixels per side
 )
 
+// Limits of data.max_pixels: the default (50 megapixels, 150 MB decoded as
+// RGB) and the largest value accepted.
+const (
+	DefaultMaxPixels = 50_000_000
+	MaxMaxPixels     = 1_000_000_000
+)
+
 // Config is the "data" section: which data set, where its files are, and how
 // the loader runs. The zero value is valid and means DefaultConfig: a zero
 // field means its default (see WithDefaults).
@@ -103,6 +110,10 @@ type Config struct {
 	// SkipCorrupt makes undecodable images in a folder data set counted and
 	// logged instead of an error.
 	SkipCorrupt bool `yaml:"skip_corrupt"`
+	// MaxPixels refuses (or, with SkipCorrupt, skips) a folder image whose
+	// header claims more than this many pixels, before it is decoded: a small
+	// compressed file can expand to gigabytes. 0 = DefaultMaxPixels.
+	MaxPixels int `yaml:"max_pixels"`
 	// Mean overrides the data set's per-channel normalization mean (1 value
 	// or one per channel; empty = data set default).
 	Mean []float64 `yaml:"mean"`
@@ -113,7 +124,7 @@ type Config struct {
 // DefaultConfig returns the "data" defaults: MNIST located automatically, all
 // images, one worker per CPU, 4 batches of prefetch.
 func DefaultConfig() Config {
-	return Config{Name: NameMNIST, Prefetch: 4}
+	return Config{Name: NameMNIST, Prefetch: 4, MaxPixels: DefaultMaxPixels}
 }
 
 // WithDefaults returns c with its zero fields set to their defaults: name
@@ -146,6 +157,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > MaxWorkers {
 		errs.Add("data.workers", "must be in [0, %d] (0 = one per CPU), got %d", MaxWorkers, c.Workers)
+	}
+	if c.MaxPixels < 0 || c.MaxPixels > MaxMaxPixels {
+		errs.Add("data.max_pixels", "must be in [0, %d] (0 = %d), got %d", MaxMaxPixels, DefaultMaxPixels, c.MaxPixels)
 	}
 	if c.Prefetch < 1 || c.Prefetch > MaxPrefetch {
 		errs.Add("data.prefetch", "must be in [1, %d], got %d", MaxPrefetch, c.Prefetch)

@@ -11,11 +11,47 @@ import (
 	"os"
 )
 
+// ImageTooLargeError is returned for an image whose header claims more
+// pixels than data.max_pixels allows; it is refused before decoding.
+type ImageTooLargeError struct {
+	Path          string
+	Width, Height int
+	Limit         int64
+}
+
+func (e *ImageTooLargeError) Error() string {
+	return fmt.Sprintf("image %s is %dx%d = %d pixels, over data.max_pixels %d (refused before decoding)",
+		e.Path, e.Width, e.Height, int64(e.Width)*int64(e.Height), e.Limit)
+}
+
+// checkPixels checks a decoded header against maxPixels (0 = DefaultMaxPixels).
+func checkPixels(path string, cfg image.Config, maxPixels int64) error {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return fmt.Errorf("decode image %s: empty image %dx%d", path, cfg.Width, cfg.Height)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return &ImageTooLargeError{Path: path, Width: cfg.Width, Height: cfg.Height, Limit: maxPixels}
+	}
+	return nil
+}
+
 // decodeImageFile reads and decodes the PNG, JPEG or GIF file at path into a
-// CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped).
-func decodeImageFile(path string, c int) (Image, error) {
+// CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped). An
+// image of more than maxPixels pixels (0 = DefaultMaxPixels) is refused from
+// its header, before its pixels are decoded.
+func decodeImageFile(path string, c int, maxPixels int64) (Image, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		return Image{}, err
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return Image{}, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if err := checkPixels(path, cfg, maxPixels); err != nil {
 		return Image{}, err
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))

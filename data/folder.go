@@ -29,6 +29,7 @@ type Folder struct {
 	outC        int
 	mean, std   []float64
 	skipCorrupt bool
+	maxPixels   int64
 	log         Logger
 	skipped     atomic.Int64
 }
@@ -62,7 +63,7 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 			}
 		}
 	}
-	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, log: log}
+	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
@@ -78,8 +79,17 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 	}
 	n := limitN(len(f.files), limit)
 	f.files, f.labels = f.files[:n], f.labels[:n]
+	listed := f.perClass()
 	if err := f.checkHeaders(cfg.Workers); err != nil {
 		return nil, err
+	}
+	// With skip_corrupt, a class left without images would silently shrink
+	// the problem: the model would train on fewer classes than the folders name.
+	for label, n := range f.perClass() {
+		if n == 0 && listed[label] > 0 {
+			return nil, fmt.Errorf("data: folder: class %q (%s): none of its %d images is readable (all skipped by data.skip_corrupt)",
+				classes[label], filepath.Join(dir, classes[label]), listed[label])
+		}
 	}
 	if len(f.files) == 0 {
 		return nil, fmt.Errorf("data: folder: no readable images in %s", dir)
@@ -102,7 +112,7 @@ func listClassDirs(dir string) ([]string, error) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if !e.IsDir() {
+		if !isDirFollow(filepath.Join(dir, e.Name()), e) {
 			return nil, fmt.Errorf("data: folder: %s is not a directory; %s must hold only class folders", filepath.Join(dir, e.Name()), dir)
 		}
 		classes = append(classes, e.Name())
@@ -114,33 +124,74 @@ func listClassDirs(dir string) ([]string, error) {
 	return classes, nil
 }
 
+// isDirFollow reports whether the entry e of a listing is a directory or a
+// symbolic link to one.
+func isDirFollow(path string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// perClass counts the files of each label.
+func (f *Folder) perClass() []int {
+	n := make([]int, len(f.classes))
+	for _, l := range f.labels {
+		n[l]++
+	}
+	return n
+}
+
 // listClass appends the image files under cdir (recursively, in lexical
-// order, hidden entries ignored) with the given label.
+// order, hidden entries ignored, symbolic links to directories followed)
+// with the given label.
 func (f *Folder) listClass(cdir string, label int) error {
-	return filepath.WalkDir(cdir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("data: folder: walk %s: %w", p, err)
+	return f.walk(cdir, label, map[string]bool{})
+}
+
+// walk lists dir into f. seen holds the real paths of the directories
+// already listed for this class: a symbolic link back to one of them (a
+// loop) is skipped with a warning.
+func (f *Folder) walk(dir string, label int, seen map[string]bool) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("data: folder: %w", err)
+	}
+	if seen[real] {
+		f.log.Warnf("data: folder: %s leads to %s, which is already listed (a symbolic link loop?): skipped", dir, real)
+		return nil
+	}
+	seen[real] = true
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("data: folder: list %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
 		}
-		if p != cdir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
+		if isDirFollow(p, e) {
+			if err := f.walk(p, label, seen); err != nil {
+				return err
 			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
+			continue
 		}
 		if !imageExts[strings.ToLower(filepath.Ext(p))] {
 			if f.skipCorrupt {
 				f.skip(p, fmt.Errorf("not a .png, .jpg, .jpeg or .gif file"))
-				return nil
+				continue
 			}
 			return fmt.Errorf("data: folder: %s is not an image file (want .png, .jpg, .jpeg or .gif; data.skip_corrupt skips such files)", p)
 		}
 		f.files = append(f.files, p)
 		f.labels = append(f.labels, label)
-		return nil
-	})
+	}
+	return nil
 }
 
 // checkHeaders decodes every file's header (not its pixels) in parallel;
@@ -161,7 +212,7 @@ func (f *Folder) checkHeaders(workers int) error {
 				if i >= len(f.files) {
 					return
 				}
-				errs[i] = checkImageHeader(f.files[i])
+				errs[i] = checkImageHeader(f.files[i], f.maxPixels)
 			}
 		}()
 	}
@@ -182,7 +233,9 @@ func (f *Folder) checkHeaders(workers int) error {
 	return nil
 }
 
-func checkImageHeader(path string) error {
+// checkImageHeader decodes path's header and checks its size against
+// maxPixels.
+func checkImageHeader(path string, maxPixels int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read image %s: %w", path, err)
@@ -192,10 +245,7 @@ func checkImageHeader(path string) error {
 	if err != nil {
 		return fmt.Errorf("decode image %s: %w", path, err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return fmt.Errorf("decode image %s: empty image %dx%d", path, cfg.Width, cfg.Height)
-	}
-	return nil
+	return checkPixels(path, cfg, maxPixels)
 }
 
 func (f *Folder) skip(path string, err error) {
@@ -234,7 +284,7 @@ func (f *Folder) Item(i int) (Image, int, error) {
 	}
 	for k := 0; k < len(f.files); k++ {
 		j := (i + k) % len(f.files)
-		img, err := decodeImageFile(f.files[j], f.outC)
+		img, err := decodeImageFile(f.files[j], f.outC, f.maxPixels)
 		if err == nil {
 			return img, f.labels[j], nil
 		}

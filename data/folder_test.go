@@ -206,9 +206,9 @@ func TestFolderErrors(t *testing.T) {
 
 	root := writeFolder(t)
 	cfg.Root = root
-	writeFile(t, filepath.Join(root, "train", "dog", "bad.png"), []byte("not a png"))
+	writeFile(t, filepath.Join(root, "train", "cat", "bad.png"), []byte("not a png"))
 	_, err = Open(cfg, Train, 3)
-	wantErr(t, err, filepath.Join(root, "train", "dog", "bad.png"), "skip_corrupt")
+	wantErr(t, err, filepath.Join(root, "train", "cat", "bad.png"), "skip_corrupt")
 
 	// skip_corrupt counts and logs instead.
 	cfg.SkipCorrupt = true

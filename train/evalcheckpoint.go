@@ -2,17 +2,17 @@ package train
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train/safetensors"
 )
@@ -31,8 +31,15 @@ type EvalOptions struct {
 
 // EvaluateCheckpoint loads a checkpoint (model config, normalization and
 // class names from its metadata) and evaluates it on a data set's
-// validation split, writing the requested reports.
-func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) {
+// validation split, writing the requested reports. Each report is written
+// atomically, so an interrupted evaluation (ctx cancelled: the error wraps
+// ErrInterrupted) leaves no partial file and no temporary file behind.
+func EvaluateCheckpoint(ctx context.Context, o EvalOptions) (EvalResult, ModelMeta, []string, error) {
+	for _, p := range []string{o.Predictions, o.Results, o.Confusion} {
+		if p != "" {
+			atomicfile.RemoveStaleFor(p) // left by a process killed while writing p
+		}
+	}
 	m, meta, notes, err := LoadModel(o.Checkpoint, tensor.Float32, o.ImgSize, o.Interp)
 	if err != nil {
 		return EvalResult{}, meta, nil, err
@@ -76,11 +83,12 @@ func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) 
 		if pw, err = newPredictionWriter(o.Predictions, m.Config.NumClasses); err != nil {
 			return EvalResult{}, meta, nil, err
 		}
+		defer pw.f.Abort() // a panic must not leave the temporary file; nothing after Commit
 		onBatch = pw.write
 	}
-	r, err := ev.Run(loader, onBatch)
+	r, err := ev.Run(ctx, loader, onBatch)
 	if pw != nil {
-		if cerr := pw.close(); err == nil {
+		if cerr := pw.close(err != nil); err == nil {
 			err = cerr
 		}
 	}
@@ -92,7 +100,7 @@ func EvaluateCheckpoint(o EvalOptions) (EvalResult, ModelMeta, []string, error) 
 		if err != nil {
 			return r, meta, notes, err
 		}
-		if err := writeAtomic(o.Results, b); err != nil {
+		if err := atomicfile.WriteBytes(o.Results, b); err != nil {
 			return r, meta, notes, err
 		}
 	}
@@ -128,17 +136,15 @@ func loadEMA(m *layers.VisionTransformer, ckpt string) error {
 	return nil
 }
 
-// predictionWriter streams the predictions CSV.
+// predictionWriter streams the predictions CSV into an atomic file.
 type predictionWriter struct {
-	f       *os.File
+	f       *atomicfile.File
 	w       *bufio.Writer
 	classes int
-	tmp     string
-	path    string
 }
 
 func newPredictionWriter(path string, classes int) (*predictionWriter, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-pred-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("predictions: %w", err)
 	}
@@ -148,19 +154,15 @@ func newPredictionWriter(path string, classes int) (*predictionWriter, error) {
 		fmt.Fprintf(w, ",logit_%d", c)
 	}
 	io.WriteString(w, "\n")
-	return &predictionWriter{f: f, w: w, classes: classes, tmp: f.Name(), path: path}, nil
+	return &predictionWriter{f: f, w: w, classes: classes}, nil
 }
 
+// write adds one row per image; pred is -1 for a row of non-finite logits.
 func (p *predictionWriter) write(idx, labels []int, logits []float32) error {
 	c := p.classes
 	for i := range labels {
 		row := logits[i*c : (i+1)*c]
-		pred := 0
-		for j, v := range row {
-			if v > row[pred] {
-				pred = j
-			}
-		}
+		pred, _ := rankOf(row, labels[i])
 		p.w.WriteString(strconv.Itoa(idx[i]) + "," + strconv.Itoa(labels[i]) + "," + strconv.Itoa(pred))
 		for _, v := range row {
 			p.w.WriteString("," + strconv.FormatFloat(float64(v), 'g', -1, 32))
@@ -170,39 +172,31 @@ func (p *predictionWriter) write(idx, labels []int, logits []float32) error {
 	return nil
 }
 
-func (p *predictionWriter) close() error {
-	defer os.Remove(p.tmp)
+// close commits the file when the evaluation succeeded (failed false), and
+// drops it otherwise.
+func (p *predictionWriter) close(failed bool) error {
+	if failed {
+		p.f.Abort()
+		return nil
+	}
 	if err := p.w.Flush(); err != nil {
-		p.f.Close()
-		return fmt.Errorf("predictions %s: %w", p.path, err)
+		p.f.Abort()
+		return fmt.Errorf("predictions: %w", err)
 	}
-	if err := p.f.Close(); err != nil {
-		return fmt.Errorf("predictions %s: %w", p.path, err)
+	if err := p.f.Commit(); err != nil {
+		return fmt.Errorf("predictions: %w", err)
 	}
-	return os.Rename(p.tmp, p.path)
-}
-
-// writeAtomic writes b to path through a temp file and rename.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // FormatReport renders an EvalResult as text: totals, per-class accuracy and
 // the confusion matrix.
 func FormatReport(w io.Writer, r EvalResult, classes []string) {
-	fmt.Fprintf(w, "top1 %.4f  top5 %.4f  loss %.4f  images %d  %.0f img/s\n\nper-class accuracy:\n", r.Top1, r.Top5, r.Loss, r.Images, r.ImgPerS)
+	fmt.Fprintf(w, "top1 %.4f  top5 %.4f  loss %.4f  images %d  %.0f img/s\n", r.Top1, r.Top5, r.Loss, r.Images, r.ImgPerS)
+	if msg := r.Warning(); msg != "" {
+		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
+	fmt.Fprintf(w, "\nper-class accuracy:\n")
 	name := func(i int) string {
 		if i < len(classes) {
 			return classes[i]

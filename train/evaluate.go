@@ -1,10 +1,14 @@
 package train
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/data"
@@ -13,6 +17,10 @@ import (
 	"github.com/vitgo/vit/layers"
 )
 
+// ErrEvalInterrupted is returned by an evaluation whose context was
+// cancelled (SIGINT, SIGTERM) before it saw every image.
+var ErrEvalInterrupted = errors.New("evaluation interrupted")
+
 // EvalResult is a model's score on a data set: every image counted, the
 // remainder batch included.
 type EvalResult struct {
@@ -20,9 +28,10 @@ type EvalResult struct {
 	Top5      float64   `json:"top5"`
 	Loss      float64   `json:"loss"` // mean cross entropy against the hard labels
 	Images    int       `json:"images"`
+	NonFinite int       `json:"non_finite"` // images whose logits held a NaN or an infinity (counted as wrong)
 	ImgPerS   float64   `json:"img_per_s"`
 	PerClass  []float64 `json:"per_class"` // top-1 accuracy of each class (NaN-free: 0 for an absent class)
-	Confusion [][]int   `json:"confusion"` // [label][prediction] counts
+	Confusion [][]int   `json:"confusion"` // [label][prediction] counts; images without a prediction (NonFinite) are left out
 }
 
 // Evaluator runs a model's forward graph for a fixed batch size in eval mode
@@ -83,8 +92,12 @@ func (e *Evaluator) Graph() *layers.Graph { return e.g }
 
 // Run evaluates every image the loader yields. onBatch, if not nil, sees
 // each batch's dataset indices, labels and logits (on several ranks, the
-// batches of this rank).
-func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
+// batches of this rank). An image whose logits hold a NaN or an infinity has
+// no prediction: it counts as wrong in top-1, top-5 and its class's
+// accuracy, is left out of the confusion matrix, and is counted in NonFinite
+// (the mean loss is then NaN). When ctx is cancelled the evaluation stops
+// before the next batch and the error wraps ErrEvalInterrupted.
+func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
 	c := e.model.Config.NumClasses
 	sh, err := newEvalShard(e.Comm, l)
 	if err != nil {
@@ -94,12 +107,16 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 	for i := range r.Confusion {
 		r.Confusion[i] = make([]int, c)
 	}
+	perLabel := make([]int, c)
 	start := time.Now()
 	it := l.Epoch(0, 0)
 	defer it.Close()
 	var lossSum float64
 	var top1, top5 int
 	for {
+		if err := ctx.Err(); err != nil {
+			return EvalResult{}, fmt.Errorf("%w after %d images: %w", ErrEvalInterrupted, r.Images, err)
+		}
 		b, ok, err := it.Next()
 		if err != nil {
 			return EvalResult{}, err
@@ -121,15 +138,11 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 			} else {
 				lossSum += crossEntropy(row, y)
 			}
-			rank := 0
-			pred := 0
-			for j, v := range row {
-				if v > row[y] || (v == row[y] && j < y) {
-					rank++
-				}
-				if v > row[pred] {
-					pred = j
-				}
+			perLabel[y]++
+			pred, rank := rankOf(row, y)
+			if pred < 0 {
+				r.NonFinite++
+				continue
 			}
 			if rank == 0 {
 				top1++
@@ -148,7 +161,7 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 		b.Release()
 	}
 	if sh != nil {
-		if lossSum, err = sh.reduce(&r, &top1, &top5); err != nil {
+		if lossSum, err = sh.reduce(&r, &top1, &top5, perLabel); err != nil {
 			return EvalResult{}, err
 		}
 	}
@@ -158,21 +171,67 @@ func (e *Evaluator) Run(l *data.Loader, onBatch func(idx, labels []int, logits [
 	n := float64(r.Images)
 	r.Top1, r.Top5, r.Loss = float64(top1)/n, float64(top5)/n, lossSum/n
 	r.ImgPerS = n / time.Since(start).Seconds()
-	for y, row := range r.Confusion {
-		total := 0
-		for _, v := range row {
-			total += v
-		}
+	for y, total := range perLabel {
 		if total > 0 {
-			r.PerClass[y] = float64(row[y]) / float64(total)
+			r.PerClass[y] = float64(r.Confusion[y][y]) / float64(total)
 		}
 	}
 	return r, nil
 }
 
+// rankOf returns a logit row's prediction (its arg max, the first of ties)
+// and the rank of label y (how many classes beat it; ties go to the lower
+// index). A row holding a NaN or an infinity has no prediction: pred is -1.
+func rankOf(row []float32, y int) (pred, rank int) {
+	for j, v := range row {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return -1, len(row)
+		}
+		if v > row[y] || (v == row[y] && j < y) {
+			rank++
+		}
+		if v > row[pred] {
+			pred = j
+		}
+	}
+	return pred, rank
+}
+
+// Warning returns a one-line warning when some images had non-finite logits,
+// or "" when none had.
+func (r EvalResult) Warning() string {
+	if r.NonFinite == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d images had non-finite logits (NaN or Inf); they are counted as wrong", r.NonFinite, r.Images)
+}
+
+// warnNonFinite logs r's Warning, if any, for the evaluation called what.
+func warnNonFinite(log *logrus.Logger, what string, r EvalResult) {
+	if msg := r.Warning(); msg != "" {
+		log.Warnf("%s: %s", what, msg)
+	}
+}
+
+// MarshalJSON writes a non-finite loss (or speed) as null: JSON has no NaN.
+func (r EvalResult) MarshalJSON() ([]byte, error) {
+	type plain EvalResult
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Loss    *float64 `json:"loss"`
+		ImgPerS *float64 `json:"img_per_s"`
+	}{plain(r), finite(r.Loss), finite(r.ImgPerS)})
+}
+
 // RunWith evaluates with other weights (the EMA's) swapped in by name, then
 // restores the model's own.
-func (e *Evaluator) RunWith(l *data.Loader, weights map[string][]float32) (EvalResult, error) {
+func (e *Evaluator) RunWith(ctx context.Context, l *data.Loader, weights map[string][]float32) (EvalResult, error) {
 	saved := map[string][]float32{}
 	for _, p := range e.model.Params {
 		w, ok := weights[p.Name]
@@ -190,7 +249,7 @@ func (e *Evaluator) RunWith(l *data.Loader, weights map[string][]float32) (EvalR
 			}
 		}
 	}()
-	return e.Run(l, nil)
+	return e.Run(ctx, l, nil)
 }
 
 // crossEntropy is −log softmax(row)[y], computed stably in float64.
@@ -230,11 +289,14 @@ func newEvalShard(c dist.Comm, l *data.Loader) (*evalShard, error) {
 	return &evalShard{comm: c, batch: lc.BatchSize, losses: make([]float64, l.Dataset().Len())}, nil
 }
 
-// reduce all-reduces the counts into r, top1 and top5 and returns the sum of
-// the losses in data set order. Each loss slot is written by one rank and
-// is zero on the others, so the reduced values are exact.
-func (s *evalShard) reduce(r *EvalResult, top1, top5 *int) (float64, error) {
-	counts := []int64{int64(r.Images), int64(*top1), int64(*top5)}
+// reduce all-reduces the counts into r, top1, top5 and perLabel and returns
+// the sum of the losses in data set order. Each loss slot is written by one
+// rank and is zero on the others, so the reduced values are exact.
+func (s *evalShard) reduce(r *EvalResult, top1, top5 *int, perLabel []int) (float64, error) {
+	counts := []int64{int64(r.Images), int64(*top1), int64(*top5), int64(r.NonFinite)}
+	for _, n := range perLabel {
+		counts = append(counts, int64(n))
+	}
 	for _, row := range r.Confusion {
 		for _, v := range row {
 			counts = append(counts, int64(v))
@@ -246,8 +308,12 @@ func (s *evalShard) reduce(r *EvalResult, top1, top5 *int) (float64, error) {
 	if err := s.comm.AllreduceFloat64(s.losses); err != nil {
 		return 0, fmt.Errorf("eval: %w", err)
 	}
-	r.Images, *top1, *top5 = int(counts[0]), int(counts[1]), int(counts[2])
-	k := 3
+	r.Images, *top1, *top5, r.NonFinite = int(counts[0]), int(counts[1]), int(counts[2]), int(counts[3])
+	k := 4
+	for y := range perLabel {
+		perLabel[y] = int(counts[k])
+		k++
+	}
 	for _, row := range r.Confusion {
 		for j := range row {
 			row[j] = int(counts[k])

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -64,7 +65,7 @@ func TestShardedEvalEqualsOneProcess(t *testing.T) {
 			t.Error(err)
 			return EvalResult{}
 		}
-		r, err := e.Run(loader, nil)
+		r, err := e.Run(context.Background(), loader, nil)
 		if err != nil {
 			t.Error(err)
 		}

@@ -3,9 +3,13 @@ package train
 import (
 	"bufio"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
 // MetricsRow is one line of metrics.csv, written after each epoch (and at a
@@ -19,7 +23,7 @@ type MetricsRow struct {
 }
 
 // MetricsHeader is metrics.csv's first line.
-var MetricsHeader = []string{"epoch", "step", "lr", "train_loss", "val_loss", "val_top1", "val_top5", "grad_norm", "img_per_s", "elapsed_s", "ema_val_loss", "ema_val_top1", "ema_val_top5"}
+var MetricsHeader = []string{"epoch", "step", "lr", "train_loss", "val_loss", "val_top1", "val_top5", "grad_norm", "img_per_s", "elapsed_s", "ema_val_loss", "ema_val_top1", "ema_val_top5", "val_non_finite"}
 
 // MetricsLog appends rows to a CSV file.
 type MetricsLog struct{ Path string }
@@ -32,9 +36,10 @@ func (l *MetricsLog) Create() error {
 // Append adds one row.
 func (l *MetricsLog) Append(r MetricsRow) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	rec := []string{strconv.Itoa(r.Epoch), strconv.Itoa(r.Step), f(r.LR), f(r.TrainLoss), "", "", "", f(r.GradNorm), f(r.ImgPerS), f(r.Elapsed), "", "", ""}
+	rec := []string{strconv.Itoa(r.Epoch), strconv.Itoa(r.Step), f(r.LR), f(r.TrainLoss), "", "", "", f(r.GradNorm), f(r.ImgPerS), f(r.Elapsed), "", "", "", ""}
 	if r.Val != nil {
 		rec[4], rec[5], rec[6] = f(r.Val.Loss), f(r.Val.Top1), f(r.Val.Top5)
+		rec[13] = strconv.Itoa(r.Val.NonFinite) // images whose logits held NaN or Inf
 	}
 	if r.ValEMA != nil {
 		rec[10], rec[11], rec[12] = f(r.ValEMA.Loss), f(r.ValEMA.Top1), f(r.ValEMA.Top5)
@@ -42,17 +47,24 @@ func (l *MetricsLog) Append(r MetricsRow) error {
 	return l.write([][]string{rec}, os.O_APPEND|os.O_CREATE|os.O_WRONLY)
 }
 
+// write rewrites the file atomically: with os.O_APPEND, the old rows
+// followed by recs; otherwise recs alone.
 func (l *MetricsLog) write(recs [][]string, flag int) error {
-	f, err := os.OpenFile(l.Path, flag, 0o644)
-	if err != nil {
+	if flag&os.O_APPEND != 0 {
+		header, rows, err := ReadMetrics(l.Path)
+		switch {
+		case err == nil:
+			recs = append(append([][]string{header}, rows...), recs...)
+		case errors.Is(err, os.ErrNotExist):
+			recs = append([][]string{MetricsHeader}, recs...)
+		default:
+			return err
+		}
+	}
+	if err := atomicfile.Write(l.Path, func(w io.Writer) error { return csv.NewWriter(w).WriteAll(recs) }); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(recs); err != nil {
-		f.Close()
-		return fmt.Errorf("metrics %s: %w", l.Path, err)
-	}
-	return f.Close()
+	return nil
 }
 
 // ReadMetrics parses a metrics.csv into its header and rows.
@@ -62,7 +74,9 @@ func ReadMetrics(path string) ([]string, [][]string, error) {
 		return nil, nil, fmt.Errorf("metrics: %w", err)
 	}
 	defer f.Close()
-	recs, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
+	r := csv.NewReader(bufio.NewReader(f))
+	r.FieldsPerRecord = -1 // rows of an older run may have fewer columns
+	recs, err := r.ReadAll()
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics %s: %w", path, err)
 	}

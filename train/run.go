@@ -15,6 +15,7 @@ import (
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -24,9 +25,10 @@ var ErrInterrupted = errors.New("training interrupted")
 
 // Options are the run's non-config knobs.
 type Options struct {
-	Resume   bool            // continue from out_dir's last checkpoint
-	Log      *logrus.Logger  // nil = logrus.StandardLogger()
-	Progress *ProgressWriter // nil = no progress bar
+	Resume    bool            // continue from out_dir's last checkpoint
+	Overwrite bool            // delete an earlier run's files from out_dir and start afresh
+	Log       *logrus.Logger  // nil = logrus.StandardLogger()
+	Progress  *ProgressWriter // nil = no progress bar
 
 	// onStep, for tests, sees each step: the run, the batch it trained on
 	// and what the step reported.
@@ -81,7 +83,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 		if err := r.trainEpoch(ctx); err != nil {
 			return nil, err
 		}
-		last, err := r.endEpoch()
+		last, err := r.endEpoch(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -179,8 +181,9 @@ func (r *run) maxed() bool { return r.cfg.Train.MaxSteps > 0 && r.st.Step >= r.c
 // evaluate (every train.eval_every epochs and at the end), append the
 // metrics row, save the checkpoints and draw the curves. last reports the
 // end of the run.
-func (r *run) endEpoch() (last bool, err error) {
+func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 	cfg, st := r.cfg, &r.st
+	before := *st // the counters of an epoch trained but not yet recorded
 	if r.opts.Progress != nil {
 		r.opts.Progress.Done()
 	}
@@ -197,7 +200,9 @@ func (r *run) endEpoch() (last bool, err error) {
 	row.Epoch = st.Epoch
 	last = r.maxed() || st.Epoch >= cfg.Train.Epochs
 	if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
-		if err := r.evaluate(&row); err != nil {
+		if err := r.evaluate(ctx, &row); errors.Is(err, ErrEvalInterrupted) {
+			return false, r.evalInterrupted(err, before)
+		} else if err != nil {
 			return false, err
 		}
 	}
@@ -220,22 +225,24 @@ func (r *run) endEpoch() (last bool, err error) {
 
 // evaluate scores the weights (and the EMA's) on the validation set into
 // row, logs the epoch and keeps the best model.
-func (r *run) evaluate(row *MetricsRow) error {
+func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
 	st := &r.st
 	valLoader, err := data.NewLoader(r.valSet, loaderConfig(r.cfg, false, r.mean, r.std))
 	if err != nil {
 		return err
 	}
-	v, err := r.eval.Run(valLoader, nil)
+	v, err := r.eval.Run(ctx, valLoader, nil)
 	if err != nil {
 		return err
 	}
+	warnNonFinite(r.log, "validation", v)
 	row.Val, r.res.Last = &v, v
 	if w := r.step.EMAWeights(); w != nil {
-		ve, err := r.eval.RunWith(valLoader, w)
+		ve, err := r.eval.RunWith(ctx, valLoader, w)
 		if err != nil {
 			return err
 		}
+		warnNonFinite(r.log, "EMA validation", ve)
 		row.ValEMA, r.res.LastEMA = &ve, &ve
 	}
 	r.log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
@@ -321,9 +328,11 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if cfg.Train.Threads > 0 {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
-	if err := os.MkdirAll(r.out, 0o755); err != nil {
-		return nil, fmt.Errorf("out_dir: %w", err)
+	release, err := openOutDir(cfg, opts, r.log) // lock, clean and check it (outdir.go)
+	if err != nil {
+		return nil, err
 	}
+	r.closers = append(r.closers, release) // closed last
 	if err := r.openData(); err != nil {
 		return nil, err
 	}
@@ -337,7 +346,7 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := r.resumeOrStart(string(cfgYAML)); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(r.out, ConfigFile), cfgYAML, 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(r.out, ConfigFile), cfgYAML); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 	return r, nil
@@ -433,6 +442,7 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 		return fmt.Errorf("resume %s: %w", statePath, err)
 	}
 	r.st = st
+	r.st.Config = cfgYAML // differs from the stored one only in the keys openOutDir allowed
 	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
 	if err := r.steps.Resume(st.Step); err != nil {
 		return err

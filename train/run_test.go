@@ -45,7 +45,7 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 		t.Fatalf("steps %d images %d, want 16 and 100 (remainder batch included)", res.Steps, res.Last.Images)
 	}
 	// cmd/eval on the last checkpoint reproduces the run's own validation.
-	r, _, _, err := EvaluateCheckpoint(EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg,
+	r, _, _, err := EvaluateCheckpoint(context.Background(), EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg,
 		Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 	if r.Top1 != res.Last.Top1 || r.Top5 != res.Last.Top5 || math.Abs(r.Loss-res.Last.Loss) > 1e-12 {
 		t.Fatalf("eval %v/%v/%v, training validation %v/%v/%v", r.Top1, r.Top5, r.Loss, res.Last.Top1, res.Last.Top5, res.Last.Loss)
 	}
-	re, _, _, err := EvaluateCheckpoint(EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg, EMA: true})
+	re, _, _, err := EvaluateCheckpoint(context.Background(), EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg, EMA: true})
 	if err != nil {
 		t.Fatal(err)
 	}

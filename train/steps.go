@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
 // StepsFile is the per-step record a run leaves beside metrics.csv.
@@ -64,7 +66,8 @@ func (l *StepsLog) Resume(step int) error {
 	return l.rewrite(keep)
 }
 
-// rewrite replaces the file with the header and lines (temp file and rename).
+// rewrite replaces the file with the header and lines, atomically. (Append
+// then appends: a row cut short by a killed process is dropped by Resume.)
 func (l *StepsLog) rewrite(lines [][]byte) error {
 	l.Close()
 	var b bytes.Buffer
@@ -72,11 +75,7 @@ func (l *StepsLog) rewrite(lines [][]byte) error {
 	for _, line := range lines {
 		b.Write(line)
 	}
-	tmp := l.Path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("steps: %w", err)
-	}
-	if err := os.Rename(tmp, l.Path); err != nil {
+	if err := atomicfile.WriteBytes(l.Path, b.Bytes()); err != nil {
 		return fmt.Errorf("steps: %w", err)
 	}
 	return nil

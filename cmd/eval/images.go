@@ -9,17 +9,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/train"
 )
 
@@ -115,7 +114,7 @@ func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagS
 	for _, n := range c.Notes() {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signals.Context(context.Background(), stderr, "stopping")
 	defer stop()
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
@@ -169,12 +168,12 @@ func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagS
 // predWriter streams predictions as CSV, JSON or JSON lines (by the file's
 // extension) into a temp file renamed into place on success.
 type predWriter struct {
-	path, tmp string
-	f         *os.File
-	w         *bufio.Writer
-	cw        *csv.Writer
-	kind      string
-	n         int
+	path string
+	f    *atomicfile.File
+	w    *bufio.Writer
+	cw   *csv.Writer
+	kind string
+	n    int
 }
 
 func newPredWriter(path string, k int) (*predWriter, error) {
@@ -182,11 +181,12 @@ func newPredWriter(path string, k int) (*predWriter, error) {
 	if kind != ".csv" && kind != ".json" && kind != ".jsonl" {
 		return nil, fmt.Errorf("%s: want a .csv, .json or .jsonl file", path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-pred-*")
+	atomicfile.RemoveStaleFor(path) // left by a process killed while writing path
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	p := &predWriter{path: path, tmp: f.Name(), f: f, w: bufio.NewWriter(f), kind: kind}
+	p := &predWriter{path: path, f: f, w: bufio.NewWriter(f), kind: kind}
 	switch kind {
 	case ".csv":
 		p.cw = csv.NewWriter(p.w)
@@ -242,23 +242,8 @@ func (p *predWriter) commit() error {
 	if err := p.w.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", p.path, err)
 	}
-	if err := p.f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", p.path, err)
-	}
-	p.f = nil
-	if err := os.Rename(p.tmp, p.path); err != nil {
-		return err
-	}
-	p.tmp = ""
-	return nil
+	return p.f.Commit()
 }
 
 // abort removes the temp file unless commit renamed it.
-func (p *predWriter) abort() {
-	if p.f != nil {
-		p.f.Close()
-	}
-	if p.tmp != "" {
-		os.Remove(p.tmp)
-	}
-}
+func (p *predWriter) abort() { p.f.Abort() }

@@ -120,7 +120,7 @@ func TestImagesMode(t *testing.T) {
 	if _, err := os.Stat(pred); !os.IsNotExist(err) {
 		t.Errorf("-strict left %s: %v", pred, err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(m) > 0 {
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(m) > 0 {
 		t.Errorf("temp files left: %v", m)
 	}
 

@@ -9,9 +9,16 @@
 // set the checkpoint was trained on). At another image size pos_embed is
 // resampled on the fly; the patch size never changes. With -images it
 // classifies unlabelled image files instead (see images.go).
+//
+// Images whose logits hold a NaN or an infinity count as wrong; their number
+// is printed as a warning and written as "non_finite" in -results. SIGINT or
+// SIGTERM stops the evaluation before its next batch and exits with status
+// 130, writing no report; a second SIGINT exits at once.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -84,10 +92,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		o.Config = &cfg
 	}
-	r, meta, notes, err := train.EvaluateCheckpoint(o)
+	ctx, stop := signals.Context(context.Background(), stderr, "stopping the evaluation")
+	defer stop()
+	r, meta, notes, err := train.EvaluateCheckpoint(ctx, o)
+	if errors.Is(err, train.ErrEvalInterrupted) {
+		fmt.Fprintf(stderr, "eval: %v; no report written\n", err)
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 1
+	}
+	if msg := r.Warning(); msg != "" {
+		fmt.Fprintf(stderr, "eval: warning: %s\n", msg)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)

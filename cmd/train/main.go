@@ -1,10 +1,14 @@
 // Command train trains a Vision Transformer from a YAML config.
 //
-//	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume] [-dry-run] [-log-format text|json]
+//	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume | -overwrite] [-dry-run] [-log-format text|json]
 //
 // -dry-run validates the config, builds the graph and prints the parameter
-// table. SIGINT/SIGTERM finish the current step, write a checkpoint and exit
-// with status 130; -resume continues from it.
+// table. SIGINT/SIGTERM finish the current step (or stop an evaluation within
+// a batch), write a checkpoint and exit with status 130; a second SIGINT
+// exits at once. -resume continues from the checkpoint; it refuses a config
+// that changes the run's math, and exits 0 for a run that is complete. One
+// trainer at a time may use an output directory, and a fresh run refuses a
+// directory holding an earlier run unless -overwrite is given.
 package main
 
 import (
@@ -14,14 +18,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/train"
 )
 
@@ -37,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
 	out := flag.String("out", "", "output directory (overrides train.out_dir)")
 	resume := flag.Bool("resume", false, "continue from the output directory's last checkpoint")
+	overwrite := flag.Bool("overwrite", false, "delete an earlier run's files (checkpoints, metrics, plots) from the output directory and start afresh")
 	dry := flag.Bool("dry-run", false, "validate the config, build the graph, print the parameters, and exit")
 	logFormat := flag.String("log-format", "text", "log format: text or json")
 	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
@@ -46,16 +51,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		f, err := atomicfile.Create(*cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
+		defer f.Abort()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Commit(); err != nil {
+				fmt.Fprintf(stderr, "train: -cpuprofile: %v\n", err)
+			}
+		}()
 	}
 
 	log := logrus.New()
@@ -93,10 +104,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *memProfile != "" {
 		defer func() {
-			f, err := os.Create(*memProfile)
-			if err == nil {
-				pprof.WriteHeapProfile(f)
-				f.Close()
+			if err := atomicfile.Write(*memProfile, pprof.WriteHeapProfile); err != nil {
+				fmt.Fprintf(stderr, "train: -memprofile: %v\n", err)
 			}
 		}()
 	}
@@ -106,9 +115,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// RSS near the live heap.
 		debug.SetGCPercent(20)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: log, Progress: train.NewProgress(os.Stdout)})
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout)})
+	if errors.Is(err, train.ErrRunComplete) {
+		log.Infof("%v", err)
+		return 0
+	}
 	if errors.Is(err, train.ErrInterrupted) {
 		log.Errorf("%v", err)
 		fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)

@@ -4,33 +4,24 @@ package plotfile
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
-// SavePNG encodes c as a PNG and writes it to path atomically: into a temp
-// file in the same directory, then renamed over path, so a reader never sees
-// a half-written figure.
+// SavePNG encodes c as a PNG and writes it to path atomically, mode 0644,
+// through internal/atomicfile, so a reader never sees a half-written figure.
 func SavePNG(path string, c *vgimg.Canvas) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*.png")
-	if err != nil {
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("png %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("png %s: %w", path, err)
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("png: %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
 // fullDisk accepts limit bytes and then fails like a full disk.
@@ -59,8 +61,8 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 	}
 	for _, limit := range []int{0, 7, 8, 100, full.Len() - 1} {
 		// Exactly what Write does, with the disk filling up after limit bytes
-		// (the bufio layer inside writeAtomic makes this hit at Flush for small files).
-		err := writeAtomic(path, func(w io.Writer) error {
+		// (the bufio layer inside atomicfile.Write makes this hit at Flush for small files).
+		err := atomicfile.Write(path, func(w io.Writer) error {
 			h, err := newHeader(next, map[string]string{"step": "200"})
 			if err != nil {
 				return err

@@ -69,31 +69,63 @@ func Decode(r io.ReaderAt, size int64, name string) (*File, error) {
 	return f, nil
 }
 
-func decode(r io.ReaderAt, size int64) (*File, error) {
+// ReadMetadata reads and validates only the header of the safetensors file
+// at path and returns its metadata; no tensor data is read.
+func ReadMetadata(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read safetensors: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: not a regular file", path)
+	}
+	meta, _, _, err := decodeHeader(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return meta, nil
+}
+
+// decodeHeader reads and checks the header: the metadata, the entries in
+// data order, and where the data section starts.
+func decodeHeader(r io.ReaderAt, size int64) (map[string]string, []entry, int64, error) {
 	if size < 8 {
-		return nil, fmt.Errorf("file is %d bytes, shorter than the 8-byte header length", size)
+		return nil, nil, 0, fmt.Errorf("file is %d bytes, shorter than the 8-byte header length", size)
 	}
 	var prefix [8]byte
 	if err := readFull(r, prefix[:], 0); err != nil {
-		return nil, fmt.Errorf("header length: %w", err)
+		return nil, nil, 0, fmt.Errorf("header length: %w", err)
 	}
 	n := binary.LittleEndian.Uint64(prefix[:])
 	if n > MaxHeaderSize {
-		return nil, fmt.Errorf("header length %d exceeds the %d-byte limit", n, MaxHeaderSize)
+		return nil, nil, 0, fmt.Errorf("header length %d exceeds the %d-byte limit", n, MaxHeaderSize)
 	}
 	if n > uint64(size-8) {
-		return nil, fmt.Errorf("header length %d exceeds the %d bytes after the length prefix", n, size-8)
+		return nil, nil, 0, fmt.Errorf("header length %d exceeds the %d bytes after the length prefix", n, size-8)
 	}
 	buf := make([]byte, n)
 	if err := readFull(r, buf, 8); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return nil, nil, 0, fmt.Errorf("header: %w", err)
 	}
 	meta, entries, err := parseHeader(buf)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	dataStart := 8 + int64(n)
 	if err := checkLayout(entries, size-dataStart); err != nil {
+		return nil, nil, 0, err
+	}
+	return meta, entries, dataStart, nil
+}
+
+func decode(r io.ReaderAt, size int64) (*File, error) {
+	meta, entries, dataStart, err := decodeHeader(r, size)
+	if err != nil {
 		return nil, err
 	}
 	// The header promises size bytes; make sure they exist before allocating.

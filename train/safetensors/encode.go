@@ -1,17 +1,16 @@
 package safetensors
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/vitgo/vit/internal/atomicfile"
 )
 
 // metadataKey is the reserved header key holding the string-to-string metadata.
@@ -40,7 +39,7 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return writeAtomic(path, h.writeTo)
+	return atomicfile.Write(path, h.writeTo)
 }
 
 // header is a validated, serialised header plus the tensors in data order.
@@ -148,60 +147,4 @@ func (h *header) writeTo(w io.Writer) error {
 func writeJSONString(b *bytes.Buffer, s string) {
 	q, _ := json.Marshal(s) // cannot fail for a string
 	b.Write(q)
-}
-
-// writeAtomic runs write into a temporary file beside path, fsyncs it,
-// renames it over path and fsyncs the directory. On any failure it removes
-// the temporary file and leaves path untouched.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(tmp)
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	closed = true
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so a rename inside it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return d.Close()
 }

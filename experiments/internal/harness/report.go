@@ -30,7 +30,6 @@ var Funcs = template.FuncMap{
 	"x100": func(x float64) float64 { return 100 * x },
 	"div":  func(a, b float64) float64 { return a / b },
 	"sub":  func(a, b int) int { return a - b },
-	"add":  func(a, b int) int { return a + b },
 	"mul":  func(a, b int) int { return a * b },
 }
 

@@ -200,7 +200,7 @@ func Evaluate(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Confi
 		return train.EvalResult{}, err
 	}
 	defer ev.Close()
-	return ev.Run(l, nil)
+	return ev.Run(context.Background(), l, nil)
 }
 
 // Images returns the first n images of cfg's validation split as the

@@ -1,0 +1,72 @@
+package signals
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vitgo/vit/internal/atomicfile"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestFirstCancelsSecondExits(t *testing.T) {
+	codes := make(chan int, 1)
+	exit = func(code int) { codes <- code }
+	defer func() { exit = os.Exit }()
+	var w syncBuf
+	ctx, stop := Context(context.Background(), &w, "stopping")
+	defer stop()
+	dir := t.TempDir()
+	f, err := atomicfile.Create(filepath.Join(dir, "pred.csv")) // a write in progress
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first SIGINT did not cancel the context")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the first signal removed the temporary file: %v", ents)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	select {
+	case code := <-codes:
+		if code != 130 {
+			t.Fatalf("exit status %d, want 130", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second SIGINT did not exit")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("the second signal left %v", ents)
+	}
+	if out := w.String(); !strings.Contains(out, "stopping") || !strings.Contains(out, "at once") {
+		t.Fatalf("messages %q", out)
+	}
+}

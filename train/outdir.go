@@ -1,0 +1,131 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/vitgo/vit/internal/atomicfile"
+)
+
+// LockFile is the file in an output directory that a trainer holds an
+// exclusive lock on (flock) while it runs; it holds the trainer's PID. The OS
+// releases the lock when the process ends, however it ends.
+const LockFile = ".train.lock"
+
+// OutDirLockedError is returned by Run when another process is training into
+// the same output directory.
+type OutDirLockedError struct {
+	Dir string
+	PID int // the holder's PID; 0 when it could not be read
+}
+
+func (e *OutDirLockedError) Error() string {
+	holder := "another process"
+	if e.PID > 0 {
+		holder = fmt.Sprintf("another trainer (PID %d)", e.PID)
+	}
+	return fmt.Sprintf("out_dir %s is in use by %s: wait for it to end, stop it, or choose another -out", e.Dir, holder)
+}
+
+// OutDirUsedError is returned by Run when a fresh run (no -resume) would
+// write into a directory that holds an earlier run's files.
+type OutDirUsedError struct {
+	Dir   string
+	Files []string // the earlier run's files found, sorted
+}
+
+func (e *OutDirUsedError) Error() string {
+	return fmt.Sprintf("out_dir %s holds an earlier run (%s): pass -resume to continue it, or -overwrite to delete that run's files and start afresh",
+		e.Dir, strings.Join(e.Files, ", "))
+}
+
+// epochFile matches the epoch_N.safetensors checkpoints of keep_last.
+var epochFile = regexp.MustCompile(`^epoch_[0-9]+\.safetensors$`)
+
+// isRunFile reports whether name is one of the files a run writes into its
+// output directory (the only files -overwrite deletes).
+func isRunFile(name string) bool {
+	switch name {
+	case ConfigFile, MetricsFile, StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
+		return true
+	}
+	return epochFile.MatchString(name)
+}
+
+// runFiles lists the run files in dir, sorted.
+func runFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if isRunFile(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// openOutDir makes the output directory Run's alone: it takes the lock,
+// removes temporary files that a killed run left, and then, for -resume,
+// checks that the run can be continued with cfg; for a fresh run, refuses a
+// directory holding an earlier run unless opts.Overwrite (which deletes that
+// run's files and nothing else). release drops the lock.
+func openOutDir(cfg Config, opts Options, log *logrus.Logger) (release func(), err error) {
+	dir := cfg.Train.OutDir
+	if opts.Resume && opts.Overwrite {
+		return nil, errors.New("-resume and -overwrite exclude each other: continue the run, or start it afresh")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	stale, err := atomicfile.RemoveStale(dir)
+	if err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	for _, p := range stale {
+		log.Infof("removed %s, left by a run that was killed while writing", p)
+	}
+	if opts.Resume {
+		return unlock, checkResume(dir, cfg, log)
+	}
+	files, err := runFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	if !opts.Overwrite {
+		// A lone config.yaml is what a run that died before its first
+		// checkpoint leaves: nothing to mix up.
+		if len(files) > 1 || len(files) == 1 && files[0] != ConfigFile {
+			return nil, &OutDirUsedError{Dir: dir, Files: files}
+		}
+		return unlock, nil
+	}
+	for _, f := range files {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			return nil, fmt.Errorf("-overwrite: %w", err)
+		}
+	}
+	if len(files) > 0 {
+		log.Infof("-overwrite: deleted the earlier run's %s from %s", strings.Join(files, ", "), dir)
+	}
+	return unlock, nil
+}

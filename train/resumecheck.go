@@ -1,0 +1,198 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/vitgo/vit/train/safetensors"
+)
+
+// ErrRunComplete is returned by Run for -resume of a run that has already
+// done all its epochs (or reached train.max_steps): there is nothing to do,
+// and nothing was written.
+var ErrRunComplete = errors.New("the run is complete")
+
+// ConfigChange is one config key whose value differs between the run being
+// resumed and the new config.
+type ConfigChange struct {
+	Key      string
+	Old, New string // YAML values; "" when absent
+	Why      string // why the change is refused; "" when allowed
+}
+
+// ResumeConfigError is returned by Run when -resume is given a config that
+// changes the run's math: it lists every refused change.
+type ResumeConfigError struct {
+	State   string // the state file holding the run's config
+	Changes []ConfigChange
+}
+
+func (e *ResumeConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-resume refused: the config changes %d key(s) of the run in %s: ", len(e.Changes), e.State)
+	for i, c := range e.Changes {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s → %s (%s)", c.Key, show(c.Old), show(c.New), c.Why)
+	}
+	b.WriteString(". Undo these changes, or start a new run with another -out")
+	return b.String()
+}
+
+func show(v string) string {
+	if v == "" {
+		return "(absent)"
+	}
+	return v
+}
+
+// resumableKeys are the keys a resumed run may change: they cannot change
+// what the run computes (train.epochs may only grow).
+var resumableKeys = map[string]bool{
+	"train.epochs": true, "train.max_steps": true, "train.eval_every": true, "train.log_every": true,
+	"train.threads": true, "data.workers": true, "data.prefetch": true,
+	"train.out_dir": true, "checkpoint.keep_last": true, "checkpoint.save_best": true, "checkpoint.every_steps": true,
+}
+
+// checkResume compares cfg with the config stored in dir's state file and
+// refuses every change outside resumableKeys; allowed changes are logged. It
+// returns ErrRunComplete when the run has nothing left to do under cfg.
+func checkResume(dir string, cfg Config, log *logrus.Logger) error {
+	path := filepath.Join(dir, LastState)
+	md, err := safetensors.ReadMetadata(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("-resume: %s holds no %s, so there is no run to continue (start without -resume)", dir, LastState)
+	}
+	if err != nil {
+		return fmt.Errorf("-resume: %w", err)
+	}
+	if md["config"] != "" {
+		stored, err := ParseConfig([]byte(md["config"]), nil)
+		if err != nil {
+			return fmt.Errorf("-resume: the config stored in %s: %w", path, err)
+		}
+		changes, err := diffConfigs(stored, cfg)
+		if err != nil {
+			return fmt.Errorf("-resume: %w", err)
+		}
+		var refused []ConfigChange
+		for _, c := range changes {
+			if c.Why != "" {
+				refused = append(refused, c)
+				continue
+			}
+			log.Infof("resume: %s changed from %s to %s", c.Key, show(c.Old), show(c.New))
+		}
+		if len(refused) > 0 {
+			return &ResumeConfigError{State: path, Changes: refused}
+		}
+	}
+	step, err1 := strconv.Atoi(md["step"])
+	epoch, err2 := strconv.Atoi(md["epoch"])
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("-resume: %s: metadata: %w", path, err)
+	}
+	t := cfg.Train
+	done := epoch >= t.Epochs
+	if !done && t.MaxSteps > 0 && step >= t.MaxSteps {
+		// Stopped by max_steps: complete once that stop was evaluated and
+		// recorded (the last metrics row is at this step).
+		if _, rows, err := ReadMetrics(filepath.Join(dir, MetricsFile)); err == nil && len(rows) > 0 && len(rows[len(rows)-1]) > 1 {
+			last, _ := strconv.Atoi(rows[len(rows)-1][1])
+			done = last == step
+		}
+	}
+	if done {
+		return fmt.Errorf("%w: %s has done %d of %d epochs, %d steps (train.max_steps %d); raise train.epochs or train.max_steps to continue it",
+			ErrRunComplete, dir, epoch, t.Epochs, step, t.MaxSteps)
+	}
+	return nil
+}
+
+// diffConfigs lists the keys whose values differ between old and new, sorted,
+// with the reason each refused change is refused.
+func diffConfigs(old, new Config) ([]ConfigChange, error) {
+	a, err := flatConfig(old)
+	if err != nil {
+		return nil, err
+	}
+	b, err := flatConfig(new)
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var out []ConfigChange
+	for k := range keys {
+		if a[k] == b[k] {
+			continue
+		}
+		c := ConfigChange{Key: k, Old: a[k], New: b[k]}
+		switch {
+		case !resumableKeys[k]:
+			c.Why = "changes what the run computes"
+		case k == "train.epochs" && new.Train.Epochs < old.Train.Epochs:
+			c.Why = "epochs can only grow on resume; use train.max_steps to stop earlier"
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// flatConfig maps each leaf key of cfg's YAML ("section.key") to its value
+// in YAML flow style.
+func flatConfig(cfg Config) (map[string]string, error) {
+	src, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var walk func(prefix string, n *yaml.Node) error
+	walk = func(prefix string, n *yaml.Node) error {
+		if n.Kind == yaml.DocumentNode {
+			return walk(prefix, n.Content[0])
+		}
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key := n.Content[i].Value
+				if prefix != "" {
+					key = prefix + "." + key
+				}
+				if err := walk(key, n.Content[i+1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		n.Style = yaml.FlowStyle
+		v, err := yaml.Marshal(n)
+		if err != nil {
+			return err
+		}
+		out[prefix] = strings.TrimSpace(string(v))
+		return nil
+	}
+	if len(root.Content) == 0 {
+		return out, nil
+	}
+	return out, walk("", &root)
+}
