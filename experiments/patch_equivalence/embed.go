@@ -94,12 +94,7 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 	if err := vm.RunAll(); err != nil {
 		return result{}, err
 	}
-	val := func(n *G.Node) []float64 {
-		if d, ok := n.Value().Data().([]float32); ok {
-			return harness.Floats[float64](d)
-		}
-		return append([]float64(nil), n.Value().Data().([]float64)...)
-	}
+	val := func(n *G.Node) []float64 { return harness.Float64s(n.Value().Data()) }
 	res := result{out: val(y)}
 	if grads {
 		res.dx, res.dw, res.db = val(gradNodes[0]), val(gradNodes[1]), val(gradNodes[2])

@@ -61,17 +61,7 @@ func forward(m *layers.VisionTransformer, x []float64, n int) (outputs, error) {
 	if err := vm.RunAll(); err != nil {
 		return outputs{}, fmt.Errorf("forward: %w", err)
 	}
-	return outputs{features: widen(g.Features.Value().Data()), logits: widen(g.Logits.Value().Data())}, nil
-}
-
-func widen(d any) []float64 {
-	switch d := d.(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		return harness.Floats[float64](d)
-	}
-	return nil
+	return outputs{features: harness.Float64s(g.Features.Value().Data()), logits: harness.Float64s(g.Logits.Value().Data())}, nil
 }
 
 // tokenDiff compares token rows (n·T, D) of the permuted images with the

@@ -233,3 +233,15 @@ func Floats[To, From float32 | float64](v []From) []To {
 	}
 	return out
 }
+
+// Float64s is a float64 copy of a tensor's backing slice ([]float32 or
+// []float64); nil for any other type.
+func Float64s(data any) []float64 {
+	switch d := data.(type) {
+	case []float32:
+		return Floats[float64](d)
+	case []float64:
+		return append([]float64(nil), d...)
+	}
+	return nil
+}
