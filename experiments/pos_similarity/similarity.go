@@ -28,13 +28,8 @@ func similarity(m *layers.VisionTransformer) (posSim, error) {
 	if p.Shape.TotalSize() != (n+1)*d {
 		return posSim{}, fmt.Errorf("pos_embed is %v, want (1, %d, %d)", p.Shape, n+1, d)
 	}
-	var rows []float64 // (1+N, D) as float64
-	switch v := p.Value.Data().(type) {
-	case []float32:
-		rows = harness.Floats[float64](v)
-	case []float64:
-		rows = v
-	default:
+	rows := harness.Float64s(p.Value.Data()) // (1+N, D)
+	if rows == nil {
 		return posSim{}, fmt.Errorf("pos_embed: unsupported dtype %v", p.Value.Dtype())
 	}
 	return cosine(rows[d:], n, d, gh, gw), nil
