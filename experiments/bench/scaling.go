@@ -362,6 +362,9 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 // writeProjection prints, per config, the measured speedup, the serial
 // fraction it implies and Amdahl's projection at projectAt threads.
 func writeProjection(w io.Writer, cfgs []benchConfig, all [][]scalingResult) {
+	if len(all) == 0 || len(all[0]) < 2 {
+		return // one thread count: nothing to fit
+	}
 	fmt.Fprintln(w, "Amdahl fit of the whole step (serial fraction s from the first and last thread counts) and the **projected**, not measured, speedup over one thread:")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| config | measured speedup | serial fraction s |")
