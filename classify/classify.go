@@ -20,8 +20,9 @@ import (
 )
 
 // DefaultMaxPixels is the largest image (width·height) Classify and
-// ClassifyFiles accept when Options.MaxPixels is 0: 50 megapixels.
-const DefaultMaxPixels = 50_000_000
+// ClassifyFiles accept when Options.MaxPixels is 0: the data package's
+// data.max_pixels default, 50 megapixels.
+const DefaultMaxPixels = data.DefaultMaxPixels
 
 // Options adjust Load. The zero value means the defaults documented on each
 // field.
@@ -50,7 +51,7 @@ type Options struct {
 	// batch 4 or 8, see the README). Longer requests are split.
 	MaxBatch int
 	// MaxPixels refuses larger images (checked from a file's header before
-	// decoding); 0 = DefaultMaxPixels.
+	// decoding, with the data package's check); 0 = DefaultMaxPixels.
 	MaxPixels int64
 	// Workers decode and transform files for ClassifyFiles; 0 = GOMAXPROCS.
 	Workers int
@@ -75,15 +76,9 @@ type ImageError struct {
 func (e *ImageError) Error() string { return fmt.Sprintf("image %d: %v", e.Index, e.Err) }
 func (e *ImageError) Unwrap() error { return e.Err }
 
-// TooLargeError refuses an image with more pixels than the limit.
-type TooLargeError struct {
-	W, H int
-	Max  int64
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("image of %dx%d = %d pixels exceeds the limit of %d", e.W, e.H, int64(e.W)*int64(e.H), e.Max)
-}
+// TooLargeError refuses an image with more pixels than the limit: the data
+// package's error, so errors.As finds one type whichever path refused it.
+type TooLargeError = data.ImageTooLargeError
 
 // NonFiniteError reports logits that are NaN or infinite: the model's
 // weights or the image produced no usable answer.
@@ -285,8 +280,8 @@ func (c *Classifier) preprocess(dst []float32, img image.Image) error {
 		return errors.New("nil image")
 	}
 	b := img.Bounds()
-	if int64(b.Dx())*int64(b.Dy()) > c.opts.MaxPixels {
-		return &TooLargeError{W: b.Dx(), H: b.Dy(), Max: c.opts.MaxPixels}
+	if err := data.CheckPixels("in memory", image.Config{Width: b.Dx(), Height: b.Dy()}, c.opts.MaxPixels); err != nil {
+		return err
 	}
 	u, err := data.FromImage(img, c.c)
 	if err != nil {

@@ -233,7 +233,7 @@ func TestClassifyErrors(t *testing.T) {
 	_, err := c.Classify(context.Background(), []image.Image{imgs[0], big, imgs[1]})
 	var ie *classify.ImageError
 	var tl *classify.TooLargeError
-	if !errors.As(err, &ie) || ie.Index != 1 || !errors.As(err, &tl) || tl.W != 100 || tl.H != 11 {
+	if !errors.As(err, &ie) || ie.Index != 1 || !errors.As(err, &tl) || tl.Width != 100 || tl.Height != 11 {
 		t.Errorf("too large: %v", err)
 	}
 	_, err = c.Classify(context.Background(), []image.Image{nil})
@@ -403,7 +403,7 @@ func TestClassifyFiles(t *testing.T) {
 				t.Errorf("%s: err %v", r.Path, r.Err)
 			}
 		case huge:
-			if !errors.As(r.Err, &tl) || tl.W != 300 {
+			if !errors.As(r.Err, &tl) || tl.Width != 300 || tl.Path != huge {
 				t.Errorf("%s: err %v", r.Path, r.Err)
 			}
 		default:

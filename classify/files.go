@@ -108,22 +108,20 @@ func decodeFile(path string, maxPixels int64) (image.Image, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Decode(f, maxPixels)
+	return Decode(path, f, maxPixels)
 }
 
-// Decode decodes a PNG, JPEG or GIF image after checking from its header
-// that it has at most maxPixels pixels (a *TooLargeError if not), so a
-// small file that claims a huge image costs no memory.
-func Decode(r io.ReadSeeker, maxPixels int64) (image.Image, error) {
+// Decode decodes a PNG, JPEG or GIF image after checking from its header,
+// with the data package's pixel limit (data.CheckPixels), that it has at
+// most maxPixels pixels (a *TooLargeError naming name if not), so a small
+// file that claims a huge image costs no memory.
+func Decode(name string, r io.ReadSeeker, maxPixels int64) (image.Image, error) {
 	cfg, _, err := image.DecodeConfig(bufio.NewReader(r))
 	if err != nil {
 		return nil, fmt.Errorf("not a decodable PNG, JPEG or GIF: %w", err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, fmt.Errorf("empty image (%dx%d)", cfg.Width, cfg.Height)
-	}
-	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return nil, &TooLargeError{W: cfg.Width, H: cfg.Height, Max: maxPixels}
+	if err := data.CheckPixels(name, cfg, maxPixels); err != nil {
+		return nil, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, err

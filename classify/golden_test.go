@@ -124,7 +124,7 @@ func TestMatchesTimm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := Decode(f, DefaultMaxPixels)
+		img, err := Decode(pngs[gc.Image], f, DefaultMaxPixels)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

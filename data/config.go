@@ -128,13 +128,17 @@ func DefaultConfig() Config {
 }
 
 // WithDefaults returns c with its zero fields set to their defaults: name
-// mnist, prefetch 4. (Workers 0 already means one per CPU.)
+// mnist, prefetch 4, max_pixels DefaultMaxPixels. (Workers 0 already means
+// one per CPU.)
 func (c Config) WithDefaults() Config {
 	if c.Name == "" {
 		c.Name = NameMNIST
 	}
 	if c.Prefetch == 0 {
 		c.Prefetch = 4
+	}
+	if c.MaxPixels == 0 {
+		c.MaxPixels = DefaultMaxPixels
 	}
 	return c
 }

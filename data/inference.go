@@ -23,6 +23,14 @@ func FromImage(img image.Image, c int) (Image, error) {
 	return toCHW(img, c), nil
 }
 
+// CheckPixels returns an *ImageTooLargeError naming path when a header read
+// by image.DecodeConfig claims more than maxPixels pixels (0 =
+// DefaultMaxPixels, the data.max_pixels default), or an error for an empty
+// image: the check Open applies to folder images, for other decoders.
+func CheckPixels(path string, cfg image.Config, maxPixels int64) error {
+	return checkPixels(path, cfg, maxPixels)
+}
+
 // CenterCrop is timm's evaluation crop (transforms_imagenet_eval with
 // crop_mode "center" and interpolation "bilinear") on a uint8 image: resize
 // so that the image covers ⌊h/cropPct⌋×⌊w/cropPct⌋ with its aspect ratio

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,8 +93,12 @@ func TestParseConfigStrict(t *testing.T) {
 // TestEmptySetKeepsNothingSilently: -set model.depth= neither keeps the
 // file's value nor falls back to the default; it is refused.
 func TestEmptySetKeepsNothingSilently(t *testing.T) {
-	if _, err := ParseConfig([]byte("model:\n  depth: 4\n"), []string{"model.depth="}); err == nil {
-		t.Fatal("-set model.depth= accepted")
+	for _, set := range []string{"model.depth=", "model.depth=  ", "train.out_dir="} {
+		_, err := ParseConfig([]byte("model:\n  depth: 4\n"), []string{set})
+		var ce *ConfigError
+		if key, _, _ := strings.Cut(set, "="); !errors.As(err, &ce) || ce.Key != key {
+			t.Errorf("-set %s: %v, want a ConfigError for %s", set, err, key)
+		}
 	}
 }
 
@@ -187,5 +192,26 @@ func TestConfigRoundTrip(t *testing.T) {
 	b2, _ := back.YAML()
 	if string(b) != string(b2) {
 		t.Fatalf("resolved config does not round-trip:\n%s\nvs\n%s", b, b2)
+	}
+}
+
+// TestZeroConfigResolvesToDefaults: Config{}.WithDefaults() is
+// DefaultConfig() except in the fields documented as literal (zero is a
+// setting there), so a key added later with a non-zero default but no
+// WithDefaults entry fails here.
+func TestZeroConfigResolvesToDefaults(t *testing.T) {
+	got, want := (Config{}).WithDefaults(), DefaultConfig()
+	want.Model.ZeroInitHead, want.Model.QKVBias = false, false
+	want.Mixup.Prob, want.Mixup.SwitchProb, want.Mixup.CorrectLam = 0, 0, false
+	o := &want.Optim
+	o.WeightDecay, o.WarmupEpochs, o.WarmupLR, o.MinLR, o.ClipGrad, o.LayerDecay = 0, 0, 0, 0, 0, 0
+	want.Checkpoint.SaveBest = false
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := got.YAML()
+		wb, _ := want.YAML()
+		t.Errorf("Config{}.WithDefaults():\n%s\nwant\n%s", gb, wb)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("Config{}.Validate() = %v", err)
 	}
 }

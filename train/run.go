@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/dist"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/layers"
@@ -29,6 +30,12 @@ type Options struct {
 	Overwrite bool            // delete an earlier run's files from out_dir and start afresh
 	Log       *logrus.Logger  // nil = logrus.StandardLogger()
 	Progress  *ProgressWriter // nil = no progress bar
+	// Comm makes the run one rank of a data-parallel job (nil: one
+	// process). Rank 0 initialises or resumes and shares the state; every
+	// rank trains on its share of each batch and evaluates its share of the
+	// validation set; only rank 0 writes files, logs below warning level
+	// and draws the progress bar.
+	Comm dist.Comm
 
 	// onStep, for tests, sees each step: the run, the batch it trained on
 	// and what the step reported.
@@ -77,8 +84,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	}
 	defer r.close()
 	st := &r.st
-	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d threads",
-		r.trainSet.Name(), r.model.NumParams(), r.spe, cfg.Train.Epochs, cfg.Train.BatchSize, runtime.GOMAXPROCS(0))
+	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads",
+		r.trainSet.Name(), r.model.NumParams(), r.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0))
 	for st.Epoch < cfg.Train.Epochs {
 		if err := r.trainEpoch(ctx); err != nil {
 			return nil, err
@@ -124,8 +131,8 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		st.EpochStep++
 		st.LossSum += s.Loss
 		st.NormSum += s.GradNorm
-		r.epochImgs += b.N
-		r.rowImgs += b.N
+		r.epochImgs += b.N * r.comm.Size()
+		r.rowImgs += b.N * r.comm.Size()
 		if r.opts.onStep != nil {
 			r.opts.onStep(r, b, s)
 		}
@@ -145,7 +152,11 @@ func (r *run) trainEpoch(ctx context.Context) error {
 				return err
 			}
 		}
-		if ctx.Err() != nil {
+		stop, err := stopAll(r.comm, ctx.Err() != nil)
+		if err != nil {
+			return err
+		}
+		if stop {
 			if err := r.save(); err != nil {
 				return err
 			}
@@ -163,6 +174,9 @@ func (r *run) logStep(s StepStats) error {
 	r.rowStart, r.rowImgs = time.Now(), 0
 	r.log.WithFields(logrus.Fields{"epoch": st.Epoch + 1, "step": st.Step, "loss": fmt.Sprintf("%.4f", s.Loss),
 		"lr": fmt.Sprintf("%.3g", s.LR), "grad_norm": fmt.Sprintf("%.3f", s.GradNorm), "img_per_s": fmt.Sprintf("%.0f", ips)}).Debug("train")
+	if !r.root() {
+		return nil
+	}
 	return r.steps.Append(StepRow{Step: st.Step, Epoch: st.Epoch + 1, LR: s.LR, Loss: s.Loss, GradNorm: s.GradNorm, ImgPerS: ips})
 }
 
@@ -206,6 +220,9 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 			return false, err
 		}
 	}
+	if !r.root() {
+		return last, nil
+	}
 	if err := r.metrics.Append(row); err != nil {
 		return false, err
 	}
@@ -226,8 +243,14 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 // evaluate scores the weights (and the EMA's) on the validation set into
 // row, logs the epoch and keeps the best model.
 func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
+	if r.comm.Size() > 1 {
+		// Sharded, the ranks would stop at different batches, and the
+		// all-reduce at its end would wait for the ones that stopped: a
+		// signal takes effect at the step boundary after the evaluation.
+		ctx = context.Background()
+	}
 	st := &r.st
-	valLoader, err := data.NewLoader(r.valSet, loaderConfig(r.cfg, false, r.mean, r.std))
+	valLoader, err := data.NewLoader(r.valSet, r.loaderConfig(false))
 	if err != nil {
 		return err
 	}
@@ -249,7 +272,10 @@ func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
 		"val_loss": fmt.Sprintf("%.4f", v.Loss), "val_top1": fmt.Sprintf("%.4f", v.Top1), "val_top5": fmt.Sprintf("%.4f", v.Top5),
 		"img_per_s": fmt.Sprintf("%.0f", row.ImgPerS), "elapsed_s": fmt.Sprintf("%.0f", row.Elapsed)}).Info("epoch")
 	if r.cfg.Checkpoint.SaveBest && v.Top1 > st.BestTop1 {
-		st.BestTop1 = v.Top1
+		st.BestTop1 = v.Top1 // on every rank: they all have the same v
+		if !r.root() {
+			return nil
+		}
 		return SaveModel(filepath.Join(r.out, BestModel), r.model, r.modelMeta("raw"), nil)
 	}
 	return nil
@@ -258,6 +284,9 @@ func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
 // save writes last.safetensors (and last_ema.safetensors), then the state
 // file, which alone is enough to resume.
 func (r *run) save() error {
+	if !r.root() {
+		return nil
+	}
 	if err := r.step.SaveTo(&r.st, r.st.Step); err != nil {
 		return err
 	}
@@ -305,14 +334,24 @@ type run struct {
 	rowStart        time.Time // of the steps.csv row in progress
 	rowImgs         int
 	closers         []func()
+	comm            dist.Comm
 }
+
+// root reports whether this is rank 0, the rank that writes.
+func (r *run) root() bool { return r.comm.Rank() == 0 }
 
 // prepare builds everything a run needs and resumes it or starts out_dir
 // afresh. On error it releases what it built.
 func prepare(cfg Config, opts Options) (_ *run, err error) {
-	r := &run{cfg: cfg, opts: opts, log: opts.Log, out: cfg.Train.OutDir, start: time.Now()}
+	r := &run{cfg: cfg, opts: opts, log: opts.Log, out: cfg.Train.OutDir, start: time.Now(), comm: opts.Comm}
 	if r.log == nil {
 		r.log = logrus.StandardLogger()
+	}
+	if r.comm == nil {
+		r.comm = dist.Single()
+	}
+	if !r.root() {
+		r.log, r.opts.Progress = rankLog(r.log, r.comm), nil
 	}
 	defer func() {
 		if err != nil {
@@ -328,11 +367,13 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if cfg.Train.Threads > 0 {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
-	release, err := openOutDir(cfg, opts, r.log) // lock, clean and check it (outdir.go)
-	if err != nil {
-		return nil, err
+	if r.root() { // the output directory is rank 0's alone
+		release, err := openOutDir(cfg, opts, r.log) // lock, clean and check it (outdir.go)
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, release) // closed last
 	}
-	r.closers = append(r.closers, release) // closed last
 	if err := r.openData(); err != nil {
 		return nil, err
 	}
@@ -343,8 +384,18 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.resumeOrStart(string(cfgYAML)); err != nil {
+	var started error
+	if r.root() {
+		started = r.resumeOrStart(string(cfgYAML))
+	}
+	if err := shareOutcome(r.comm, started); err != nil { // every rank learns whether rank 0 starts
 		return nil, err
+	}
+	if err := shareState(r.comm, r.step, &r.st); err != nil {
+		return nil, err
+	}
+	if !r.root() {
+		return r, nil
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(r.out, ConfigFile), cfgYAML); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
@@ -374,7 +425,7 @@ func (r *run) openData() (err error) {
 	}
 	r.mean, r.std = r.trainSet.Norm()
 	debug.FreeOSMemory() // return the decompression buffers of loading before training starts
-	if r.loader, err = data.NewLoader(r.trainSet, loaderConfig(cfg, true, r.mean, r.std)); err != nil {
+	if r.loader, err = data.NewLoader(r.trainSet, r.loaderConfig(true)); err != nil {
 		return err
 	}
 	if r.spe = r.loader.StepsPerEpoch(); r.spe == 0 {
@@ -393,7 +444,7 @@ func (r *run) buildModel() (err error) {
 	if r.model, err = layers.New(cfg.Model, tensor.Float32, cfg.Train.Seed); err != nil {
 		return err
 	}
-	if cfg.Finetune.InitFrom != "" && !r.opts.Resume {
+	if cfg.Finetune.InitFrom != "" && !r.opts.Resume && r.root() { // the other ranks get rank 0's weights
 		notes, err := InitFrom(r.model, cfg.Finetune)
 		if err != nil {
 			return err
@@ -404,7 +455,7 @@ func (r *run) buildModel() (err error) {
 	}
 	arena := graph.NewArena()
 	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
-		StepsPerEpoch: r.spe, TotalSteps: r.totalSteps, Arena: arena}); err != nil {
+		StepsPerEpoch: r.spe, TotalSteps: r.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps}); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, r.step.Close)
@@ -412,6 +463,7 @@ func (r *run) buildModel() (err error) {
 		return err
 	}
 	r.closers = append(r.closers, r.eval.Close)
+	r.eval.Comm = r.comm
 	r.log.Debugf("activations: %d outputs planned into %.1f MiB (%.1f MiB unplanned; training graph alone)",
 		r.step.tg.Plan.Planned, float64(arena.Bytes())/(1<<20), float64(r.step.tg.Plan.Bytes)/(1<<20))
 	return nil
@@ -467,6 +519,13 @@ func loaderConfig(cfg Config, train bool, mean, std []float64) data.LoaderConfig
 	if !train {
 		lc.BatchSize = evalBatch(cfg)
 	}
+	return lc
+}
+
+// loaderConfig is loaderConfig for this rank.
+func (r *run) loaderConfig(train bool) data.LoaderConfig {
+	lc := loaderConfig(r.cfg, train, r.mean, r.std)
+	lc.Rank, lc.Ranks = r.comm.Rank(), r.comm.Size()
 	return lc
 }
 

@@ -2,10 +2,12 @@ package train
 
 import (
 	"fmt"
+	"time"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/dist"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
@@ -26,13 +28,14 @@ import (
 //	                            weight check
 //
 // and [Step.Take] does both. Data-parallel training and gradient
-// accumulation belong at that boundary: with k micro-batches Backward runs k
-// times, each run's gradients added into accumulation buffers (the graph
-// overwrites its own buffers every run); Update's first phase, reduce, then
+// accumulation belong at that boundary: Backward runs the k micro-batches
+// of its rows one after another, each run's gradients added into one
+// accumulation buffer (the graph overwrites its own buffers every run);
+// Update's first phase, reduce, then
 // sums those over the ranks through a communicator (an all-reduce) and
 // scales by 1/(k·ranks), so that every rank clips and updates the same
-// gradients and the weights stay equal everywhere. Today there is one rank
-// and one micro-batch, and reduce reads the graph's buffers as they are.
+// gradients and the weights stay equal everywhere (gradSum). With one rank
+// and one micro-batch, reduce binds the graph's buffers as they are.
 //
 // Between Backward and Update no other graph planned into the same arena
 // (the evaluator) may run: it would overwrite the gradients.
@@ -43,7 +46,11 @@ type Step struct {
 	ema    *optim.EMA // nil without optim.ema
 	lr     func(step int) float64
 	clip   float64
-	loss   float32 // of the last Backward
+	loss   float32 // of the last Backward: this rank's mean over its micro-batches
+
+	comm  dist.Comm
+	micro [][]int  // each micro-batch's positions in the global batch (one nil: the batch itself)
+	sum   *gradSum // the gradients summed over micro-batches and ranks
 }
 
 // StepConfig says how to build a [Step].
@@ -59,6 +66,15 @@ type StepConfig struct {
 	// Arena receives the graph's planned activations (nil: a fresh one). An
 	// evaluator built into the same arena shares that memory.
 	Arena *graph.Arena
+	// Comm makes the step data-parallel (nil: one process): Batch stays the
+	// global batch, each rank passes its share (data.Slice's rows, as a
+	// loader with the same Rank and Ranks yields them) to Take, and the
+	// gradients are summed over the ranks before every update.
+	Comm dist.Comm
+	// GradAccum splits a rank's share into this many micro-batches (0 or 1:
+	// one), run one after another with their gradients summed; the graph is
+	// built for one micro-batch.
+	GradAccum int
 }
 
 // StepStats is what one step reports.
@@ -66,6 +82,9 @@ type StepStats struct {
 	Loss     float64 // the batch's mean (soft-target) cross entropy
 	GradNorm float64 // global L2 norm of the gradients before clipping
 	LR       float64 // the learning rate of the update
+	// Reduce is the time spent in the gradient all-reduce (waiting for the
+	// other ranks included); 0 on one rank.
+	Reduce time.Duration
 }
 
 // NonFiniteError is returned by a [Step] whose loss, gradients or updated
@@ -104,7 +123,18 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		// The parameter groups come from the model (layers/groups.go).
 		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
-	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.ClipGrad}
+	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.ClipGrad, comm: c.Comm}
+	if s.comm == nil {
+		s.comm = dist.Single()
+	}
+	if s.micro, err = microRows(c.Batch, max(c.GradAccum, 1), s.comm); err != nil {
+		return nil, err
+	}
+	s.sum = newGradSum(s.comm, len(s.micro), params)
+	graphBatch := c.Batch
+	if s.micro[0] != nil {
+		graphBatch = len(s.micro[0])
+	}
 	if s.lr == nil {
 		sched, spe, total := c.Optim.Schedule(), c.StepsPerEpoch, c.TotalSteps
 		s.lr = func(step int) float64 { return sched.LR(step, spe, total) }
@@ -114,7 +144,7 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 			return nil, err
 		}
 	}
-	if s.tg, err = buildTrainGraph(model, c.Batch, c.Seed, c.Arena); err != nil {
+	if s.tg, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -134,28 +164,39 @@ func (s *Step) Take(x, targets []float32, step int) (StepStats, error) {
 	return s.Update(step)
 }
 
-// Backward runs the forward and backward pass of one batch: x is (batch, C,
-// H, W) normalised images, targets (batch, classes) soft targets, and step
-// keys the dropout and drop-path masks. It returns the loss and leaves the
-// gradients in the graph's buffers for [Step.Update]; a non-finite loss is a
-// *NonFiniteError.
+// Backward runs the forward and backward pass of one batch: x is (rows, C,
+// H, W) normalised images, targets (rows, classes) soft targets, rows the
+// batch (or on several ranks this rank's share of it), and step keys the
+// dropout and drop-path masks. With train.grad_accum_steps the rows run as
+// micro-batches, their gradients summed. It returns the mean loss over the
+// rows and leaves the gradients for [Step.Update]. On one rank a non-finite
+// loss is a *NonFiniteError here; on several, Update reports it on every
+// rank alike.
 func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 	in := s.tg.Input.Value().Data().([]float32)
 	tgt := s.tg.Targets.Value().Data().([]float32)
-	if len(x) != len(in) || len(targets) != len(tgt) {
-		return 0, fmt.Errorf("step %d: batch of %d pixels and %d targets, the graph takes %d and %d", step, len(x), len(targets), len(in), len(tgt))
+	k := len(s.micro)
+	if len(x) != k*len(in) || len(targets) != k*len(tgt) {
+		return 0, fmt.Errorf("step %d: batch of %d pixels and %d targets, the step takes %d and %d", step, len(x), len(targets), k*len(in), k*len(tgt))
 	}
-	copy(in, x)
-	copy(tgt, targets)
-	s.tg.Stoch.Step = uint64(step)
-	s.tg.VM.Reset()
-	if err := s.tg.VM.RunAll(); err != nil {
-		return 0, fmt.Errorf("step %d: %w", step, err)
+	var sum float32
+	for j, rows := range s.micro {
+		copy(in, x[j*len(in):(j+1)*len(in)])
+		copy(tgt, targets[j*len(tgt):(j+1)*len(tgt)])
+		s.tg.Stoch.Step = uint64(step)
+		s.tg.Stoch.Rows = rows
+		s.tg.VM.Reset()
+		if err := s.tg.VM.RunAll(); err != nil {
+			return 0, fmt.Errorf("step %d: %w", step, err)
+		}
+		loss, _ := s.tg.Loss.Value().Data().(float32)
+		if !finite(loss) && s.comm.Size() == 1 {
+			return 0, &NonFiniteError{Step: step, What: "loss", Value: float64(loss)}
+		}
+		s.sum.add(j, s.tg.Grads, loss)
+		sum += loss
 	}
-	s.loss, _ = s.tg.Loss.Value().Data().(float32)
-	if !finite(s.loss) {
-		return 0, &NonFiniteError{Step: step, What: "loss", Value: float64(s.loss)}
-	}
+	s.loss = sum / float32(k)
 	return s.loss, nil
 }
 
@@ -166,7 +207,18 @@ func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 // before the update; non-finite weights after it: both are a
 // *NonFiniteError, and after the latter the weights must not be saved.
 func (s *Step) Update(step int) (StepStats, error) {
-	s.reduce()
+	start := time.Now()
+	loss, err := s.sum.reduce(s.params, s.tg.Grads, s.loss)
+	if err != nil {
+		return StepStats{}, fmt.Errorf("step %d: %w", step, err)
+	}
+	var took time.Duration
+	if s.comm.Size() > 1 {
+		took = time.Since(start)
+	}
+	if !finite(loss) {
+		return StepStats{}, &NonFiniteError{Step: step, What: "loss", Value: float64(loss)}
+	}
 	norm := optim.ClipGradNorm(s.params, s.clip)
 	if name, ok := optim.GradsFinite(s.params); !ok {
 		return StepStats{}, &NonFiniteError{Step: step, What: "gradient", Name: name}
@@ -185,15 +237,7 @@ func (s *Step) Update(step int) (StepStats, error) {
 			return StepStats{}, &NonFiniteError{Step: step, What: "weight", Name: p.Name}
 		}
 	}
-	return StepStats{Loss: float64(s.loss), GradNorm: norm, LR: lr}, nil
-}
-
-// reduce binds each parameter's gradient to the graph's gradient buffer.
-// This is where gradients of several micro-batches or ranks are summed.
-func (s *Step) reduce() {
-	for i, n := range s.tg.Grads {
-		s.params[i].Grad = n.Value().Data().([]float32)
-	}
+	return StepStats{Loss: float64(loss), GradNorm: norm, LR: lr, Reduce: took}, nil
 }
 
 // EMAWeights returns a copy of the EMA weights by parameter name, nil

@@ -2,6 +2,10 @@
 //
 //	go run ./cmd/train -config configs/mnist_vit_tiny.yaml [-set key=value]… [-out DIR] [-resume | -overwrite] [-dry-run] [-log-format text|json]
 //
+// Built with -tags mpi and started by mpirun (or srun, or an MPIJob), each
+// process is one rank of a data-parallel job; see the README's "Training on
+// several processes or machines".
+//
 // -dry-run validates the config, builds the graph and prints the parameter
 // table. SIGINT/SIGTERM finish the current step (or stop an evaluation within
 // a batch), write a checkpoint and exit with status 130; a second SIGINT
@@ -23,6 +27,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/dist"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
@@ -115,21 +120,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// RSS near the live heap.
 		debug.SetGCPercent(20)
 	}
+	// Under mpirun (a binary built with -tags mpi) this process is one rank
+	// of a data-parallel job; otherwise a job of one.
+	comm, err := dist.Init()
+	if err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 2
+	}
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout)})
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout), Comm: comm})
 	if errors.Is(err, train.ErrRunComplete) {
 		log.Infof("%v", err)
+		if err := dist.Finalize(); err != nil {
+			log.Errorf("%v", err)
+			return 1
+		}
 		return 0
 	}
 	if errors.Is(err, train.ErrInterrupted) {
 		log.Errorf("%v", err)
-		fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+		// No MPI_Finalize here: it synchronises with the launcher, which
+		// may be tearing the job down after a signal.
+		if comm.Rank() == 0 {
+			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+		}
 		return 130
 	}
 	if err != nil {
+		if comm.Size() > 1 {
+			// The other ranks wait in a collective for this one: end them all.
+			log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
+			comm.Abort(1)
+		}
 		log.Errorf("%v", err)
 		return 1
+	}
+	if err := dist.Finalize(); err != nil {
+		log.Errorf("%v", err)
+		return 1
+	}
+	if comm.Rank() != 0 {
+		return 0
 	}
 	log.Infof("done: %d steps, val top-1 %.4f (best %.4f), outputs in %s", res.Steps, res.Last.Top1, res.BestTop1, res.OutDir)
 	return 0

@@ -110,7 +110,7 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
-	img, err := classify.Decode(bytes.NewReader(body), s.maxPixels)
+	img, err := classify.Decode("in the request body", bytes.NewReader(body), s.maxPixels)
 	var tl *classify.TooLargeError
 	if errors.As(err, &tl) {
 		reply(w, http.StatusRequestEntityTooLarge, err.Error())

@@ -5,15 +5,12 @@ import (
 	"image"
 	"image/color"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -76,16 +73,7 @@ func plotDigits(ds []digit, h, w int, title, path string) error {
 	left, top, head := 2.8*vg.Centimeter, 1.2*vg.Centimeter, 0.8*vg.Centimeter
 	W := left + vg.Length(len(ds))*(tile+pad)
 	H := top + head + vg.Length(len(rows))*(tile+pad)
-	img := vgimg.New(W, H)
-	dc := draw.New(img)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 13), XAlign: draw.XCenter,
-		YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	dc.FillText(sty, vg.Point{X: W / 2, Y: H - 0.3*vg.Centimeter}, title)
-	small := sty
-	small.Font = font.From(plot.DefaultFont, 10)
-	small.YAlign = draw.YCenter
+	img, dc, small := harness.Figure(W, H, W/2, title)
 	for j, d := range ds {
 		x := left + vg.Length(j)*(tile+pad)
 		lbl := fmt.Sprintf("label %d, pred %d", d.Label, d.Pred)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"gonum.org/v1/gonum/floats"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
@@ -164,8 +165,8 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 			sum.CLS += s.CLS
 			sum.Roll += s.Roll
 			sum.Correct += s.Correct
-			res.Peaks[0] += maxOf(cls[i])
-			res.Peaks[1] += maxOf(roll[i])
+			res.Peaks[0] += floats.Max(cls[i])
+			res.Peaks[1] += floats.Max(roll[i])
 			res.N++
 			if y := s.Label; y < nShow && !found[y] {
 				found[y] = true
@@ -201,14 +202,6 @@ func argmax(v []float32) int {
 		}
 	}
 	return k
-}
-
-func maxOf(v []float64) float64 {
-	m := v[0]
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
 }
 
 // Table renders the shown digits' and the mean ink shares.

@@ -5,7 +5,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
@@ -34,43 +33,26 @@ func logBars(title, ylabel string, groups []string, ss []series, path string) er
 	for i, s := range ss {
 		base := make(plotter.Values, len(groups))
 		top := make(plotter.Values, len(groups))
-		for j := range groups {
+		var zeros plotter.XYLabels
+		for j, v := range s.values {
 			base[j] = floor
-			v := s.values[j]
+			if v == 0 {
+				zeros.XYs = append(zeros.XYs, plotter.XY{X: float64(j), Y: floor * 3})
+				zeros.Labels = append(zeros.Labels, "0")
+			}
 			if !(v > floor) || math.IsInf(v, 0) {
 				v = floor * 1.0001 // zero (or below the axis): a stub at the floor
 			}
 			top[j] = v - floor
 		}
-		under, err := plotter.NewBarChart(base, w)
+		bars, err := harness.Bars(p, s.name, i, len(ss), w, top, base)
 		if err != nil {
 			return err
-		}
-		bars, err := plotter.NewBarChart(top, w)
-		if err != nil {
-			return err
-		}
-		bars.StackOn(under)
-		off := vg.Length(float64(i)-float64(len(ss)-1)/2) * w
-		under.Offset, bars.Offset = off, off
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		p.Add(bars)
-		p.Legend.Add(s.name, bars)
-		var zeros plotter.XYLabels
-		for j, v := range s.values {
-			if v == 0 {
-				zeros.XYs = append(zeros.XYs, plotter.XY{X: float64(j), Y: floor * 3})
-				zeros.Labels = append(zeros.Labels, "0")
-			}
 		}
 		if len(zeros.XYs) > 0 {
-			l, err := plotter.NewLabels(zeros)
-			if err != nil {
+			if err := harness.Labels(p, zeros, vg.Point{X: bars.Offset - w/4}, nil); err != nil {
 				return err
 			}
-			l.Offset = vg.Point{X: off - w/4}
-			p.Add(l)
 		}
 	}
 	p.Legend.Top = true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/layers"
@@ -119,12 +120,7 @@ func relDiff(a, b []float64) float64 {
 func argmaxRows(l []float64, k int) []int {
 	out := make([]int, len(l)/k)
 	for i := range out {
-		row := l[i*k : (i+1)*k]
-		for j, v := range row {
-			if v > row[out[i]] {
-				out[i] = j
-			}
-		}
+		out[i] = floats.MaxIdx(l[i*k : (i+1)*k])
 	}
 	return out
 }

@@ -31,23 +31,16 @@ func plotRel(rs []result, depth int, path string) error {
 		for b, v := range r.RelBlock {
 			xy = append(xy, plotter.XY{X: float64(b + 1), Y: math.Max(v, floor)})
 		}
-		l, s, err := plotter.NewLinePoints(xy)
+		l, s, err := harness.LinePoints(p, fmt.Sprintf("%s, pos %s, %s", r.Weights, r.Pos, r.Dtype), plotutil.Color(i), xy)
 		if err != nil {
 			return err
 		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
 		s.Shape = plotutil.Shape(i)
 		if r.Dtype == "float32" {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
-		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%s, pos %s, %s", r.Weights, r.Pos, r.Dtype), l, s)
 	}
-	var ticks []plot.Tick
-	for b := 1; b <= depth; b++ {
-		ticks = append(ticks, plot.Tick{Value: float64(b), Label: fmt.Sprint(b)})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Marker = harness.Integers(1, depth, 1)
 	p.Y.Min, p.Y.Max = 1e-18, 1e3
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)

@@ -2,17 +2,14 @@ package main
 
 import (
 	"fmt"
-	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -40,18 +37,7 @@ func plotGrid(p posSim, title, path string) error {
 	gridW := vg.Length(p.GW)*tile + vg.Length(p.GW-1)*pad
 	gridH := vg.Length(p.GH)*tile + vg.Length(p.GH-1)*pad
 	top, left, right, bottom := 1.4*vg.Centimeter, 1.0*vg.Centimeter, 3.2*vg.Centimeter, 1.0*vg.Centimeter
-	img := vgimg.New(left+gridW+right, bottom+gridH+top)
-	dc := draw.New(img)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-
-	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 13), XAlign: draw.XCenter,
-		YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	dc.FillText(sty, vg.Point{X: left + gridW/2, Y: bottom + gridH + top - 0.3*vg.Centimeter}, title)
-	small := sty
-	small.Font = font.From(plot.DefaultFont, 10)
-	small.YAlign = draw.YCenter
-	small.XAlign = draw.XCenter
+	img, dc, small := harness.Figure(left+gridW+right, bottom+gridH+top, left+gridW/2, title)
 	for c := range p.GW {
 		x := left + vg.Length(c)*(tile+pad) + tile/2
 		dc.FillText(small, vg.Point{X: x, Y: bottom / 2}, fmt.Sprint(c+1))

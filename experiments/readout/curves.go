@@ -50,14 +50,11 @@ func plotCurves(rows []row, path string) error {
 			if len(xy) == 0 {
 				continue
 			}
-			l, pts, err := plotter.NewLinePoints(xy)
+			_, pts, err := harness.LinePoints(pl, "readout="+r.Readout, colors[j%len(colors)], xy)
 			if err != nil {
 				return err
 			}
-			l.Color, pts.Color = colors[j%len(colors)], colors[j%len(colors)]
 			pts.Radius = vg.Points(2.5)
-			pl.Add(l, pts)
-			pl.Legend.Add("readout="+r.Readout, l, pts)
 		}
 		pl.Legend.Top = i == 1
 		pl.Legend.Left = false

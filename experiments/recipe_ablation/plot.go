@@ -7,10 +7,11 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -80,15 +81,11 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 		pl.Add(eb)
 	}
 	if len(labels.Labels) > 0 {
-		l, err := plotter.NewLabels(labels)
-		if err != nil {
+		if err := harness.Labels(pl, labels, vg.Point{}, func(s *text.Style) {
+			s.Color, s.XAlign = color.RGBA{200, 0, 0, 255}, draw.XCenter
+		}); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
-		for i := range l.TextStyle {
-			l.TextStyle[i].Color = color.RGBA{200, 0, 0, 255}
-			l.TextStyle[i].XAlign = draw.XCenter
-		}
-		pl.Add(l)
 	}
 	var names []string
 	for _, v := range vs {
@@ -98,12 +95,7 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 	pl.X.Min, pl.X.Max = -0.7, float64(len(vs))-0.3
 	pl.Legend.Top = true
 	pl.Legend.Left = true
-
-	const wd, ht = 26 * vg.Centimeter, 12 * vg.Centimeter
-	img := vgimg.New(wd, ht)
-	dc := draw.New(img)
-	pl.Draw(dc)
-	return plotfile.SavePNG(path, img)
+	return plotfile.SavePlot(path, pl, 26*vg.Centimeter, 12*vg.Centimeter)
 }
 
 func find(cells []*cell, mult float64, name string) *cell {

@@ -5,9 +5,10 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 )
 
@@ -28,26 +29,15 @@ func plotBars(rep results, path string) error {
 			lab.XYs = append(lab.XYs, plotter.XY{X: float64(j), Y: v[j] + 1})
 			lab.Labels = append(lab.Labels, fmt.Sprintf("%.1f", v[j]))
 		}
-		bars, err := plotter.NewBarChart(v, w)
+		bars, err := harness.Bars(p, r.Name, i, n, w, v, nil)
 		if err != nil {
 			return err
 		}
-		off := vg.Length(float64(i)-float64(n-1)/2) * w
-		bars.Offset = off
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		p.Add(bars)
-		p.Legend.Add(r.Name, bars)
-		l, err := plotter.NewLabels(lab)
-		if err != nil {
+		if err := harness.Labels(p, lab, vg.Point{X: bars.Offset}, func(s *text.Style) {
+			s.Font.Size, s.XAlign = vg.Points(7), -0.5
+		}); err != nil {
 			return err
 		}
-		for k := range l.TextStyle {
-			l.TextStyle[k].Font.Size = vg.Points(7)
-			l.TextStyle[k].XAlign = -0.5
-		}
-		l.Offset = vg.Point{X: off}
-		p.Add(l)
 	}
 	names := make([]string, len(rep.Sizes))
 	for j, s := range rep.Sizes {
@@ -55,8 +45,7 @@ func plotBars(rep results, path string) error {
 	}
 	p.NominalX(names...)
 	p.Y.Min, p.Y.Max = 0, 150 // headroom for the legend
-	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 20, Label: "20"}, {Value: 40, Label: "40"},
-		{Value: 60, Label: "60"}, {Value: 80, Label: "80"}, {Value: 100, Label: "100"}})
+	p.Y.Tick.Marker = harness.Integers(0, 100, 20)
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)

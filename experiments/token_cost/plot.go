@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -68,21 +69,21 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 		for _, r := range sorted {
 			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
 		}
-		l, s, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return nil, err
-		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-		l.Width = vg.Points(1.5)
 		label := part + " (∝T)"
 		switch part {
 		case "scores QKᵀ":
-			l.Width, label = vg.Points(4), part+" (∝T²)"
+			label = part + " (∝T²)"
 		case "weighted sum PV":
 			label = part + " (∝T², = QKᵀ)"
 		}
-		p.Add(l, s)
-		p.Legend.Add(label, l, s)
+		l, _, err := harness.LinePoints(p, label, plotutil.Color(i), xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Width = vg.Points(1.5)
+		if part == "scores QKᵀ" {
+			l.Width = vg.Points(4)
+		}
 	}
 	for k, part := range []string{"patch proj", "head"} {
 		for j, size := range []int{28, 224} {
@@ -92,16 +93,12 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 					xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
 				}
 			}
-			l, s, err := plotter.NewLinePoints(xy)
+			l, s, err := harness.LinePoints(p, fmt.Sprintf("%s, %d×%d (const)", part, size, size), plotutil.Color(len(harness.Parts)+k), xy)
 			if err != nil {
 				return nil, err
 			}
-			c := plotutil.Color(len(harness.Parts) + k)
-			l.Color, s.Color = c, c
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2 + 2*float64(j))}
 			s.Shape = plotutil.Shape(j + 1)
-			p.Add(l, s)
-			p.Legend.Add(fmt.Sprintf("%s, %d×%d (const)", part, size, size), l, s)
 		}
 	}
 	for j, size := range []int{28, 224} {
@@ -143,16 +140,13 @@ func timePanel(rows []row) (*plot.Plot, error) {
 			meas = append(meas, plotter.XY{X: t, Y: r.StepMs})
 			pred = append(pred, plotter.XY{X: t, Y: 3 * r.Flops.Total() / (rate * 1e9) * 1000})
 		}
-		l, s, err := plotter.NewLinePoints(meas)
+		c := plotutil.Color(j)
+		l, s, err := harness.LinePoints(p, fmt.Sprintf("%d×%d measured", size, size), c, meas)
 		if err != nil {
 			return nil, err
 		}
-		c := plotutil.Color(j)
-		l.Color, s.Color = c, c
 		s.Shape = plotutil.Shape(j + 1)
 		l.Width = vg.Points(1.5)
-		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%d×%d measured", size, size), l, s)
 		lp, err := plotter.NewLine(pred)
 		if err != nil {
 			return nil, err
@@ -168,16 +162,8 @@ func timePanel(rows []row) (*plot.Plot, error) {
 }
 
 func medianF(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	if len(s) == 0 {
+	if len(v) == 0 {
 		return math.NaN()
 	}
-	return s[len(s)/2]
+	return slices.Sorted(slices.Values(v))[len(v)/2]
 }
