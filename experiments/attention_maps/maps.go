@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers/posembed"
 )
 
@@ -98,16 +99,8 @@ func normalise(v []float64) []float64 {
 // upsample resizes a (gh, gw) map to (h, w) bilinearly with PyTorch's
 // align_corners=False convention, by layers/posembed's resampler.
 func upsample(m []float64, gh, gw, h, w int) ([]float64, error) {
-	m32 := make([]float32, len(m))
-	for i, v := range m {
-		m32[i] = float32(v)
-	}
-	u, err := posembed.Resample(m32, 1, 0, gh, gw, h, w, posembed.Options{Mode: posembed.Bilinear})
-	out := make([]float64, len(u))
-	for i, v := range u {
-		out[i] = float64(v)
-	}
-	return out, err
+	u, err := posembed.Resample(harness.Floats[float32](m), 1, 0, gh, gw, h, w, posembed.Options{Mode: posembed.Bilinear})
+	return harness.Floats[float64](u), err
 }
 
 // inkMass is the share of a patch map's mass on the patches holding ink:

@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -62,11 +63,7 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 	g := G.NewGraph()
 	dense := func(v []float64, sh ...int) *tensor.Dense {
 		if dt == tensor.Float32 {
-			v32 := make([]float32, len(v))
-			for i, x := range v {
-				v32[i] = float32(x)
-			}
-			return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(v32))
+			return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(harness.Floats[float32](v)))
 		}
 		return tensor.New(tensor.WithShape(sh...), tensor.WithBacking(append([]float64(nil), v...)))
 	}
@@ -97,18 +94,7 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 	if err := vm.RunAll(); err != nil {
 		return result{}, err
 	}
-	val := func(n *G.Node) []float64 {
-		switch d := n.Value().Data().(type) {
-		case []float32:
-			out := make([]float64, len(d))
-			for i, v := range d {
-				out[i] = float64(v)
-			}
-			return out
-		default:
-			return append([]float64(nil), d.([]float64)...)
-		}
-	}
+	val := func(n *G.Node) []float64 { return harness.Float64s(n.Value().Data()) }
 	res := result{out: val(y)}
 	if grads {
 		res.dx, res.dw, res.db = val(gradNodes[0]), val(gradNodes[1]), val(gradNodes[2])

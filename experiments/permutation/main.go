@@ -112,10 +112,7 @@ func measure(e *harness.Env) (results, error) {
 	if err != nil {
 		return res, err
 	}
-	x := make([]float64, len(x32))
-	for i, v := range x32 {
-		x[i] = float64(v)
-	}
+	x := harness.Floats[float64](x32)
 	gh, gw := c.Grid()
 	res.Model = struct{ Patch, GridH, GridW, Dim, Depth, Heads int }{c.PatchSize, gh, gw, c.EmbedDim, c.Depth, c.NumHeads}
 	rng := rand.New(rand.NewPCG(e.Budget.Seed, 11))

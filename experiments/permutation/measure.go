@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -53,30 +54,14 @@ func forward(m *layers.VisionTransformer, x []float64, n int) (outputs, error) {
 	case []float64:
 		copy(in, x)
 	case []float32:
-		for i, v := range x {
-			in[i] = float32(v)
-		}
+		copy(in, harness.Floats[float32](x))
 	}
 	vm := G.NewTapeMachine(g.G)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		return outputs{}, fmt.Errorf("forward: %w", err)
 	}
-	return outputs{features: widen(g.Features.Value().Data()), logits: widen(g.Logits.Value().Data())}, nil
-}
-
-func widen(d any) []float64 {
-	switch d := d.(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	return nil
+	return outputs{features: harness.Float64s(g.Features.Value().Data()), logits: harness.Float64s(g.Logits.Value().Data())}, nil
 }
 
 // tokenDiff compares token rows (n·T, D) of the permuted images with the

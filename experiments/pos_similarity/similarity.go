@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -30,10 +31,7 @@ func similarity(m *layers.VisionTransformer) (posSim, error) {
 	var rows []float64 // (1+N, D) as float64
 	switch v := p.Value.Data().(type) {
 	case []float32:
-		rows = make([]float64, len(v))
-		for i, x := range v {
-			rows[i] = float64(x)
-		}
+		rows = harness.Floats[float64](v)
 	case []float64:
 		rows = v
 	default:

@@ -60,15 +60,11 @@ func logLog(title, x, y string) *plot.Plot {
 func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 	p := logLog(fmt.Sprintf("forward FLOPs by part (D=%d, depth %d, %d heads, mlp %g)", o.Dim, o.Depth, o.Heads, o.MLP),
 		"tokens T", "FLOPs per image")
-	sorted := byTokens(rows)
 	for i, part := range harness.Parts {
 		if part == "patch proj" || part == "head" {
 			continue // not functions of T alone: drawn per input size below
 		}
-		var xy plotter.XYs
-		for _, r := range sorted {
-			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
-		}
+		xy := curve(rows, 0, func(r row) float64 { return r.Flops[part] })
 		label := part + " (∝T)"
 		switch part {
 		case "scores QKᵀ":
@@ -87,12 +83,7 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 	}
 	for k, part := range []string{"patch proj", "head"} {
 		for j, size := range []int{28, 224} {
-			var xy plotter.XYs
-			for _, r := range sorted {
-				if r.Cfg.ImgSize[0] == size {
-					xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: r.Flops[part]})
-				}
-			}
+			xy := curve(rows, size, func(r row) float64 { return r.Flops[part] })
 			l, s, err := harness.LinePoints(p, fmt.Sprintf("%s, %d×%d (const)", part, size, size), plotutil.Color(len(harness.Parts)+k), xy)
 			if err != nil {
 				return nil, err
@@ -102,13 +93,7 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 		}
 	}
 	for j, size := range []int{28, 224} {
-		var tot plotter.XYs
-		for _, r := range sorted {
-			if r.Cfg.ImgSize[0] == size {
-				tot = append(tot, plotter.XY{X: float64(r.tokens()), Y: r.Flops.Total()})
-			}
-		}
-		l, err := plotter.NewLine(tot)
+		l, err := plotter.NewLine(curve(rows, size, func(r row) float64 { return r.Flops.Total() }))
 		if err != nil {
 			return nil, err
 		}
@@ -131,15 +116,8 @@ func timePanel(rows []row) (*plot.Plot, error) {
 	}
 	rate := medianF(rates)
 	for j, size := range []int{28, 224} {
-		var meas, pred plotter.XYs
-		for _, r := range byTokens(rows) {
-			if r.Cfg.ImgSize[0] != size {
-				continue
-			}
-			t := float64(r.tokens())
-			meas = append(meas, plotter.XY{X: t, Y: r.StepMs})
-			pred = append(pred, plotter.XY{X: t, Y: 3 * r.Flops.Total() / (rate * 1e9) * 1000})
-		}
+		meas := curve(rows, size, func(r row) float64 { return r.StepMs })
+		pred := curve(rows, size, func(r row) float64 { return 3 * r.Flops.Total() / (rate * 1e9) * 1000 })
 		c := plotutil.Color(j)
 		l, s, err := harness.LinePoints(p, fmt.Sprintf("%d×%d measured", size, size), c, meas)
 		if err != nil {
@@ -166,4 +144,16 @@ func medianF(v []float64) float64 {
 		return math.NaN()
 	}
 	return slices.Sorted(slices.Values(v))[len(v)/2]
+}
+
+// curve is y of the rows of input size×size (0: every row) against their
+// token count, in token order.
+func curve(rows []row, size int, y func(row) float64) plotter.XYs {
+	var xy plotter.XYs
+	for _, r := range byTokens(rows) {
+		if size == 0 || r.Cfg.ImgSize[0] == size {
+			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: y(r)})
+		}
+	}
+	return xy
 }

@@ -223,3 +223,25 @@ func Images(cfg train.Config, n int, mean, std []float64) ([]float32, []int, err
 	}
 	return append([]float32(nil), b.X...), append([]int(nil), b.Labels...), nil
 }
+
+// Floats returns a copy of v converted element by element to To: the
+// experiments read float32 models and measure in float64, and back.
+func Floats[To, From float32 | float64](v []From) []To {
+	out := make([]To, len(v))
+	for i, x := range v {
+		out[i] = To(x)
+	}
+	return out
+}
+
+// Float64s is a float64 copy of a tensor's backing slice ([]float32 or
+// []float64); nil for any other type.
+func Float64s(data any) []float64 {
+	switch d := data.(type) {
+	case []float32:
+		return Floats[float64](d)
+	case []float64:
+		return append([]float64(nil), d...)
+	}
+	return nil
+}
