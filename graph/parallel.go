@@ -2,8 +2,8 @@ package graph
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/vitgo/vit/internal/parallel"
 )
 
 // parallelFor runs f(lo, hi) over [0, n), n units of work of similar
@@ -24,26 +24,8 @@ func parallelForGrain(n, grain int, f func(lo, hi int)) {
 		}
 		return
 	}
-	w = min(w, chunks)
-	var next atomic.Int64
-	run := func() {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= chunks {
-				return
-			}
-			lo := c * size
-			f(lo, min(lo+size, n))
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(w - 1)
-	for range w - 1 {
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	run()
-	wg.Wait()
+	parallel.Run(chunks, func(c int) {
+		lo := c * size
+		f(lo, min(lo+size, n))
+	})
 }

@@ -1,10 +1,9 @@
 package optim
 
 import (
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
+
+	"github.com/vitgo/vit/internal/parallel"
 )
 
 // chunkElems is the size of the fixed pieces that the elementwise passes
@@ -33,38 +32,17 @@ func pieces(n []int) []piece {
 	return out
 }
 
-// forEach runs body(i) for i in [0, n) on up to GOMAXPROCS goroutines, the
-// calling one included, handing indices out dynamically; with one core, or
-// total (the values the whole job touches) below serialElems, it runs them
-// in order inline.
+// forEach runs body(i) for i in [0, n) through [parallel.Run]; with total
+// (the values the whole job touches) below serialElems, it runs them in
+// order inline.
 func forEach(n, total int, body func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 || total < serialElems {
+	if total < serialElems {
 		for i := 0; i < n; i++ {
 			body(i)
 		}
 		return
 	}
-	var next atomic.Int64
-	run := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= n {
-				return
-			}
-			body(i)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	run()
-	wg.Wait()
+	parallel.Run(n, body)
 }
 
 // forPieces runs body over every chunkElems piece of the parameters whose

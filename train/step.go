@@ -232,10 +232,8 @@ func (s *Step) Update(step int) (StepStats, error) {
 			return StepStats{}, err
 		}
 	}
-	for _, p := range s.params {
-		if !allFinite(p.Value) {
-			return StepStats{}, &NonFiniteError{Step: step, What: "weight", Name: p.Name}
-		}
+	if name, ok := optim.ValuesFinite(s.params); !ok {
+		return StepStats{}, &NonFiniteError{Step: step, What: "weight", Name: name}
 	}
 	return StepStats{Loss: float64(loss), GradNorm: norm, LR: lr, Reduce: took}, nil
 }

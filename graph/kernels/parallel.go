@@ -2,8 +2,8 @@ package kernels
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/vitgo/vit/internal/parallel"
 )
 
 // parallelFor runs body(lo, hi) over [0, n) split into chunks of about
@@ -24,28 +24,10 @@ func parallelFor(n, grain, align int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	workers = min(workers, chunks)
-	var next atomic.Int64
-	run := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= chunks {
-				return
-			}
-			lo := i * grain
-			body(lo, min(lo+grain, n))
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	run()
-	wg.Wait()
+	parallel.Run(chunks, func(i int) {
+		lo := i * grain
+		body(lo, min(lo+grain, n))
+	})
 }
 
 // splitGrain picks a chunk size for n units of work over the available
