@@ -29,6 +29,24 @@ var vitGemmShapes = []gemmShape{
 	{"tn_64x192x6400", true, false, 64, 192, 6400},
 }
 
+// s16GemmShapes are the products of one ViT-S/16@224 training step at
+// batch 32 (197 tokens: M = 6304 rows, d 384, MLP 1536), and of one
+// attention (image, head) pair (T 197, head dim 64).
+var s16GemmShapes = []gemmShape{
+	{"s16_fwd_qkv", false, true, 6304, 1152, 384},
+	{"s16_fwd_fc1", false, true, 6304, 1536, 384},
+	{"s16_fwd_fc2", false, true, 6304, 384, 1536},
+	{"s16_dX_qkv", false, false, 6304, 384, 1152},
+	{"s16_dX_fc2", false, false, 6304, 1536, 384},
+	{"s16_dW_qkv", true, false, 1152, 384, 6304},
+	{"s16_dW_proj", true, false, 384, 384, 6304},
+	{"s16_dW_fc1", true, false, 1536, 384, 6304},
+	{"s16_dW_fc2", true, false, 384, 1536, 6304},
+	{"s16_attn_qk", false, true, 197, 197, 64},
+	{"s16_attn_pv", false, false, 197, 64, 197},
+	{"s16_attn_dv", true, false, 197, 64, 197},
+}
+
 // gemmShape is one product op(A)·op(B) of m×k by k×n.
 type gemmShape struct {
 	name    string
@@ -52,7 +70,7 @@ func (s gemmShape) operands(r *rand.Rand) (a, b, c []float32, lda, ldb int) {
 
 func BenchmarkSgemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, s := range vitGemmShapes {
+	for _, s := range append(vitGemmShapes[:len(vitGemmShapes):len(vitGemmShapes)], s16GemmShapes...) {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands(r)
 			b.ResetTimer()

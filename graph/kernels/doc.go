@@ -16,9 +16,12 @@
 //   - otherwise, and on other GOARCHes or with the purego build tag,
 //     portable Go (same algorithms, far slower).
 //
-// SGEMM follows the Goto/BLIS loop nest with cache blocking, but reads A in
-// place and packs only what must be packed (transposed B panels, partial
-// edge panels) through in-register 16×16 transposes. Products above
+// SGEMM follows the Goto/BLIS loop nest with cache blocking. It packs
+// transposed B, and a transposed A (weight gradients) or a plain B (input
+// gradients) when the packed block is reused over more than four register
+// tiles; otherwise it reads them in place and packs only partial edge
+// panels. The depth blocks alone fix each element's summation order, so
+// packing, row blocks, kernels and splits change no bit. Products above
 // m·n·k = 2^18 are split over GOMAXPROCS goroutines by row or column blocks
 // handed out dynamically. Attention spreads its images over the cores
 // itself and runs each image's small per-head products with SgemmSerial.

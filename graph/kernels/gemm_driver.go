@@ -6,12 +6,13 @@ import (
 )
 
 // Cache blocking of the native SGEMM (Goto/BLIS loop order jc, pc, ic, jr,
-// ir). A is read in place (only a last partial MR-row panel is packed), B is
-// read in place when not transposed (only a last partial NR-column panel is
-// packed) and packed into NR-wide panels when transposed.
+// ir). Bᵀ is always packed into NR-wide panels; Aᵀ into MR-row panels and
+// B into NR-wide panels when the product is wide and tall enough
+// (sgemmSerial); otherwise they are read in place and only a last partial
+// panel is packed.
 const (
 	kcBlock = 512  // depth of one pass (C is read and written once per pass)
-	mcBlock = 448  // rows of A per pass (rounded to MR); mc×kc stays in L2
+	mcBlock = 448  // rows of A per pass (rounded to MR), unless the kernel sets its own
 	ncBlock = 2048 // columns of B packed at once when transB
 )
 
@@ -76,14 +77,28 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 }
 
 // sgemmSerial is the blocked product on the calling goroutine.
+//
+// The depth blocks (kc, from kcBlock) fix the order in which each element
+// of C is summed, so they are the same for every kernel and every split:
+// results are bit-identical whatever the CPU's micro-kernel, the number of
+// cores, or whether A is packed (rowA and colA kernels run the same FMA
+// sequence).
 func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ws *workspace) {
 	MR, NR := kern.mr, kern.nr
 	// Even K blocks: k = 300 runs as 150+150, not 256+44.
 	nkb := (k + kcBlock - 1) / kcBlock
 	kstep := (k + nkb - 1) / nkb
-	mc := max(mcBlock/MR, 1) * MR
-	ws.a = alignedFloats(ws.a, MR*kstep)
-	if transB {
+	mc := max(kern.mcRows()/MR, 1) * MR
+	// Packing pays when the packed block is reused over more than four
+	// register tiles (A over column panels, B over row panels).
+	packA := transA && packTransA && n > 4*NR
+	packB := transB || packNN && m > 4*MR && n > 4*NR
+	if packA {
+		ws.a = alignedFloats(ws.a, (min(mc, m)+MR-1)/MR*MR*kstep)
+	} else {
+		ws.a = alignedFloats(ws.a, MR*kstep)
+	}
+	if packB {
 		ws.b = alignedFloats(ws.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
 	} else {
 		ws.b = alignedFloats(ws.b, kstep*NR)
@@ -100,6 +115,8 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 				for jr := 0; jr < nc; jr += NR {
 					packBTrans(ws.b[jr*kc:(jr+NR)*kc], b, ldb, jc+jr, min(NR, nc-jr), pc, kc, NR)
 				}
+			} else if packB {
+				packBPanels(ws.b, b, ldb, jc, nc, pc, kc, NR)
 			} else if nc%NR != 0 {
 				jr := nc / NR * NR
 				packBEdge(ws.b[:kc*NR], b, ldb, jc+jr, nc-jr, pc, kc, NR)
@@ -107,7 +124,9 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 			for ic := 0; ic < m; ic += mc {
 				mcb := min(mc, m-ic)
 				mfull := mcb / MR * MR
-				if mfull < mcb {
+				if packA {
+					packAColPanels(ws.a, a, lda, ic, mcb, pc, kc, MR)
+				} else if mfull < mcb {
 					packAEdge(ws.a[:MR*kc], a, lda, transA, ic+mfull, mcb-mfull, pc, kc, MR)
 				}
 				for jr := 0; jr < nc; jr += NR {
@@ -116,7 +135,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 					var bp *float32
 					bs := NR
 					switch {
-					case transB:
+					case packB:
 						bp = &ws.b[jr*kc]
 					case nr < NR:
 						bp = &ws.b[0]
@@ -125,6 +144,12 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 						bs = ldb
 					}
 					cp := ic*ldc + jc + jr
+					if packA {
+						for ir := 0; ir < mcb; ir += MR {
+							kern.colA(kc, &ws.a[ir*kc], MR, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, min(MR, mcb-ir), mask)
+						}
+						continue
+					}
 					for ir := 0; ir < mfull; ir += MR {
 						if transA {
 							kern.colA(kc, &a[pc*lda+ic+ir], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)
@@ -141,10 +166,77 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 	}
 }
 
+// packTransA, when set, makes sgemmSerial pack each mc×kc block of a
+// transposed A into contiguous MR-row panels before its products: read in
+// place, A's rows (the depth) are lda apart, so a block's MR-wide columns
+// touch kc cache lines each and, at strides such as 1536 floats, map onto a
+// few cache sets. Tests clear it to compare the two paths bit for bit.
+var packTransA = true
+
+// packNN, when set, makes sgemmSerial pack B (stored k×n) into contiguous
+// NR-column panels as it does Bᵀ: in place, a panel's kc rows are ldb
+// apart, and at ldb = 384 or 1536 floats they fall on a few L1 and L2
+// sets, so the panel the inner loop reuses is reloaded from L3.
+var packNN = true
+
+// packAColPanels packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) = Aᵀ
+// (A stored k×m) into dst as ⌈mr/MR⌉ panels of kc×MR floats, panel r
+// holding op(A)(i0+r·MR+i, p0+p) at dst[r·kc·MR + p·MR + i], zero-padding
+// the last panel's rows past mr.
+func packAColPanels(dst, a []float32, lda, i0, mr, p0, kc, MR int) {
+	full := mr / MR * MR
+	for p := 0; p < kc; p++ {
+		src := a[(p0+p)*lda+i0:]
+		src = src[:mr]
+		d := dst[p*MR:]
+		if MR == 6 { // the AVX2 kernel's: fixed-size moves, no memmove calls
+			for ir := 0; ir < full; ir += 6 {
+				*(*[6]float32)(d[ir*kc:]) = *(*[6]float32)(src[ir:])
+			}
+		} else {
+			for ir := 0; ir < full; ir += MR {
+				copy(d[ir*kc:ir*kc+MR], src[ir:ir+MR])
+			}
+		}
+		if full < mr {
+			row := d[full*kc : full*kc+MR]
+			copy(row, src[full:])
+			clear(row[mr-full:])
+		}
+	}
+}
+
 // packBTrans packs columns [j0, j0+nr) × depth [p0, p0+kc) of op(B) = Bᵀ
 // (B stored n×k) into dst as kc rows of NR floats, zero-padding nr..NR.
 func packBTrans(dst, b []float32, ldb, j0, nr, p0, kc, NR int) {
 	packTransposed(dst, b, ldb, j0, nr, p0, kc, NR)
+}
+
+// packBPanels packs columns [j0, j0+nc) × depth [p0, p0+kc) of B (stored
+// k×n) into dst as ⌈nc/NR⌉ panels of kc×NR floats, panel r holding
+// B(p0+p, j0+r·NR+j) at dst[r·kc·NR + p·NR + j], zero-padding the last
+// panel's columns past nc.
+func packBPanels(dst, b []float32, ldb, j0, nc, p0, kc, NR int) {
+	full := nc / NR * NR
+	for p := 0; p < kc; p++ {
+		src := b[(p0+p)*ldb+j0:]
+		src = src[:nc]
+		d := dst[p*NR:]
+		if NR == 16 {
+			for jr := 0; jr < full; jr += 16 {
+				*(*[16]float32)(d[jr*kc:]) = *(*[16]float32)(src[jr:])
+			}
+		} else {
+			for jr := 0; jr < full; jr += NR {
+				copy(d[jr*kc:jr*kc+NR], src[jr:jr+NR])
+			}
+		}
+		if full < nc {
+			row := d[full*kc : full*kc+NR]
+			copy(row, src[full:])
+			clear(row[nc-full:])
+		}
+	}
 }
 
 // packBEdge packs columns [j0, j0+nr) × depth [p0, p0+kc) of B (stored

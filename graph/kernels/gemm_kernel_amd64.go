@@ -21,7 +21,9 @@ func sgemm6x16AVX2ColA(kc int, a *float32, as int, b *float32, bs int, c *float3
 
 var (
 	kernelAVX512 = &gemmKernel{name: "avx512 14x32", mr: 14, nr: 32, rowA: sgemm14x32AVX512RowA, colA: sgemm14x32AVX512ColA}
-	kernelAVX2   = &gemmKernel{name: "avx2 6x16", mr: 6, nr: 16, rowA: sgemm6x16AVX2RowA, colA: sgemm6x16AVX2ColA}
+	// AVX2 parts (Zen 2/3, Haswell–Skylake client) have 256–512 KiB of L2
+	// per core: 120 rows × kcBlock of A is 240 KiB.
+	kernelAVX2 = &gemmKernel{name: "avx2 6x16", mr: 6, nr: 16, rowA: sgemm6x16AVX2RowA, colA: sgemm6x16AVX2ColA, mc: 120}
 )
 
 // narrowKernel returns the micro-kernel for products at most 16 columns

@@ -16,6 +16,17 @@ type gemmKernel struct {
 	mr, nr int
 	rowA   kernelFunc
 	colA   kernelFunc
+	// mc is the rows of A per cache block (rounded down to mr), sized so
+	// an mc×kcBlock block of A stays in the core's L2; 0 means mcBlock.
+	mc int
+}
+
+// mcRows is the kernel's row block, mc or the default mcBlock.
+func (k *gemmKernel) mcRows() int {
+	if k.mc > 0 {
+		return k.mc
+	}
+	return mcBlock
 }
 
 type kernelFunc func(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)

@@ -260,3 +260,46 @@ func wantPanic(t *testing.T, want string, call func()) {
 	}()
 	call()
 }
+
+// TestPackingIsBitIdentical checks that packing A and B and the row block
+// mc change no bit of C: only the depth blocks fix the summation order.
+// Every kernel runs each product with packing off and mc = mcBlock (the
+// reads in place of A and B) and with packing on at several row blocks,
+// serial and split, and the results must be equal bit for bit.
+func TestPackingIsBitIdentical(t *testing.T) {
+	defer func(a, b bool) { packTransA, packNN = a, b }(packTransA, packNN)
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []gemmCase{
+		{true, false, 384, 384, 1100, 0, 1, 0},  // a weight gradient: several depth blocks
+		{true, false, 130, 200, 70, 3, 0.5, 1},  // partial row panels and column panels
+		{false, false, 400, 1540, 300, 1, 1, 0}, // dX at a wide ldb, partial panels
+		{false, false, 97, 83, 520, 2, -1.5, 0.25},
+		{true, true, 150, 90, 40, 0, 1, 1},
+	}
+	for _, kern := range allKernels() {
+		for _, tc := range cases {
+			a, lda, b, ldb, c0, ldc := tc.operands(r)
+			run := func(packA, packB bool, mc int, parallel bool) []float32 {
+				packTransA, packNN = packA, packB
+				defer func(old int) { kern.mc = old }(kern.mc)
+				kern.mc = mc
+				c := append([]float32(nil), c0...)
+				sgemmNative(kern, tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, parallel)
+				return c
+			}
+			want := run(false, false, mcBlock, false)
+			for _, v := range []struct {
+				packA, packB bool
+				mc           int
+				parallel     bool
+			}{{true, true, 0, false}, {true, true, 0, true}, {true, false, 60, false}, {false, true, 30, true}, {true, true, 13, false}} {
+				got := run(v.packA, v.packB, v.mc, v.parallel)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%s %v packA=%v packB=%v mc=%d parallel=%v: c[%d] = %g, want %g bit for bit", kern.name, tc, v.packA, v.packB, v.mc, v.parallel, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
