@@ -16,6 +16,12 @@ const (
 	ncBlock = 2048 // columns of B packed at once when transB
 )
 
+// minRowTiles is the fewest MR-row tiles a chunk of a row-split product
+// takes, where there are enough for every core: a chunk of 96 rows (AVX2)
+// reuses each packed B element 96 times, so packing B per chunk costs a few
+// percent of the chunk's FMAs instead of ~15 % at 48 rows.
+var minRowTiles = 16
+
 // parallelMinWork is the m·n·k below which a product runs on one core.
 const parallelMinWork = 1 << 18
 
@@ -50,8 +56,11 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 	mt := (m + kern.mr - 1) / kern.mr
 	nt := (n + kern.nr - 1) / kern.nr
 	if mt >= nt {
-		// Split rows: each chunk reads its own rows of A and all of B.
-		grain := splitGrain(mt, 4, 1) * kern.mr
+		// Split rows: each chunk reads its own rows of A and all of B,
+		// which it packs again (or streams from L3), so a chunk takes at
+		// least minRowTiles row tiles unless that would idle a core.
+		grain := splitGrain(mt, 4, 1)
+		grain = max(grain, min(minRowTiles, splitGrain(mt, 1, 1))) * kern.mr
 		parallelFor(m, grain, kern.mr, func(lo, hi int) {
 			ws := workspaces.Get().(*workspace)
 			aoff := lo * lda
