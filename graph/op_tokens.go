@@ -123,9 +123,11 @@ func (op *permuteOp) Do(vs ...G.Value) (G.Value, error) {
 }
 
 func gather[T Float](dst, src []T, idx []int32) {
-	for i, j := range idx {
-		dst[i] = src[j]
-	}
+	parallelForGrain(len(idx), 1<<14, func(lo, hi int) {
+		for i, j := range idx[lo:hi] {
+			dst[lo+i] = src[j]
+		}
+	})
 }
 
 func (op *permuteOp) WriteHash(h hash.Hash) {
@@ -198,13 +200,18 @@ func (op *tokensOp) Do(vs ...G.Value) (G.Value, error) {
 
 func tokensForward[T Float](op *tokensOp, y, patches, cls, pos []T) {
 	t, d := op.n+1, op.dim
-	for b := 0; b < op.batch; b++ {
-		yb := y[b*t*d : (b+1)*t*d]
-		for j := 0; j < d; j++ {
-			yb[j] = cls[j] + pos[j]
+	parallelFor(op.batch, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			yb := y[b*t*d : (b+1)*t*d]
+			for j := 0; j < d; j++ {
+				yb[j] = cls[j] + pos[j]
+			}
+			pb, rest, ps := patches[b*op.n*d:(b+1)*op.n*d], yb[d:], pos[d:t*d]
+			for i, v := range pb {
+				rest[i] = v + ps[i]
+			}
 		}
-		add(yb[d:], patches[b*op.n*d:(b+1)*op.n*d], pos[d:])
-	}
+	})
 }
 
 func (op *tokensOp) WriteHash(h hash.Hash) {
@@ -278,19 +285,28 @@ func tokensBackward[T Float](op *tokensGradOp, dst, dy []T) {
 	t, d := f.n+1, f.dim
 	switch op.part {
 	case 0:
-		for b := 0; b < f.batch; b++ {
-			copy(dst[b*f.n*d:(b+1)*f.n*d], dy[(b*t+1)*d:(b+1)*t*d])
-		}
-	case 1:
-		clear(dst)
-		for b := 0; b < f.batch; b++ {
-			add(dst, dst, dy[b*t*d:b*t*d+d])
-		}
+		parallelFor(f.batch, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				copy(dst[b*f.n*d:(b+1)*f.n*d], dy[(b*t+1)*d:(b+1)*t*d])
+			}
+		})
 	default:
-		clear(dst)
-		for b := 0; b < f.batch; b++ {
-			add(dst, dst, dy[b*t*d:(b+1)*t*d])
+		// Sum over samples, each element in sample order (on every core,
+		// split by element), so the result does not depend on the split.
+		w := d
+		if op.part == 2 {
+			w = t * d
 		}
+		parallelForGrain(w, 1<<12, func(lo, hi int) {
+			o := dst[lo:hi]
+			clear(o)
+			for b := 0; b < f.batch; b++ {
+				src := dy[b*t*d+lo : b*t*d+hi]
+				for i, v := range src {
+					o[i] += v
+				}
+			}
+		})
 	}
 }
 
