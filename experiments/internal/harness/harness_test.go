@@ -167,3 +167,15 @@ func TestTrainNonFinite(t *testing.T) {
 		t.Errorf("lr 1e38: run not marked non-finite (top-1 %v)", r.Top1)
 	}
 }
+
+func TestDecodeResultTakesLastLine(t *testing.T) {
+	var v struct{ A int }
+	if err := DecodeResult([]byte("RESULT {\"A\":1}\nnoise\nRESULT {\"A\":2}\n"), ResultPrefix, &v); err != nil || v.A != 2 {
+		t.Errorf("DecodeResult: %+v, %v; want A=2", v, err)
+	}
+	for _, bad := range []string{"noise\n", "RESULT {not json\n"} {
+		if err := DecodeResult([]byte(bad), ResultPrefix, &v); err == nil {
+			t.Errorf("DecodeResult(%q): no error", bad)
+		}
+	}
+}
