@@ -519,7 +519,7 @@ func (p *parser) override(cfg *Config, kv string) {
 	v := reflect.ValueOf(cfg).Elem()
 	path := strings.Split(key, ".")
 	for i, k := range path {
-		if v.Kind() != reflect.Struct {
+		if v.Kind() != reflect.Struct || reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
 			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i], "."), "is not a section")))
 			return
 		}
