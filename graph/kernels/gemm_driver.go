@@ -198,9 +198,10 @@ func packAColPanels(dst, a []float32, lda, i0, mr, p0, kc, MR int) {
 		src := a[(p0+p)*lda+i0:]
 		src = src[:mr]
 		d := dst[p*MR:]
-		if MR == 6 { // the AVX2 kernel's: fixed-size moves, no memmove calls
+		if MR == 6 { // the AVX2 kernel's: register moves, no memmove calls
 			for ir := 0; ir < full; ir += 6 {
-				*(*[6]float32)(d[ir*kc:]) = *(*[6]float32)(src[ir:])
+				dd, ss := d[ir*kc:ir*kc+6], src[ir:ir+6]
+				dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
 			}
 		} else {
 			for ir := 0; ir < full; ir += MR {
@@ -231,9 +232,12 @@ func packBPanels(dst, b []float32, ldb, j0, nc, p0, kc, NR int) {
 		src := b[(p0+p)*ldb+j0:]
 		src = src[:nc]
 		d := dst[p*NR:]
-		if NR == 16 {
+		if NR == 16 { // the AVX2 kernel's: register moves, no memmove calls
 			for jr := 0; jr < full; jr += 16 {
-				*(*[16]float32)(d[jr*kc:]) = *(*[16]float32)(src[jr:])
+				dd, ss := d[jr*kc:jr*kc+16], src[jr:jr+16]
+				for j := range 16 {
+					dd[j] = ss[j]
+				}
 			}
 		} else {
 			for jr := 0; jr < full; jr += NR {
