@@ -172,9 +172,11 @@ func (op *dropOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	keep := 1 - op.p
 	key := maskKey(op.s.Seed, op.s.Step, op.stream)
-	for i := range op.keep {
-		op.keep[i] = keepDraw(key, op.s.position(i, draws), keep)
-	}
+	parallelForGrain(len(op.keep), 1<<12, func(lo, hi int) { // each draw a function of its position
+		for i := lo; i < hi; i++ {
+			op.keep[i] = keepDraw(key, op.s.position(i, draws), keep)
+		}
+	})
 	switch x.Dtype() {
 	case tensor.Float32:
 		applyMask(data[float32](y), data[float32](x), op.keep, group, float32(1/keep))
@@ -186,16 +188,21 @@ func (op *dropOp) Do(vs ...G.Value) (G.Value, error) {
 
 // applyMask: dst[i] = src[i]·scale where keep[i/group], else 0.
 func applyMask[T Float](dst, src []T, keep []bool, group int, scale T) {
-	for g, k := range keep {
-		d, s := dst[g*group:(g+1)*group], src[g*group:(g+1)*group]
-		if !k {
-			clear(d)
-			continue
+	parallelForGrain(len(keep)*group, 1<<14, func(lo, hi int) { // elementwise, split by element
+		for i := lo; i < hi; {
+			g := i / group
+			end := min(hi, (g+1)*group)
+			d, s := dst[i:end], src[i:end]
+			i = end
+			if !keep[g] {
+				clear(d)
+				continue
+			}
+			for j, v := range s {
+				d[j] = v * scale
+			}
 		}
-		for i, v := range s {
-			d[i] = v * scale
-		}
-	}
+	})
 }
 
 // copy32or64 copies src into dst, two dense tensors of one float dtype and size.

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -362,6 +363,33 @@ func TestDropRowsMatchWholeBatch(t *testing.T) {
 		for i, p := range rows {
 			if fmt.Sprint(part[i*per:(i+1)*per]) != fmt.Sprint(whole[p*per:(p+1)*per]) {
 				t.Errorf("drop path %d: sample %d (position %d) has mask %v, the whole batch %v", drop, i, p, part[i*per:(i+1)*per], whole[p*per:(p+1)*per])
+			}
+		}
+	}
+}
+
+// TestDropSplitIsExact runs Dropout and DropPath at sizes that split the
+// mask draws and the masking over the cores, on 1, 2 and 8 cores: outputs
+// and gradients must be equal bit for bit (each draw is a function of its
+// position, each element is masked on its own).
+func TestDropSplitIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		rows, d, bat int
+	}{{"dropout", 400, 100, 0}, {"drop-path", 500 * 50, 4, 500}} {
+		var wantY, wantDx []float64
+		for _, procs := range []int{1, 2, 8} {
+			prev := runtime.GOMAXPROCS(procs)
+			y, dx, _ := dropRun(t, tensor.Float32, tc.rows, tc.d, tc.bat, 0.3, 5, 6, 7)
+			runtime.GOMAXPROCS(prev)
+			if wantY == nil {
+				wantY, wantDx = y, dx
+				continue
+			}
+			for i := range y {
+				if y[i] != wantY[i] || dx[i] != wantDx[i] {
+					t.Fatalf("%s on %d cores: y[%d], dx[%d] = %v, %v; on 1 core %v, %v", tc.name, procs, i, i, y[i], dx[i], wantY[i], wantDx[i])
+				}
 			}
 		}
 	}
