@@ -61,6 +61,10 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 		// least minRowTiles row tiles unless that would idle a core.
 		grain := splitGrain(mt, 4, 1)
 		grain = max(grain, min(minRowTiles, splitGrain(mt, 1, 1))) * kern.mr
+		if sharePackedB && (transB || packNN && grain > 4*kern.mr && n > 4*kern.nr) {
+			sgemmSharedB(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, grain)
+			return
+		}
 		parallelFor(m, grain, kern.mr, func(lo, hi int) {
 			ws := workspaces.Get().(*workspace)
 			aoff := lo * lda
@@ -90,23 +94,12 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 // The depth blocks (kc, from kcBlock) fix the order in which each element
 // of C is summed, so they are the same for every kernel and every split:
 // results are bit-identical whatever the CPU's micro-kernel, the number of
-// cores, or whether A is packed (rowA and colA kernels run the same FMA
-// sequence).
+// cores, whether A and B are packed and by whom (rowA and colA kernels run
+// the same FMA sequence).
 func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ws *workspace) {
-	MR, NR := kern.mr, kern.nr
-	// Even K blocks: k = 300 runs as 150+150, not 256+44.
-	nkb := (k + kcBlock - 1) / kcBlock
-	kstep := (k + nkb - 1) / nkb
-	mc := max(kern.mcRows()/MR, 1) * MR
-	// Packing pays when the packed block is reused over more than four
-	// register tiles (A over column panels, B over row panels).
-	packA := transA && packTransA && n > 4*NR
-	packB := transB || packNN && m > 4*MR && n > 4*NR
-	if packA {
-		ws.a = alignedFloats(ws.a, (min(mc, m)+MR-1)/MR*MR*kstep)
-	} else {
-		ws.a = alignedFloats(ws.a, MR*kstep)
-	}
+	NR := kern.nr
+	kstep := depthStep(k)
+	packB := transB || packNN && m > 4*kern.mr && n > 4*NR
 	if packB {
 		ws.b = alignedFloats(ws.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
 	} else {
@@ -120,57 +113,129 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 		}
 		for jc := 0; jc < n; jc += ncBlock {
 			nc := min(ncBlock, n-jc)
-			if transB {
-				for jr := 0; jr < nc; jr += NR {
-					packBTrans(ws.b[jr*kc:(jr+NR)*kc], b, ldb, jc+jr, min(NR, nc-jr), pc, kc, NR)
-				}
-			} else if packB {
-				packBPanels(ws.b, b, ldb, jc, nc, pc, kc, NR)
+			if packB {
+				packBBlock(ws.b, transB, b, ldb, jc, nc, pc, kc, NR, 0, (nc+NR-1)/NR)
 			} else if nc%NR != 0 {
 				jr := nc / NR * NR
 				packBEdge(ws.b[:kc*NR], b, ldb, jc+jr, nc-jr, pc, kc, NR)
 			}
-			for ic := 0; ic < m; ic += mc {
-				mcb := min(mc, m-ic)
-				mfull := mcb / MR * MR
-				if packA {
-					packAColPanels(ws.a, a, lda, ic, mcb, pc, kc, MR)
-				} else if mfull < mcb {
-					packAEdge(ws.a[:MR*kc], a, lda, transA, ic+mfull, mcb-mfull, pc, kc, MR)
+			blockRows(kern, transA, m, n, nc, kc, pc, jc, alpha, a, lda, b, ldb, packB, ws.b, be, c, ldc, ws)
+		}
+	}
+}
+
+// depthStep is the depth of each pass for a product of depth k: even
+// blocks of at most kcBlock (k = 600 runs as 300+300, not 512+88).
+func depthStep(k int) int {
+	nkb := (k + kcBlock - 1) / kcBlock
+	return (k + nkb - 1) / nkb
+}
+
+// packBBlock packs the NR-column panels [r0, r1) of columns [jc, jc+nc) ×
+// depth [pc, pc+kc) of op(B) into dst, panel r at dst[r·NR·kc:].
+func packBBlock(dst []float32, transB bool, b []float32, ldb, jc, nc, pc, kc, NR, r0, r1 int) {
+	if transB {
+		for r := r0; r < r1; r++ {
+			jr := r * NR
+			packBTrans(dst[jr*kc:(jr+NR)*kc], b, ldb, jc+jr, min(NR, nc-jr), pc, kc, NR)
+		}
+		return
+	}
+	lo, hi := r0*NR, min(r1*NR, nc)
+	packBPanels(dst[lo*kc:], b, ldb, jc+lo, hi-lo, pc, kc, NR)
+}
+
+// blockRows runs one (depth pc, column jc) block for rows [0, m) of C:
+// C[:, jc:jc+nc] = alpha·op(A)[:, pc:pc+kc]·op(B)[pc:pc+kc, jc:jc+nc] +
+// be·C. With packedB, bpack holds the block's B panels; otherwise B is
+// read in place and bpack holds the packed partial last panel, if any.
+// n is the whole product's width (it decides whether A is packed).
+func blockRows(kern *gemmKernel, transA bool, m, n, nc, kc, pc, jc int, alpha float32, a []float32, lda int, b []float32, ldb int, packedB bool, bpack []float32, be float32, c []float32, ldc int, ws *workspace) {
+	MR, NR := kern.mr, kern.nr
+	mc := max(kern.mcRows()/MR, 1) * MR
+	// Packing A pays when it is reused over more than four column panels.
+	packA := transA && packTransA && n > 4*NR
+	if packA {
+		ws.a = alignedFloats(ws.a, (min(mc, m)+MR-1)/MR*MR*kc)
+	} else {
+		ws.a = alignedFloats(ws.a, MR*kc)
+	}
+	for ic := 0; ic < m; ic += mc {
+		mcb := min(mc, m-ic)
+		mfull := mcb / MR * MR
+		if packA {
+			packAColPanels(ws.a, a, lda, ic, mcb, pc, kc, MR)
+		} else if mfull < mcb {
+			packAEdge(ws.a[:MR*kc], a, lda, transA, ic+mfull, mcb-mfull, pc, kc, MR)
+		}
+		for jr := 0; jr < nc; jr += NR {
+			nr := min(NR, nc-jr)
+			mask := uint64(1)<<uint(nr) - 1
+			var bp *float32
+			bs := NR
+			switch {
+			case packedB:
+				bp = &bpack[jr*kc]
+			case nr < NR:
+				bp = &bpack[0]
+			default:
+				bp = &b[pc*ldb+jc+jr]
+				bs = ldb
+			}
+			cp := ic*ldc + jc + jr
+			if packA {
+				for ir := 0; ir < mcb; ir += MR {
+					kern.colA(kc, &ws.a[ir*kc], MR, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, min(MR, mcb-ir), mask)
 				}
-				for jr := 0; jr < nc; jr += NR {
-					nr := min(NR, nc-jr)
-					mask := uint64(1)<<uint(nr) - 1
-					var bp *float32
-					bs := NR
-					switch {
-					case packB:
-						bp = &ws.b[jr*kc]
-					case nr < NR:
-						bp = &ws.b[0]
-					default:
-						bp = &b[pc*ldb+jc+jr]
-						bs = ldb
-					}
-					cp := ic*ldc + jc + jr
-					if packA {
-						for ir := 0; ir < mcb; ir += MR {
-							kern.colA(kc, &ws.a[ir*kc], MR, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, min(MR, mcb-ir), mask)
-						}
-						continue
-					}
-					for ir := 0; ir < mfull; ir += MR {
-						if transA {
-							kern.colA(kc, &a[pc*lda+ic+ir], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)
-						} else {
-							kern.rowA(kc, &a[(ic+ir)*lda+pc], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)
-						}
-					}
-					if mfull < mcb {
-						kern.colA(kc, &ws.a[0], MR, bp, bs, &c[cp+mfull*ldc], ldc, alpha, be, mcb-mfull, mask)
-					}
+				continue
+			}
+			for ir := 0; ir < mfull; ir += MR {
+				if transA {
+					kern.colA(kc, &a[pc*lda+ic+ir], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)
+				} else {
+					kern.rowA(kc, &a[(ic+ir)*lda+pc], lda, bp, bs, &c[cp+ir*ldc], ldc, alpha, be, MR, mask)
 				}
 			}
+			if mfull < mcb {
+				kern.colA(kc, &ws.a[0], MR, bp, bs, &c[cp+mfull*ldc], ldc, alpha, be, mcb-mfull, mask)
+			}
+		}
+	}
+}
+
+// sgemmSharedB is the row split of a product whose B is packed: for each
+// (depth, column) block, the cores first pack B's panels together into one
+// shared buffer, then run their row chunks against it, so B is packed
+// once per block instead of once per chunk (a weight gradient dYᵀ·X reads
+// all of X, B·T rows, in every chunk).
+func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, grain int) {
+	NR := kern.nr
+	kstep := depthStep(k)
+	shared := workspaces.Get().(*workspace)
+	defer workspaces.Put(shared)
+	shared.b = alignedFloats(shared.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
+	bpack := shared.b
+	for pc := 0; pc < k; pc += kstep {
+		kc := min(kstep, k-pc)
+		be := beta
+		if pc > 0 {
+			be = 1
+		}
+		for jc := 0; jc < n; jc += ncBlock {
+			nc := min(ncBlock, n-jc)
+			panels := (nc + NR - 1) / NR
+			parallelFor(panels, splitGrain(panels, 2, 1), 1, func(r0, r1 int) {
+				packBBlock(bpack, transB, b, ldb, jc, nc, pc, kc, NR, r0, r1)
+			})
+			parallelFor(m, grain, kern.mr, func(lo, hi int) {
+				ws := workspaces.Get().(*workspace)
+				aoff := lo * lda
+				if transA {
+					aoff = lo
+				}
+				blockRows(kern, transA, hi-lo, n, nc, kc, pc, jc, alpha, a[aoff:], lda, b, ldb, true, bpack, be, c[lo*ldc:], ldc, ws)
+				workspaces.Put(ws)
+			})
 		}
 	}
 }
@@ -187,6 +252,11 @@ var packTransA = true
 // apart, and at ldb = 384 or 1536 floats they fall on a few L1 and L2
 // sets, so the panel the inner loop reuses is reloaded from L3.
 var packNN = true
+
+// sharePackedB, when set, makes a row-split product whose B is packed pack
+// it once per block for all chunks (sgemmSharedB) instead of once per
+// chunk. Tests clear it to compare the two paths bit for bit.
+var sharePackedB = true
 
 // packAColPanels packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) = Aᵀ
 // (A stored k×m) into dst as ⌈mr/MR⌉ panels of kc×MR floats, panel r

@@ -265,9 +265,10 @@ func wantPanic(t *testing.T, want string, call func()) {
 // mc change no bit of C: only the depth blocks fix the summation order.
 // Every kernel runs each product with packing off and mc = mcBlock (the
 // reads in place of A and B) and with packing on at several row blocks,
-// serial and split, and the results must be equal bit for bit.
+// serial and split (B packed per chunk or shared), and the results must be
+// equal bit for bit.
 func TestPackingIsBitIdentical(t *testing.T) {
-	defer func(a, b bool) { packTransA, packNN = a, b }(packTransA, packNN)
+	defer func(a, b, s bool) { packTransA, packNN, sharePackedB = a, b, s }(packTransA, packNN, sharePackedB)
 	r := rand.New(rand.NewPCG(11, 12))
 	cases := []gemmCase{
 		{true, false, 384, 384, 1100, 0, 1, 0},  // a weight gradient: several depth blocks
@@ -279,24 +280,24 @@ func TestPackingIsBitIdentical(t *testing.T) {
 	for _, kern := range allKernels() {
 		for _, tc := range cases {
 			a, lda, b, ldb, c0, ldc := tc.operands(r)
-			run := func(packA, packB bool, mc int, parallel bool) []float32 {
-				packTransA, packNN = packA, packB
+			run := func(packA, packB, share bool, mc int, parallel bool) []float32 {
+				packTransA, packNN, sharePackedB = packA, packB, share
 				defer func(old int) { kern.mc = old }(kern.mc)
 				kern.mc = mc
 				c := append([]float32(nil), c0...)
 				sgemmNative(kern, tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, parallel)
 				return c
 			}
-			want := run(false, false, mcBlock, false)
+			want := run(false, false, false, mcBlock, false)
 			for _, v := range []struct {
-				packA, packB bool
-				mc           int
-				parallel     bool
-			}{{true, true, 0, false}, {true, true, 0, true}, {true, false, 60, false}, {false, true, 30, true}, {true, true, 13, false}} {
-				got := run(v.packA, v.packB, v.mc, v.parallel)
+				packA, packB, share bool
+				mc                  int
+				parallel            bool
+			}{{true, true, true, 0, false}, {true, true, true, 0, true}, {true, true, false, 0, true}, {true, false, true, 60, false}, {false, true, true, 30, true}, {true, true, true, 13, false}} {
+				got := run(v.packA, v.packB, v.share, v.mc, v.parallel)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("%s %v packA=%v packB=%v mc=%d parallel=%v: c[%d] = %g, want %g bit for bit", kern.name, tc, v.packA, v.packB, v.mc, v.parallel, i, got[i], want[i])
+						t.Fatalf("%s %v packA=%v packB=%v shared=%v mc=%d parallel=%v: c[%d] = %g, want %g bit for bit", kern.name, tc, v.packA, v.packB, v.share, v.mc, v.parallel, i, got[i], want[i])
 					}
 				}
 			}
