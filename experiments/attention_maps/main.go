@@ -195,19 +195,5 @@ func argmax(v []float32) int {
 	return k
 }
 
-// Table renders the shown digits' and the mean ink shares.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"image", "prediction", "patches with ink", "CLS attention on ink patches", "rollout on ink patches"},
-		Align: "llrrr"}
-	p0 := func(v float64) string { return fmt.Sprintf("%.0f %%", 100*v) }
-	p1 := func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v) }
-	for _, s := range r.Shown {
-		t.Row(fmt.Sprintf("first test %d", s.Label), s.Pred, p0(s.InkFrac), p0(s.CLS), p0(s.Roll))
-	}
-	m := r.Mean
-	t.Row(fmt.Sprintf("**mean of the first %d test images**", r.N), p1(m.Correct)+" correct", p1(m.InkFrac), p1(m.CLS), p1(m.Roll))
-	return t.String()
-}
-
 // Uniform is the share of one patch under a uniform map.
 func (r results) Uniform() float64 { return 1 / float64(r.Patches) }

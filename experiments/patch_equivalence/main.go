@@ -93,6 +93,9 @@ func compare(pr problem, dt tensor.Dtype, rel bool) (diffs, result, error) {
 	return diffs{d(conv.out, lin.out), d(conv.dx, lin.dx), d(conv.dw, lin.dw), d(conv.db, lin.db)}, conv, nil
 }
 
+// rows are the measurements, one per shape.
+type rows []row
+
 func measure(e *harness.Env) (rows, error) {
 	var rs rows
 	for i, s := range shapes {
@@ -131,32 +134,6 @@ func measure(e *harness.Env) (rows, error) {
 	}
 	return rs, nil
 }
-
-// rows are the measurements, one per shape.
-type rows []row
-
-// Float64 is the README's float64 table.
-func (rs rows) Float64() string {
-	t := harness.Table{Header: []string{"shape", "tokens", `max \|y\|`, "Δ output", "Δ ∂x", "Δ ∂W", "Δ ∂b",
-		"control (P,P,C): Δ output", "control kernelᵀ: Δ output"}, Align: "lrrrrrrrr"}
-	for _, r := range rs {
-		t.Row(r.S.Name, r.S.tokens(), fmt.Sprintf("%.3g", r.Scale), e2(r.F64.Out), e2(r.F64.DX), e2(r.F64.DW), e2(r.F64.DB),
-			e2(r.CtrlCL), e2(r.CtrlT))
-	}
-	return t.String()
-}
-
-// Float32 is the README's float32 table, with the timings.
-func (rs rows) Float32() string {
-	t := harness.Table{Header: []string{"shape", "rel. Δ output", "rel. Δ ∂x", "rel. Δ ∂W", "rel. Δ ∂b", "conv fwd+bwd ms",
-		"linear fwd+bwd ms"}, Align: "lrrrrrr"}
-	for _, r := range rs {
-		t.Row(r.S.Name, e2(r.F32.Out), e2(r.F32.DX), e2(r.F32.DW), e2(r.F32.DB), fmt.Sprintf("%.2f", r.ConvMs), fmt.Sprintf("%.2f", r.LinearMs))
-	}
-	return t.String()
-}
-
-func e2(v float64) string { return fmt.Sprintf("%.2e", v) }
 
 func plotDiffs(rs rows, dir string) error {
 	names := []string{"float64 output", "float64 max over ∂x, ∂W, ∂b", "float32 output (relative)", "float32 max over ∂x, ∂W, ∂b (relative)",

@@ -14,7 +14,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 
 	"gorgonia.org/tensor"
 
@@ -201,32 +200,3 @@ func measureOne(cd condition, x []float64, labels []int, perms [][]int) (result,
 	}
 	return r, nil
 }
-
-// Table is the README's main table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"weights", "pos_embed", "dtype", `max \|Δ\| final tokens`, "rel. Δ final tokens", "rel. Δ class token",
-		"rel. Δ logits", "predictions changed", "top-1 original → permuted"}, Align: "lllrrrrrl"}
-	for _, w := range r.Rows {
-		t.Row(w.Weights, w.Pos, w.Dtype, e2(w.MaxAbs), e2(w.Rel), e2(w.RelCLS), e2(w.RelLogits), fmt.Sprintf("%.1f%%", 100*w.Changed),
-			fmt.Sprintf("%.1f%% → %.1f%%", 100*w.Top1Orig, 100*w.Top1Permute))
-	}
-	return t.String()
-}
-
-// Blocks is the README's per-block table.
-func (r results) Blocks() string {
-	t := harness.Table{Header: []string{"weights", "pos_embed", "dtype"}, Align: "lll" + strings.Repeat("r", r.Model.Depth)}
-	for i := 1; i <= r.Model.Depth; i++ {
-		t.Header = append(t.Header, fmt.Sprintf("block %d", i))
-	}
-	for _, w := range r.Rows {
-		row := []any{w.Weights, w.Pos, w.Dtype}
-		for _, v := range w.RelBlock {
-			row = append(row, e2(v))
-		}
-		t.Row(row...)
-	}
-	return t.String()
-}
-
-func e2(v float64) string { return fmt.Sprintf("%.2e", v) }

@@ -80,29 +80,6 @@ func measure(e *harness.Env) (results, error) {
 		filepath.Join(e.Dir, "pos_similarity_init.png"))
 }
 
-// Table has one column per model and position set.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"mean cosine similarity of pairs",
-		fmt.Sprintf("trained, all %d×%d", r.GH, r.GW), fmt.Sprintf("trained, interior %d×%d", r.GH-2, r.GW-2),
-		fmt.Sprintf("init, all %d×%d", r.GH, r.GW), fmt.Sprintf("init, interior %d×%d", r.GH-2, r.GW-2)}, Align: "lrrrr"}
-	line := func(label, format string, get func(stripeStats) float64) {
-		row := []any{label}
-		for _, s := range r.Stats {
-			row = append(row, fmt.Sprintf(format, get(s)))
-		}
-		t.Row(row...)
-	}
-	line("neighbours (d = 1)", "%.3f", func(s stripeStats) float64 { return s.Neighbour })
-	line("same row (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.SameRow })
-	line("same column (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.SameCol })
-	line("other pairs (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.OffLine })
-	line("stripe score: same row/column − other", "%+.3f", func(s stripeStats) float64 { return s.Stripe() })
-	line("**distance-matched stripe score**", "**%+.3f**", func(s stripeStats) float64 { return s.Matched })
-	line("distance-matched, rows only", "%+.3f", func(s stripeStats) float64 { return s.MatchedRow })
-	line("distance-matched, columns only", "%+.3f", func(s stripeStats) float64 { return s.MatchedCol })
-	return t.String()
-}
-
 // Line is one direction's stripe scores and verdicts.
 type Line struct {
 	Name, Singular              string

@@ -7,9 +7,7 @@ package main
 
 import (
 	_ "embed"
-	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 )
@@ -55,21 +53,6 @@ func measure(e *harness.Env) (results, error) {
 		res.Rows = append(res.Rows, rw)
 	}
 	return res, nil
-}
-
-// Table is the README's result table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"readout", "val top-1", "val loss", "best val top-1", "train loss (last epoch)", "steps", "wall"},
-		Align: "lrrrrrr"}
-	for _, w := range r.Rows {
-		wall := w.Run.Wall.Round(time.Second).String()
-		if w.Run.ReadBack {
-			wall = "read back"
-		}
-		t.Row(w.Readout, fmt.Sprintf("%.2f %%", 100*w.Run.Top1), fmt.Sprintf("%.4f", w.Run.Loss),
-			fmt.Sprintf("%.2f %%", 100*w.Run.BestTop1), fmt.Sprintf("%.4f", w.TrainLoss), w.Run.Steps, wall)
-	}
-	return t.String()
 }
 
 // Diff is mean − cls in points of validation top-1.

@@ -130,52 +130,39 @@ func measure(e *harness.Env) (results, error) {
 	return res, nil
 }
 
-// stats summarises the finite runs of a cell: mean and sample std of top-1,
-// and the minimum; NaN when every run diverged.
-func (c *cell) stats() (mean, std, lo float64, nan int) {
+// summary is a cell's finite runs: mean and sample std of top-1, the worst
+// and best (NaN when every run diverged); how many diverged (NaN) and how
+// many finite runs ended at or below 20 % top-1 (chance is 10 %: diverged
+// without a NaN).
+type summary struct {
+	Mean, Std, Worst, Best float64
+	Finite, NaN, Collapsed int
+}
+
+// Summary summarises the cell's runs.
+func (c *cell) Summary() summary {
 	var xs []float64
+	var s summary
 	for _, o := range c.Runs {
-		if o.NaN {
-			nan++
-		} else {
+		switch {
+		case o.NaN:
+			s.NaN++
+		case o.Top1 <= 0.2:
+			s.Collapsed++
+			fallthrough
+		default:
 			xs = append(xs, o.Top1)
 		}
 	}
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN(), math.NaN(), nan
+	if s.Finite = len(xs); s.Finite == 0 {
+		s.Mean, s.Std, s.Worst, s.Best = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		return s
 	}
-	if mean, std = stat.MeanStdDev(xs, nil); len(xs) == 1 {
-		std = 0
+	if s.Mean, s.Std = stat.MeanStdDev(xs, nil); len(xs) == 1 {
+		s.Std = 0
 	}
-	return mean, std, slices.Min(xs), nan
-}
-
-// collapsed counts finite runs that ended at or below 20 % top-1 (chance is
-// 10 %): diverged without a NaN.
-func (c *cell) collapsed() int {
-	n := 0
-	for _, o := range c.Runs {
-		if !o.NaN && o.Top1 <= 0.2 {
-			n++
-		}
-	}
-	return n
-}
-
-// Table renders one row per (learning rate, variant).
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"lr", "variant", "change", "val top-1 mean ± std (finite runs)", "worst", "non-finite runs",
-		"≤ 20 % (collapsed or on the plateau)"}, Align: "lllrrrr"}
-	for _, c := range r.Cells {
-		mean, std, lo, nan := c.stats()
-		acc, worst := "—", "—"
-		if !math.IsNaN(mean) {
-			acc = fmt.Sprintf("%.2f ± %.2f %%", 100*mean, 100*std)
-			worst = fmt.Sprintf("%.2f %%", 100*lo)
-		}
-		t.Row(fmt.Sprintf("%g (×%g)", c.LR, c.LRMult), c.V.Name, c.V.Change, acc, worst, fmt.Sprintf("%d / %d", nan, len(c.Runs)), c.collapsed())
-	}
-	return t.String()
+	s.Worst, s.Best = slices.Min(xs), slices.Max(xs)
+	return s
 }
 
 // Runs is the number of runs.

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -39,14 +38,9 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 			if c == nil {
 				return fmt.Errorf("plot: no runs for lr ×%g %s", mult, v.Name)
 			}
-			mean, _, lo, nan := c.stats()
-			hi := lo
-			for _, o := range c.Runs {
-				if !o.NaN {
-					hi = math.Max(hi, o.Top1)
-				}
-			}
-			if math.IsNaN(mean) {
+			sm := c.Summary()
+			mean, lo, hi, nan := sm.Mean, sm.Worst, sm.Best, sm.NaN
+			if sm.Finite == 0 {
 				mean, lo, hi = 0, 0, 0
 			}
 			vals[i] = 100 * mean

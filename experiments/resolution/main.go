@@ -167,32 +167,6 @@ func measure(e *harness.Env) (results, error) {
 	return rep, nil
 }
 
-// Table is the README's table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"position table"}, Align: "l"}
-	for _, s := range r.Sizes {
-		t.Header = append(t.Header, fmt.Sprintf("%d×%d top-1 (loss)", s, s))
-		t.Align += "r"
-	}
-	for _, w := range r.Rows {
-		row := []any{w.Name}
-		for i := range r.Sizes {
-			row = append(row, fmt.Sprintf("%.2f%% (%.3f)", 100*w.Top1[i], w.Loss[i]))
-		}
-		t.Row(row...)
-	}
-	return t.String()
-}
-
-// Timeline lists the phases' wall times.
-func (r results) Timeline() string {
-	var s []string
-	for _, p := range r.Phases {
-		s = append(s, fmt.Sprintf("%s %.0f s", p.Name, p.S))
-	}
-	return strings.Join(s, ", ")
-}
-
 // FtTop1 is the fine-tuned model's top-1 at 56×56 (-1 when not evaluated there).
 func (r results) FtTop1() float64 {
 	for i, s := range r.Sizes {
@@ -208,19 +182,4 @@ func (r results) FtTop1() float64 {
 func (r results) Short() bool {
 	return r.Checkpoint == "" && r.FtCheckpoint == "" && (r.Base.Epochs < 6 || r.Base.LimitTrain != 0 || r.Base.MaxSteps != 0 ||
 		r.Ft.Epochs != 1 || r.Ft.LimitTrain != 0 || r.Ft.MaxSteps != 0)
-}
-
-// BaseBudget and FtBudget print the training budgets as the overrides
-// they stand for.
-func (r results) BaseBudget() string { return budgetText(r.Base) }
-
-// FtBudget: see BaseBudget.
-func (r results) FtBudget() string { return budgetText(r.Ft) }
-
-func budgetText(b harness.Budget) string {
-	s := fmt.Sprintf("train.epochs=%d, data.limit_train=%d", b.Epochs, b.LimitTrain)
-	if b.MaxSteps > 0 {
-		s += fmt.Sprintf(", train.max_steps=%d", b.MaxSteps)
-	}
-	return s
 }

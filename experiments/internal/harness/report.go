@@ -31,6 +31,25 @@ var Funcs = template.FuncMap{
 	"div":  func(a, b float64) float64 { return a / b },
 	"sub":  func(a, b int) int { return a - b },
 	"mul":  func(a, b int) int { return a * b },
+	"seq": func(n int) []int { // 1, 2, …, n
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i + 1
+		}
+		return s
+	},
+	"commas": Commas,
+	"parts":  func() []string { return Parts },
+	"mflop": func(f float64) string { // FLOPs as MFLOPs, three significant digits
+		switch m := f / 1e6; {
+		case m >= 100:
+			return fmt.Sprintf("%.0f", m)
+		case m >= 1:
+			return fmt.Sprintf("%.3g", m)
+		default:
+			return fmt.Sprintf("%.2g", m)
+		}
+	},
 }
 
 // Table is a markdown table. Align holds one of "l", "r" per column
