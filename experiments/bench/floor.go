@@ -152,6 +152,9 @@ func (f floorResult) EvalMs() float64  { return f.sum(f.Ms, true) }
 func (f floorResult) TrainShare() float64 { return f.TrainMs() / f.StepMs }
 func (f floorResult) EvalShare() float64  { return f.EvalMs() / f.EvalStepMs }
 
+// GFLOPS is the floor's training rate.
+func (f floorResult) GFLOPS() float64 { return f.TrainFLOPs() / 1e9 / (f.TrainMs() / 1000) }
+
 // TrainFLOPs counts the products the training floor times.
 func (f floorResult) TrainFLOPs() float64 { return f.sum(f.FLOPs, false) }
 

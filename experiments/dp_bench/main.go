@@ -109,8 +109,9 @@ func run(args []string, out io.Writer) error {
 	rows := defaultModelRows // -model alone: the figures measured for the README
 	if !*modelOnly {
 		rows = nil
-		t := harness.Table{Header: []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
-			"all-reduce share at 2 ranks", "bare all-reduce"}}
+		head := []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
+			"all-reduce share at 2 ranks", "bare all-reduce"}
+		var cells [][]string
 		for _, name := range strings.Split(*configs, ",") {
 			c, ok := benchConfigs[strings.TrimSpace(name)]
 			if !ok {
@@ -124,11 +125,12 @@ func run(args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			t.Row(c.label(), two.Params, c.Batch, fmt.Sprintf("%.1f ms", one.StepMs[0]), fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)),
-				fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)), fmt.Sprintf("%.2f ms", two.BareMs))
+			cells = append(cells, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
+				fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)), fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)),
+				fmt.Sprintf("%.2f ms", two.BareMs)})
 			rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
 		}
-		fmt.Fprintln(out, t)
+		fmt.Fprintln(out, table(head, cells))
 	}
 	fmt.Fprint(out, paperModel(rows))
 	return nil
@@ -232,20 +234,30 @@ func child(spec string) (any, error) {
 // efficiency = compute / (compute + all-reduce).
 func paperModel(rows []modelRow) string {
 	ns := []int{2, 4, 8, 16, 32, 64}
-	t := harness.Table{Header: []string{"model", "step compute", "link"}}
+	head := []string{"model", "step compute", "link"}
 	for _, n := range ns {
-		t.Header = append(t.Header, fmt.Sprintf("N=%d", n))
+		head = append(head, fmt.Sprintf("N=%d", n))
 	}
+	var cells [][]string
 	for _, r := range rows {
 		for _, gbps := range []float64{10, 100} {
-			cells := []any{r.name, fmt.Sprintf("%.0f ms", r.computeMs), fmt.Sprintf("%g Gb/s", gbps)}
+			row := []string{r.name, fmt.Sprintf("%.0f ms", r.computeMs), fmt.Sprintf("%g Gb/s", gbps)}
 			for _, n := range ns {
 				bytes := 2 * float64(n-1) / float64(n) * 4 * float64(r.params)
 				arMs := 1e3 * bytes * 8 / (gbps * 1e9)
-				cells = append(cells, fmt.Sprintf("%.1f %%", 100*r.computeMs/(r.computeMs+arMs)))
+				row = append(row, fmt.Sprintf("%.1f %%", 100*r.computeMs/(r.computeMs+arMs)))
 			}
-			t.Row(cells...)
+			cells = append(cells, row)
 		}
 	}
-	return t.String()
+	return table(head, cells)
+}
+
+// table renders a markdown table, one line per row.
+func table(head []string, rows [][]string) string {
+	s := "| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n"
+	for _, r := range rows {
+		s += "| " + strings.Join(r, " | ") + " |\n"
+	}
+	return s
 }

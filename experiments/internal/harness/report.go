@@ -52,49 +52,6 @@ var Funcs = template.FuncMap{
 	},
 }
 
-// Table is a markdown table. Align holds one of "l", "r" per column
-// ("" = left).
-type Table struct {
-	Header []string
-	Align  string
-	Rows   [][]string
-}
-
-// Row appends a row of cells formatted with fmt.Sprint.
-func (t *Table) Row(cells ...any) {
-	r := make([]string, len(cells))
-	for i, c := range cells {
-		r[i] = fmt.Sprint(c)
-	}
-	t.Rows = append(t.Rows, r)
-}
-
-// String renders the table, one line per row, each ending in a newline.
-func (t Table) String() string {
-	var b strings.Builder
-	line := func(cells []string) {
-		b.WriteString("|")
-		for _, c := range cells {
-			b.WriteString(" " + c + " |")
-		}
-		b.WriteString("\n")
-	}
-	line(t.Header)
-	b.WriteString("|")
-	for i := range t.Header {
-		if i < len(t.Align) && t.Align[i] == 'r' {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
-		}
-	}
-	b.WriteString("\n")
-	for _, r := range t.Rows {
-		line(r)
-	}
-	return b.String()
-}
-
 // RoundWall prints a wall time to the second, or to 0.1 s under 10 s.
 func RoundWall(d time.Duration) string {
 	if d < 10*time.Second {
