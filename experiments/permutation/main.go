@@ -15,9 +15,14 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -199,4 +204,59 @@ func measureOne(cd condition, x []float64, labels []int, perms [][]int) (result,
 		}
 	}
 	return r, nil
+}
+
+// zeroPos sets the whole position table (class-token row included) to 0.
+func zeroPos(m *layers.VisionTransformer) { layers.InitConst(m.Param("pos_embed").Value, 0) }
+
+// permutePatches moves the P×P patches of n images (n, C, H, W) so that
+// patch j (row-major on the grid) of the result is patch perm[j] of x.
+func permutePatches(x []float64, n, c, h, w, p int, perm []int) []float64 {
+	out := make([]float64, len(x))
+	gw := w / p
+	for i := 0; i < n*c; i++ {
+		img, dst := x[i*h*w:(i+1)*h*w], out[i*h*w:(i+1)*h*w]
+		for j, src := range perm {
+			jy, jx := j/gw*p, j%gw*p
+			sy, sx := src/gw*p, src%gw*p
+			for y := 0; y < p; y++ {
+				copy(dst[(jy+y)*w+jx:(jy+y)*w+jx+p], img[(sy+y)*w+sx:(sy+y)*w+sx+p])
+			}
+		}
+	}
+	return out
+}
+
+// floor is where an exact zero is drawn on the log axis.
+const floor = 1e-18
+
+// plotRel draws each condition's relative error of the patch tokens after
+// each block on a log y axis.
+func plotRel(rs []result, depth int, path string) error {
+	p := plot.New()
+	p.Title.Text = "shuffled patches: ‖Δ‖/‖tokens‖ after un-shuffling"
+	p.X.Label.Text = "after block (normed residual stream)"
+	p.Y.Label.Text = "relative error"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = harness.Decades{}
+	p.Add(plotter.NewGrid())
+	for i, r := range rs {
+		var xy plotter.XYs
+		for b, v := range r.RelBlock {
+			xy = append(xy, plotter.XY{X: float64(b + 1), Y: math.Max(v, floor)})
+		}
+		l, s, err := harness.LinePoints(p, fmt.Sprintf("%s, pos %s, %s", r.Weights, r.Pos, r.Dtype), plotutil.Color(i), xy)
+		if err != nil {
+			return err
+		}
+		s.Shape = plotutil.Shape(i)
+		if r.Dtype == "float32" {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+	}
+	p.X.Tick.Marker = harness.Integers(1, depth, 1)
+	p.Y.Min, p.Y.Max = 1e-18, 1e3
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return plotfile.SavePlot(path, p, 180*vg.Millimeter, 120*vg.Millimeter)
 }

@@ -11,11 +11,15 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train"
 )
 
 //go:embed readme.md.tmpl
@@ -72,17 +76,27 @@ var cases = []struct {
 
 // row is one (input size, patch size) case.
 type row struct {
-	Cfg    layers.Config
+	Cfg    shape
 	Batch  int
 	Flops  harness.Flops
 	StepMs float64 // per image; 0 when not measured
 }
 
+// shape is the part of a case's layers.Config the table shows.
+type shape struct {
+	ImgSize                             layers.Size2
+	PatchSize, InChans, NumHeads, Depth int
+}
+
 // Tokens is the case's token count T.
-func (r row) Tokens() int { return r.Cfg.NumPatches() + 1 }
+func (r row) Tokens() int { gh, gw := r.grid(); return gh*gw + 1 }
 
 // Grid is the case's patch grid, rows×columns.
-func (r row) Grid() string { gh, gw := r.Cfg.Grid(); return fmt.Sprintf("%dx%d", gh, gw) }
+func (r row) Grid() string { gh, gw := r.grid(); return fmt.Sprintf("%dx%d", gh, gw) }
+
+func (r row) grid() (int, int) {
+	return r.Cfg.ImgSize[0] / r.Cfg.PatchSize, r.Cfg.ImgSize[1] / r.Cfg.PatchSize
+}
 
 func measure(e *harness.Env) (results, error) {
 	o := flags.w
@@ -95,7 +109,7 @@ func measure(e *harness.Env) (results, error) {
 			if err := c.Validate(); err != nil {
 				return res, err
 			}
-			r := row{Cfg: c, Batch: flags.batch28, Flops: harness.ForwardFLOPs(c)}
+			r := row{Cfg: shape{c.ImgSize, c.PatchSize, c.InChans, c.NumHeads, c.Depth}, Batch: flags.batch28, Flops: harness.ForwardFLOPs(c)}
 			if cs.size != 28 {
 				r.Batch = flags.batch224
 			}
@@ -135,4 +149,30 @@ func byTokens(rows []row) []row {
 	s := append([]row(nil), rows...)
 	sort.SliceStable(s, func(i, j int) bool { return s[i].Tokens() < s[j].Tokens() })
 	return s
+}
+
+// stepTime measures one training step of the model as train.Run takes it
+// (train.Step: forward, soft-target cross entropy, backward, gradient
+// clipping, the finite checks, the AdamW update) on random images and
+// labels, float32: the fastest of steps timed steps after one warm-up step
+// (the least disturbed by other processes on a shared machine).
+func stepTime(c layers.Config, batch, steps int, seed uint64) (time.Duration, error) {
+	step, _, err := harness.NewStep(c, batch, seed, train.StepConfig{LR: func(int) float64 { return 1e-4 }})
+	if err != nil {
+		return 0, err
+	}
+	defer step.Close()
+	in, tgt := harness.RandomBatch(rand.New(rand.NewPCG(seed, 3)), batch, c.InChans*c.ImgSize[0]*c.ImgSize[1], c.NumClasses,
+		(*rand.Rand).NormFloat64)
+	var ts []time.Duration
+	for s := 0; s <= steps; s++ {
+		t0 := time.Now()
+		if _, err := step.Take(in, tgt, s); err != nil {
+			return 0, err
+		}
+		if s > 0 {
+			ts = append(ts, time.Since(t0))
+		}
+	}
+	return slices.Min(ts), nil
 }
