@@ -160,17 +160,15 @@ func measure(e *harness.Env) (results, error) {
 			return nil
 		}
 		for round := range o.rounds {
-			peerFirst := o.peer && round%2 == 1
-			if peerFirst {
-				if err := peer(round); err != nil {
-					return results{}, err
+			order := []func(int) error{ours} // then the peer; the peer first in even rounds
+			if o.peer {
+				order = append(order, peer)
+				if round%2 == 1 {
+					order[0], order[1] = peer, ours
 				}
 			}
-			if err := ours(round); err != nil {
-				return results{}, err
-			}
-			if o.peer && !peerFirst {
-				if err := peer(round); err != nil {
+			for _, m := range order {
+				if err := m(round); err != nil {
 					return results{}, err
 				}
 			}

@@ -81,13 +81,11 @@ type job struct {
 
 // result is one run's measurement, printed by rank 0.
 type result struct {
-	Name      string    `json:"name"`
-	Params    int       `json:"params"`
-	Ranks     int       `json:"ranks"`
-	StepMs    []float64 `json:"step_ms"` // mean step time of each rank
-	Share     []float64 `json:"share"`   // all-reduce time over step time, each rank
-	BareMs    float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
-	ComputeMs float64   `json:"-"`       // filled by the parent: the one-rank step
+	Name   string    `json:"name"`
+	Params int       `json:"params"`
+	StepMs []float64 `json:"step_ms"` // mean step time of each rank
+	Share  []float64 `json:"share"`   // all-reduce time over step time, each rank
+	BareMs float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
 }
 
 func main() {
@@ -224,7 +222,7 @@ func child(spec string) (any, error) {
 	if err := comm.AllreduceFloat64(stats); err != nil || comm.Rank() != 0 {
 		return nil, err
 	}
-	return result{Name: c.label(), Params: m.NumParams(), Ranks: n, StepMs: stats[:n], Share: stats[n:], BareMs: bare.Seconds() * 1e3 / 3}, nil
+	return result{Name: c.label(), Params: m.NumParams(), StepMs: stats[:n], Share: stats[n:], BareMs: bare.Seconds() * 1e3 / 3}, nil
 }
 
 // paperModel is the table of the predicted scaling efficiency of N nodes,

@@ -56,8 +56,7 @@ var experiment = harness.Experiment[results]{
 	},
 	Measure: measure,
 	Plot: func(r results, dir string) error {
-		mults, vs := r.axes()
-		return plotBars(r.Cells, mults, vs, filepath.Join(dir, "recipe_ablation.png"))
+		return plotBars(r.Cells, filepath.Join(dir, "recipe_ablation.png"))
 	},
 }
 
@@ -175,25 +174,6 @@ func (c *cell) Summary() summary {
 // Runs is the number of runs.
 func (r results) Runs() int { return len(r.Cells) * r.Seeds }
 
-// axes returns the learning-rate multipliers and variants of the cells in
-// the order they first appear.
-func (r results) axes() ([]float64, []variant) {
-	var mults []float64
-	var vs []variant
-	seenM, seenV := map[float64]bool{}, map[string]bool{}
-	for _, c := range r.Cells {
-		if !seenM[c.LRMult] {
-			seenM[c.LRMult] = true
-			mults = append(mults, c.LRMult)
-		}
-		if !seenV[c.V.Name] {
-			seenV[c.V.Name] = true
-			vs = append(vs, c.V)
-		}
-	}
-	return mults, vs
-}
-
 // variant is one recipe change against configs/mnist_vit_tiny.yaml, as
 // config overrides.
 type variant struct {
@@ -232,7 +212,16 @@ func pickVariants(list string) ([]variant, error) {
 // plotBars draws one group of bars per variant, one bar per learning-rate
 // multiplier: mean final top-1 over the finite runs, whiskers from the
 // worst to the best run, and the count of non-finite runs written above.
-func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
+// The cells are a grid, as measure appends them: for each multiplier, the
+// variants in order.
+func plotBars(cells []*cell, path string) error {
+	nv := 0 // variants
+	for nv < len(cells) && cells[nv].LRMult == cells[0].LRMult {
+		nv++
+	}
+	if nv == 0 || len(cells)%nv != 0 {
+		return fmt.Errorf("plot: %d cells are not a grid of learning rates × %d variants", len(cells), nv)
+	}
 	colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255},
 		color.RGBA{44, 160, 44, 255}, color.RGBA{148, 103, 189, 255}}
 	pl := plot.New()
@@ -243,16 +232,13 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 	w := vg.Points(16)
 	var labels plotter.XYLabels
 	const group = 0.3 // data units between the bars of one variant
-	for k, mult := range mults {
-		shift := (float64(k) - float64(len(mults)-1)/2) * group
-		vals := make(plotter.Values, len(vs))
+	for k := range len(cells) / nv {
+		mult := cells[k*nv].LRMult
+		shift := (float64(k) - float64(len(cells)/nv-1)/2) * group
+		vals := make(plotter.Values, nv)
 		var errs plotter.XYs
 		var lows, highs []float64
-		for i, v := range vs {
-			c := find(cells, mult, v.Name)
-			if c == nil {
-				return fmt.Errorf("plot: no runs for lr ×%g %s", mult, v.Name)
-			}
+		for i, c := range cells[k*nv : (k+1)*nv] {
 			sm := c.Summary()
 			mean, lo, hi, nan := sm.Mean, sm.Worst, sm.Best, sm.NaN
 			if sm.Finite == 0 {
@@ -297,21 +283,12 @@ func plotBars(cells []*cell, mults []float64, vs []variant, path string) error {
 		}
 	}
 	var names []string
-	for _, v := range vs {
-		names = append(names, v.Name)
+	for _, c := range cells[:nv] {
+		names = append(names, c.V.Name)
 	}
 	pl.NominalX(names...)
-	pl.X.Min, pl.X.Max = -0.7, float64(len(vs))-0.3
+	pl.X.Min, pl.X.Max = -0.7, float64(nv)-0.3
 	pl.Legend.Top = true
 	pl.Legend.Left = true
 	return plotfile.SavePlot(path, pl, 26*vg.Centimeter, 12*vg.Centimeter)
-}
-
-func find(cells []*cell, mult float64, name string) *cell {
-	for _, c := range cells {
-		if c.LRMult == mult && c.V.Name == name {
-			return c
-		}
-	}
-	return nil
 }
