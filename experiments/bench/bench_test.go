@@ -213,20 +213,3 @@ func TestPerConfigBatchAndSteps(t *testing.T) {
 		t.Errorf("label %q", got)
 	}
 }
-
-func TestProfilePath(t *testing.T) {
-	for _, tc := range []struct {
-		path, cfg string
-		n         int
-		want      string
-	}{
-		{"", "tiny", 2, ""},
-		{"/tmp/x.prof", "tiny", 1, "/tmp/x.prof"},
-		{"/tmp/x.prof", "tiny", 2, "/tmp/x.tiny.prof"},
-		{"/tmp.d/x", "small", 2, "/tmp.d/x.small"},
-	} {
-		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
-			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
-		}
-	}
-}

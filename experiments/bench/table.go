@@ -105,14 +105,22 @@ func (r row) Ratios(v []float64) string {
 	return fmt.Sprintf("**%.2f** (%s)", median(sorted), strings.Join(parts, ", "))
 }
 
-// Label, GF, MiB, PeerStepMs and RSSRatio are the tables' cells
-// (readme.md.tmpl): the config's label, the rate of imgS images/s at mult×
-// forward FLOPs, a peak RSS in MiB, the peer's step time, RSS ours/peer.
-func (r row) Label() string                 { return r.Cfg.label() }
+// The tables' cells (readme.md.tmpl).
+
+// Label is the config's label.
+func (r row) Label() string { return r.Cfg.label() }
+
+// GF is the rate of imgS images/s at mult× forward FLOPs, in GFLOP/s.
 func (r row) GF(imgS, mult float64) float64 { return gflops(imgS, mult, r.Cfg) }
-func (r row) MiB(kib int64) float64         { return mib(kib) }
-func (r row) PeerStepMs() float64           { return 1000 * float64(r.Cfg.Batch) / r.Peer.TrainImgS }
-func (r row) RSSRatio() float64             { return float64(r.OursRSS) / float64(r.Peer.RSS) }
+
+// MiB is a peak RSS in MiB.
+func (r row) MiB(kib int64) float64 { return mib(kib) }
+
+// PeerStepMs is the peer's training step time.
+func (r row) PeerStepMs() float64 { return 1000 * float64(r.Cfg.Batch) / r.Peer.TrainImgS }
+
+// RSSRatio is the peak RSS ours/peer.
+func (r row) RSSRatio() float64 { return float64(r.OursRSS) / float64(r.Peer.RSS) }
 
 // gflops is the achieved rate of imgS images/s at mult× forward FLOPs each.
 func gflops(imgS, mult float64, bc benchConfig) float64 {

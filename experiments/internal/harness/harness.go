@@ -1,8 +1,10 @@
 // Package harness is what the experiments share, so that each keeps only
 // its own measurement and plot: the common flags, training a run on a
-// budget (or reading a finished one back), evaluating a model, markdown
-// tables, and README.md rendered from the experiment's readme.md.tmpl with
-// the numbers of its run.
+// budget (or reading a finished one back), evaluating a model, and
+// README.md rendered from the experiment's readme.md.tmpl with the numbers
+// of its run (tables included: the template ranges over the results, with
+// Funcs to format numbers), chart pieces, and for the benchmarks child
+// processes and a training step on a random batch.
 //
 // An experiment is one Experiment value run by Main. Every run saves what
 // it measured as results.json beside README.md; -render redraws the README
