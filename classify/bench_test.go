@@ -12,6 +12,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -140,5 +141,68 @@ func BenchmarkViTTiny224Forward(b *testing.B) {
 func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 	if _, err := c.Classify(context.Background(), []image.Image{img}); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
+// what a Classifier runs) against the plain evaluation graph
+// (train.NewEvaluatorIn) on the same random ViT-Ti/16 or ViT-S/16 at 224,
+// alternating one forward of each per iteration so that both see the same
+// load: ms per image of each and their ratio. On a shared machine compare
+// the ratio, not the times.
+//
+//	go test ./classify -run '^$' -bench FrozenAB -cpu 2 -benchtime 10x
+func BenchmarkFrozenAB(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short")
+	}
+	for _, preset := range []string{"vit_tiny_patch16_224", "vit_small_patch16_224"} {
+		m, err := layers.New(layers.Presets[preset], tensor.Float32, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/batch%d", preset, n), func(b *testing.B) {
+				plain, err := train.NewEvaluatorIn(m, n, graph.NewArena())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer plain.Close()
+				frozen, err := train.NewFrozenEvaluatorIn(m, n, graph.NewArena())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer frozen.Close()
+				c := m.Config
+				x := make([]float32, n*c.InChans*c.ImgSize[0]*c.ImgSize[1])
+				for i := range x {
+					x[i] = float32(i%255)/127 - 1
+				}
+				var tp, tf time.Duration
+				run := func(ev *train.Evaluator, d *time.Duration) {
+					t0 := time.Now()
+					if _, err := ev.Logits(x, n); err != nil {
+						b.Fatal(err)
+					}
+					*d += time.Since(t0)
+				}
+				run(plain, new(time.Duration))
+				run(frozen, new(time.Duration))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i%2 == 0 {
+						run(plain, &tp)
+						run(frozen, &tf)
+					} else {
+						run(frozen, &tf)
+						run(plain, &tp)
+					}
+				}
+				per := float64(b.N * n)
+				b.ReportMetric(float64(tp.Microseconds())/1000/per, "plain_ms/img")
+				b.ReportMetric(float64(tf.Microseconds())/1000/per, "frozen_ms/img")
+				b.ReportMetric(float64(tp)/float64(tf), "speedup")
+			})
+		}
 	}
 }

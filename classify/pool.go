@@ -64,7 +64,7 @@ func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena) (*la
 	l := &lane{}
 	for b := 1; ; b *= 2 {
 		b = min(b, maxBatch)
-		ev, err := train.NewEvaluatorIn(m, b, arena)
+		ev, err := train.NewFrozenEvaluatorIn(m, b, arena)
 		if err != nil {
 			l.close()
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -29,6 +30,9 @@ type VisionTransformer struct {
 	Config Config
 	Params []*Param // in timm's state_dict order
 	byName map[string]*Param
+
+	frozenMu sync.Mutex
+	frozen   map[string]*tensor.Dense // transposed Linear weights of Frozen graphs (frozen.go)
 }
 
 // New validates cfg and returns a model whose parameters, of dtype float32
@@ -178,6 +182,12 @@ func fill(t *tensor.Dense, f func() float64) {
 type BuildOptions struct {
 	Training bool   // dropout and drop path active
 	Seed     uint64 // seeds their masks, with the step set in Graph.Stoch
+
+	// Frozen builds a serving graph, for weights that no longer change: its
+	// Linear layers read a transposed copy of their weights (graph.LinearKN)
+	// and its attention keeps no maps (graph.AttentionEval). See frozen.go.
+	// It excludes Training.
+	Frozen bool
 }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
@@ -200,8 +210,12 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("build: batch must be positive, got %d", batch)
 	}
+	if opts.Frozen && opts.Training {
+		return nil, fmt.Errorf("build: a Frozen graph cannot be a Training one")
+	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
+	var err error
 	out := &Graph{G: g, Batch: batch, Stoch: &graph.Stochastic{Training: opts.Training, Seed: opts.Seed}}
 	in := tensor.New(tensor.Of(dt), tensor.WithShape(batch, c.InChans, c.ImgSize[0], c.ImgSize[1]))
 	out.Input = G.NewTensor(g, dt, 4, G.WithValue(in), G.WithName("input"))
@@ -212,6 +226,11 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		p[pr.Name] = n
 	}
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch}
+	if opts.Frozen {
+		if b.pt, err = m.frozenWeights(g); err != nil {
+			return nil, err
+		}
+	}
 	logits, err := b.forward(out.Input, out)
 	if err != nil {
 		return nil, err
@@ -224,6 +243,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 type builder struct {
 	cfg           Config
 	p             map[string]*G.Node
+	pt            map[string]*G.Node // Frozen: transposed Linear weights, by the weight's name
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -279,6 +299,9 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 // linear applies the Linear layer whose parameters are name.weight and
 // name.bias (nil when the model has none).
 func (b *builder) linear(x *G.Node, name string) *G.Node {
+	if wt := b.pt[name+".weight"]; wt != nil {
+		return b.op(func() (*G.Node, error) { return graph.LinearKN(x, wt, b.p[name+".bias"]) })
+	}
 	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"]) })
 }
 
@@ -291,6 +314,15 @@ func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
 
 // patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
+	if wt := b.pt["patch_embed.proj.weight"]; wt != nil && b.cfg.PatchEmbed != PatchConv {
+		return b.op(func() (*G.Node, error) {
+			x, err := graph.Patchify(img, b.cfg.PatchSize)
+			if err != nil {
+				return nil, err
+			}
+			return graph.LinearKN(x, wt, b.p["patch_embed.proj.bias"])
+		})
+	}
 	return b.op(func() (*G.Node, error) {
 		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize)
 	})
@@ -326,8 +358,12 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv")                                                                   // (B·T, 3D)
-	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
+	attnOp := graph.Attention
+	if b.pt != nil {
+		attnOp = graph.AttentionEval
+	}
+	attn := b.op(func() (*G.Node, error) { return attnOp(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
 	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
 	x = b.residual(x, n, h, dpr, pre+"drop_path1")

@@ -1,0 +1,132 @@
+package graph
+
+import (
+	"math"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// maxRelDiff is max |a−b| / max(1, max |b|).
+func maxRelDiff(a, b []float64) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var d, s float64
+	for i := range a {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+		s = math.Max(s, math.Abs(b[i]))
+	}
+	return d / math.Max(1, s)
+}
+
+// TestLinearKNMatchesLinear: LinearKN on TransposeWeight(w) is Linear on w,
+// with and without bias, for a matrix weight and a conv-shaped one, on
+// shapes that split over the cores by rows and by columns.
+func TestLinearKNMatchesLinear(t *testing.T) {
+	cases := []struct {
+		m     int
+		w     []int
+		bias  bool
+		float tensor.Dtype
+	}{
+		{197, []int{192, 192}, true, tensor.Float32},     // rows split
+		{197, []int{576, 192}, true, tensor.Float32},     // columns split
+		{8, []int{1000, 192}, true, tensor.Float32},      // head: serial, edge panel
+		{196, []int{16, 3, 4, 4}, false, tensor.Float32}, // conv-shaped weight
+		{13, []int{7, 5}, true, tensor.Float64},
+	}
+	for _, c := range cases {
+		k := tensor.Shape(c.w[1:]).TotalSize()
+		g := G.NewGraph()
+		x := randNode(g, c.float, "x", 1, 1, c.m, k)
+		w := randNode(g, c.float, "w", 1, 2, c.w...)
+		var b *G.Node
+		if c.bias {
+			b = randNode(g, c.float, "b", 1, 3, c.w[0])
+		}
+		wt, err := TransposeWeight(w.Value().(*tensor.Dense))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wtn := G.NewTensor(g, c.float, 2, G.WithShape(wt.Shape()...), G.WithName("wt"), G.WithValue(wt))
+		want, err := Linear(x, w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := LinearKN(x, wtn, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runOnce(t, g)
+		if d := maxRelDiff(valueF64s(t, got.Value()), valueF64s(t, want.Value())); d > 1e-6 {
+			t.Errorf("m %d w %v bias %v %v: LinearKN differs from Linear by %g", c.m, c.w, c.bias, c.float, d)
+		}
+	}
+	g := G.NewGraph()
+	if _, err := LinearKN(randNode(g, tensor.Float32, "x", 1, 1, 4, 5), randNode(g, tensor.Float32, "w", 1, 1, 6, 3), nil); err == nil {
+		t.Error("LinearKN accepted x (4,5) with wt (6,3)")
+	}
+}
+
+// TestAttentionEvalMatchesAttention: the eval attention, whatever the row
+// blocks, gives the output of Attention (ViT-Ti's shapes: 197 tokens, 3
+// heads of 64), within float32 rounding.
+func TestAttentionEvalMatchesAttention(t *testing.T) {
+	const tok, heads, d = 197, 3, 192
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		for _, batch := range []int{1, 2} {
+			g := G.NewGraph()
+			qkv := randNode(g, dt, "qkv", 1, 5, batch*tok, 3*d)
+			want, err := Attention(qkv, batch, tok, heads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AttentionEval(qkv, batch, tok, heads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runOnce(t, g)
+			ref := valueF64s(t, want.Value())
+			if e := maxRelDiff(valueF64s(t, got.Value()), ref); e > 1e-6 {
+				t.Errorf("%v batch %d: AttentionEval differs by %g", dt, batch, e)
+			}
+			// Every split into row blocks, including blocks of one row and
+			// more blocks than rows divide evenly.
+			op := got.Op().(*attentionEvalOp)
+			for _, blocks := range []int{1, 2, 5, 7, tok} {
+				if dt != tensor.Float32 {
+					break
+				}
+				y := make([]float32, batch*tok*d)
+				attnEvalForward(&op.attentionOp, y, qkv.Value().Data().([]float32), blocks)
+				out := make([]float64, len(y))
+				for i, v := range y {
+					out[i] = float64(v)
+				}
+				if e := maxRelDiff(out, ref); e > 1e-6 {
+					t.Errorf("batch %d, %d row blocks: differs by %g", batch, blocks, e)
+				}
+			}
+			if _, _, _, _, err := AttentionProbs(got); err == nil {
+				t.Error("AttentionProbs read maps from an AttentionEval node")
+			}
+		}
+	}
+}
+
+func TestAttnRowBlocks(t *testing.T) {
+	for _, c := range []struct{ pairs, tokens, workers, want int }{
+		{3, 197, 2, 6},  // ViT-Ti batch 1: 18 units over 2 cores
+		{6, 197, 2, 3},  // ViT-S batch 1
+		{24, 197, 2, 1}, // ViT-Ti batch 8: pairs enough
+		{3, 197, 1, 1},  // one core: no split
+		{3, 50, 2, 2},   // short sequences: blocks of ≥ attnMinRows rows
+		{3, 10, 2, 1},
+	} {
+		if got := attnRowBlocks(c.pairs, c.tokens, c.workers); got != c.want {
+			t.Errorf("attnRowBlocks(%d, %d, %d) = %d, want %d", c.pairs, c.tokens, c.workers, got, c.want)
+		}
+	}
+}

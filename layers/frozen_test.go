@@ -1,0 +1,120 @@
+package layers
+
+import (
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// opCounts counts g's nodes by op name.
+func opCounts(g *G.ExprGraph) map[string]int {
+	n := map[string]int{}
+	for _, nd := range g.AllNodes() {
+		if op := nd.Op(); op != nil {
+			n[op.String()]++
+		}
+	}
+	return n
+}
+
+// TestFrozenMatchesEval: a Frozen graph computes the logits and features of
+// the ordinary evaluation graph (float64: to rounding; mean and CLS
+// readouts, both patch embeddings), through LinearKN and AttentionEval.
+func TestFrozenMatchesEval(t *testing.T) {
+	for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {
+		for _, readout := range []Readout{ReadoutCLS, ReadoutMean} {
+			c := tinyConfig()
+			c.ImgSize, c.PatchSize, c.InChans, c.Depth = Size2{8, 8}, 2, 3, 2 // 17 tokens
+			c.PatchEmbed, c.Readout = form, readout
+			m := randomModel(t, c, 1)
+			const batch = 3
+			plain, err := m.Build(batch, BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			frozen, err := m.Build(batch, BuildOptions{Frozen: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fillInput(plain, 2)
+			fillInput(frozen, 2)
+			runGraph(t, plain.G)
+			runGraph(t, frozen.G)
+			for _, pair := range [][2]*G.Node{{plain.Logits, frozen.Logits}, {plain.Features, frozen.Features}} {
+				if d := maxDiff(pair[1].Value().Data().([]float64), pair[0].Value().Data().([]float64)); d > 1e-12 {
+					t.Errorf("%s %s: frozen %v differs from eval by %g", form, readout, pair[0].Name(), d)
+				}
+			}
+			ops := opCounts(frozen.G)
+			wantKN := 4*c.Depth + 2 // qkv, proj, fc1, fc2 per block; patch embed; head
+			if form == PatchConv {
+				wantKN--
+			}
+			if ops["LinearKN"] != wantKN || ops["Linear"] != 0 {
+				t.Errorf("%s: frozen graph has %d LinearKN and %d Linear, want %d and 0", form, ops["LinearKN"], ops["Linear"], wantKN)
+			}
+			if n := ops["AttentionEval(h=2)"]; n != c.Depth {
+				t.Errorf("frozen graph has %d AttentionEval, want %d (ops %v)", n, c.Depth, ops)
+			}
+		}
+	}
+}
+
+// TestFrozenSnapshot: Frozen graphs keep the Linear weights the model had
+// at its first Frozen build (the documented price), and share one copy.
+func TestFrozenSnapshot(t *testing.T) {
+	m := randomModel(t, tinyConfig(), 1)
+	g1, err := m.Build(2, BuildOptions{Frozen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillInput(g1, 1)
+	runGraph(t, g1.G)
+	before := append([]float64(nil), g1.Logits.Value().Data().([]float64)...)
+	InitConst(m.Param("head.weight").Value, 3) // a later change to the model
+	g2, err := m.Build(2, BuildOptions{Frozen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillInput(g2, 1)
+	runGraph(t, g2.G)
+	if d := maxDiff(g2.Logits.Value().Data().([]float64), before); d != 0 {
+		t.Errorf("a second Frozen graph saw the changed head (logits moved by %g)", d)
+	}
+	if _, err := m.Build(2, BuildOptions{Frozen: true, Training: true}); err == nil {
+		t.Error("Build accepted Frozen with Training")
+	}
+}
+
+// TestFrozenFloat32: the float32 Frozen graph matches the float32 eval
+// graph to float32 rounding.
+func TestFrozenFloat32(t *testing.T) {
+	c := tinyConfig()
+	c.ImgSize, c.PatchSize, c.EmbedDim, c.NumHeads, c.Depth = Size2{16, 16}, 4, 32, 2, 2
+	m, err := New(c, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params {
+		InitTruncNormal(p.Value, 0.3, randFor(p.Name))
+	}
+	var out [2][]float32
+	for i, opts := range []BuildOptions{{}, {Frozen: true}} {
+		g, err := m.Build(4, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := g.Input.Value().Data().([]float32)
+		for j := range x {
+			x[j] = float32(j%17)/8 - 1
+		}
+		runGraph(t, g.G)
+		out[i] = g.Logits.Value().Data().([]float32)
+	}
+	for j := range out[0] {
+		if d := out[1][j] - out[0][j]; d > 1e-5 || d < -1e-5 {
+			t.Fatalf("logit %d: frozen %v, eval %v", j, out[1][j], out[0][j])
+		}
+	}
+}
