@@ -21,10 +21,11 @@ func maxRelDiff(a, b []float64) float64 {
 	return d / math.Max(1, s)
 }
 
-// TestLinearKNMatchesLinear: LinearKN on TransposeWeight(w) is Linear on w,
-// with and without bias, for a matrix weight and a conv-shaped one, on
-// shapes that split over the cores by rows and by columns.
-func TestLinearKNMatchesLinear(t *testing.T) {
+// TestLinearPackedMatchesLinear: LinearPacked on PackWeight(w) is Linear on
+// w (float32: bit for bit), with and without bias, for a matrix weight and
+// a conv-shaped one, on shapes that split over the cores by rows and by
+// columns.
+func TestLinearPackedMatchesLinear(t *testing.T) {
 	cases := []struct {
 		m     int
 		w     []int
@@ -36,6 +37,7 @@ func TestLinearKNMatchesLinear(t *testing.T) {
 		{8, []int{1000, 192}, true, tensor.Float32},      // head: serial, edge panel
 		{196, []int{16, 3, 4, 4}, false, tensor.Float32}, // conv-shaped weight
 		{13, []int{7, 5}, true, tensor.Float64},
+		{13, []int{7, 5}, false, tensor.Float64},
 	}
 	for _, c := range cases {
 		k := tensor.Shape(c.w[1:]).TotalSize()
@@ -46,27 +48,40 @@ func TestLinearKNMatchesLinear(t *testing.T) {
 		if c.bias {
 			b = randNode(g, c.float, "b", 1, 3, c.w[0])
 		}
-		wt, err := TransposeWeight(w.Value().(*tensor.Dense))
+		pw, err := PackWeight(w.Value().(*tensor.Dense))
 		if err != nil {
 			t.Fatal(err)
 		}
-		wtn := G.NewTensor(g, c.float, 2, G.WithShape(wt.Shape()...), G.WithName("wt"), G.WithValue(wt))
 		want, err := Linear(x, w, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := LinearKN(x, wtn, b)
+		got, err := LinearPacked(x, pw, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runOnce(t, g)
-		if d := maxRelDiff(valueF64s(t, got.Value()), valueF64s(t, want.Value())); d > 1e-6 {
-			t.Errorf("m %d w %v bias %v %v: LinearKN differs from Linear by %g", c.m, c.w, c.bias, c.float, d)
+		tol := 1e-12
+		if c.float == tensor.Float32 {
+			tol = 0
+		}
+		if d := maxRelDiff(valueF64s(t, got.Value()), valueF64s(t, want.Value())); d > tol {
+			t.Errorf("m %d w %v bias %v %v: LinearPacked differs from Linear by %g", c.m, c.w, c.bias, c.float, d)
 		}
 	}
 	g := G.NewGraph()
-	if _, err := LinearKN(randNode(g, tensor.Float32, "x", 1, 1, 4, 5), randNode(g, tensor.Float32, "w", 1, 1, 6, 3), nil); err == nil {
-		t.Error("LinearKN accepted x (4,5) with wt (6,3)")
+	pw, err := PackWeight(randNode(g, tensor.Float32, "w", 1, 1, 6, 3).Value().(*tensor.Dense))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LinearPacked(randNode(g, tensor.Float32, "x", 1, 1, 4, 5), pw, nil); err == nil {
+		t.Error("LinearPacked accepted x (4,5) with a weight of 3 inputs")
+	}
+	if _, err := LinearPacked(randNode(g, tensor.Float64, "x", 1, 1, 4, 3), pw, nil); err == nil {
+		t.Error("LinearPacked accepted float64 x with a float32 weight")
+	}
+	if _, err := PackWeight(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(5))); err == nil {
+		t.Error("PackWeight accepted a vector")
 	}
 }
 

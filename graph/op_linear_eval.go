@@ -11,141 +11,133 @@ import (
 	"github.com/vitgo/vit/graph/kernels"
 )
 
-// LinearKN returns x·W + b for a weight stored [in, out]: x is (M, K), wt is
-// (K, N) and b is (N) or nil. It is Linear for an inference graph that holds
-// its weights already transposed (TransposeWeight): the product reads them
-// in place, whereas Linear's [out, in] weights are repacked on every call,
-// once per goroutine when the rows are split over the cores (which for the
-// narrow projections of a ViT at batch 1 cost more than the product). It
-// has no gradient.
-func LinearKN(x, wt, b *G.Node) (*G.Node, error) {
-	if x.Dims() != 2 || wt.Dims() != 2 {
-		return nil, fmt.Errorf("LinearKN: want x (M,K) and wt (K,N), got %v and %v", x.Shape(), wt.Shape())
-	}
-	if k := x.Shape()[1]; wt.Shape()[0] != k {
-		return nil, fmt.Errorf("LinearKN: x has %d columns but wt %v has %d rows", k, wt.Shape(), wt.Shape()[0])
-	}
-	op := &linearKNOp{opBase: newOpBase(), bias: b != nil}
-	if b == nil {
-		return G.ApplyOp(op, x, wt)
-	}
-	if b.Dims() != 1 || b.Shape()[0] != wt.Shape()[1] {
-		return nil, fmt.Errorf("LinearKN: bias %v does not match wt %v", b.Shape(), wt.Shape())
-	}
-	return G.ApplyOp(op, x, wt, b)
+// PackedWeight is a Linear weight laid out once for inference products
+// (LinearPacked): float32 weights as the micro-kernel's panels
+// (kernels.PackB), float64 ones transposed to [in, out].
+type PackedWeight struct {
+	k, n int
+	dt   tensor.Dtype
+	f32  *kernels.PackedB
+	f64  []float64 // (K, N)
 }
 
-// TransposeWeight returns w (N, …) stored [out, in], its trailing dimensions
-// flattened to K, as a new (K, N) tensor for LinearKN.
-func TransposeWeight(w *tensor.Dense) (*tensor.Dense, error) {
+// PackWeight lays out w (N, …), stored [out, in] as Linear takes it, its
+// trailing dimensions flattened to K. The result does not share memory with
+// w: later writes to w are not seen.
+func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
 	s := w.Shape()
-	if s.Dims() < 2 {
-		return nil, fmt.Errorf("TransposeWeight: want (N, …), got %v", s)
+	if s.Dims() < 2 || s[0] == 0 || s.TotalSize() == 0 {
+		return nil, fmt.Errorf("PackWeight: want (N, …), got %v", s)
 	}
 	n := s[0]
 	k := s.TotalSize() / n
+	p := &PackedWeight{k: k, n: n, dt: w.Dtype()}
 	switch src := w.Data().(type) {
 	case []float32:
-		return tensor.New(tensor.WithShape(k, n), tensor.WithBacking(transposed(src, n, k))), nil
+		p.f32 = kernels.PackB(true, k, n, src, k)
 	case []float64:
-		return tensor.New(tensor.WithShape(k, n), tensor.WithBacking(transposed(src, n, k))), nil
-	}
-	return nil, fmt.Errorf("TransposeWeight: unsupported dtype %v", w.Dtype())
-}
-
-// transposed returns the (cols, rows) transpose of the row-major src.
-func transposed[T Float](src []T, rows, cols int) []T {
-	dst := make([]T, rows*cols)
-	const tile = 32
-	for i0 := 0; i0 < rows; i0 += tile {
-		for j0 := 0; j0 < cols; j0 += tile {
-			for i := i0; i < min(i0+tile, rows); i++ {
-				for j := j0; j < min(j0+tile, cols); j++ {
-					dst[j*rows+i] = src[i*cols+j]
-				}
+		p.f64 = make([]float64, k*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < k; j++ {
+				p.f64[j*n+i] = src[i*k+j]
 			}
 		}
+	default:
+		return nil, fmt.Errorf("PackWeight: unsupported dtype %v", w.Dtype())
 	}
-	return dst
+	return p, nil
 }
 
-type linearKNOp struct {
+// LinearPacked returns x·Wᵀ + b, Linear on a weight packed once by
+// PackWeight: x is (M, K), b is (N) or nil. It is Linear for an inference
+// graph whose weights no longer change. Linear lays its [out, in] weight out
+// again on every call, once per goroutine when the rows are split over the
+// cores (which for ViT-Ti/16 at batch 1 took about as long as the products);
+// LinearPacked reads panels made once. The sums are Linear's, bit for bit
+// (TestLinearPackedMatchesLinear). It has no gradient.
+func LinearPacked(x *G.Node, w *PackedWeight, b *G.Node) (*G.Node, error) {
+	if x.Dims() != 2 || w == nil {
+		return nil, fmt.Errorf("LinearPacked: want x (M,K) and a packed weight, got %v", x.Shape())
+	}
+	if x.Shape()[1] != w.k || x.Dtype() != w.dt {
+		return nil, fmt.Errorf("LinearPacked: x %v of %v does not fit a %v weight of %d inputs", x.Shape(), x.Dtype(), w.dt, w.k)
+	}
+	op := &linearPackedOp{opBase: newOpBase(), w: w}
+	if b == nil {
+		return G.ApplyOp(op, x)
+	}
+	if b.Dims() != 1 || b.Shape()[0] != w.n {
+		return nil, fmt.Errorf("LinearPacked: bias %v does not match %d outputs", b.Shape(), w.n)
+	}
+	op.bias = true
+	return G.ApplyOp(op, x, b)
+}
+
+type linearPackedOp struct {
 	opBase
+	w    *PackedWeight
 	bias bool
 	out  buffer
 }
 
-func (op *linearKNOp) outBuffer() *buffer { return &op.out }
+func (op *linearPackedOp) outBuffer() *buffer { return &op.out }
 
-func (op *linearKNOp) Arity() int {
+func (op *linearPackedOp) Arity() int {
 	if op.bias {
-		return 3
+		return 2
 	}
-	return 2
+	return 1
 }
 
-func (op *linearKNOp) Type() hm.Type {
+func (op *linearPackedOp) Type() hm.Type {
 	if op.bias {
-		return fnType(2, 2, 1, 2)
+		return fnType(2, 1, 2)
 	}
-	return fnType(2, 2, 2)
+	return fnType(2, 2)
 }
 
-func (op *linearKNOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	x, err := shapeOf("LinearKN", in, 0)
+func (op *linearPackedOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, err := shapeOf("LinearPacked", in, 0)
 	if err != nil {
 		return nil, err
 	}
-	w, err := shapeOf("LinearKN", in, 1)
-	if err != nil {
-		return nil, err
-	}
-	return tensor.Shape{x[0], w[1]}, nil
+	return tensor.Shape{x[0], op.w.n}, nil
 }
 
-func (op *linearKNOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("LinearKN", vs, op.Arity())
+func (op *linearPackedOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := denses("LinearPacked", vs, op.Arity())
 	if err != nil {
 		return nil, err
 	}
-	x, w := in[0], in[1]
-	m, k, n := x.Shape()[0], x.Shape()[1], w.Shape()[1]
-	if !w.Shape().Eq(tensor.Shape{k, n}) {
-		return nil, fmt.Errorf("LinearKN: x %v and wt %v do not fit", x.Shape(), w.Shape())
+	x := in[0]
+	m, k, n := x.Shape()[0], x.Shape()[1], op.w.n
+	if k != op.w.k || x.Dtype() != op.w.dt {
+		return nil, fmt.Errorf("LinearPacked: x %v of %v does not fit a %v weight of %d inputs", x.Shape(), x.Dtype(), op.w.dt, op.w.k)
 	}
 	y := op.out.get(x.Dtype(), m, n)
-	switch x.Dtype() {
-	case tensor.Float32:
-		linearKNForward(data[float32](y), data[float32](x), data[float32](w), biasData[float32](in, op.bias), m, n, k)
-	default:
-		linearKNForward(data[float64](y), data[float64](x), data[float64](w), biasData[float64](in, op.bias), m, n, k)
-	}
-	return y, nil
-}
-
-// linearKNForward: (M,K)·(K,N) + b → (M,N), the bias added after the
-// product as linearForward does, so both give the same sums.
-func linearKNForward[T Float](y, x, w, b []T, m, n, k int) {
-	if y32, ok := any(y).([]float32); ok {
-		gemm(false, false, m, n, k, 1, x, k, w, n, 0, y, n)
-		if b != nil {
-			kernels.AddBias(y32, any(b).([]float32), m, n)
+	if x.Dtype() == tensor.Float32 {
+		y32 := data[float32](y)
+		kernels.SgemmPacked(m, data[float32](x), k, op.w.f32, y32, n)
+		if op.bias {
+			kernels.AddBias(y32, data[float32](in[1]), m, n)
 		}
-		return
+		return y, nil
 	}
-	var beta T
-	if b != nil {
+	y64 := data[float64](y)
+	var beta float64
+	if op.bias {
 		for i := 0; i < m; i++ {
-			copy(y[i*n:(i+1)*n], b)
+			copy(y64[i*n:(i+1)*n], data[float64](in[1]))
 		}
 		beta = 1
 	}
-	gemm(false, false, m, n, k, 1, x, k, w, n, beta, y, n)
+	gemm(false, false, m, n, k, 1, data[float64](x), k, op.w.f64, n, beta, y64, n)
+	return y, nil
 }
 
-func (op *linearKNOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LinearKN(bias=%t)", op.bias)
+func (op *linearPackedOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t)", op.w.k, op.w.n, op.bias)
 	op.writeID(h)
 }
-func (op *linearKNOp) Hashcode() uint32 { return hashOf(op) }
-func (op *linearKNOp) String() string   { return "LinearKN" }
+func (op *linearPackedOp) Hashcode() uint32 { return hashOf(op) }
+func (op *linearPackedOp) String() string   { return "LinearPacked" }

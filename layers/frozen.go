@@ -3,9 +3,6 @@ package layers
 import (
 	"fmt"
 
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
-
 	"github.com/vitgo/vit/graph"
 )
 
@@ -14,14 +11,14 @@ import (
 // not change any more.
 //
 //   - Every Linear layer (qkv, proj, fc1, fc2, head, and the patch
-//     embedding's unfold + Linear) reads its weight transposed, [in, out],
-//     through graph.LinearKN. The copy is made once per model, at the first
-//     Frozen Build, and shared by all its Frozen graphs; it costs one more
-//     copy of the Linear weights in memory (22 MB for ViT-Ti/16, 88 MB for
-//     ViT-S/16). Linear's [out, in] weights are repacked by the product on
-//     every call, once per goroutine when the rows are split over the
-//     cores: for ViT-Ti/16 at 224 that packing took about as long as the
-//     products.
+//     embedding's unfold + Linear) reads its weight packed once into the
+//     SGEMM micro-kernel's panels (graph.LinearPacked). The packed copy is
+//     made once per model, at the first Frozen Build, and shared by all its
+//     Frozen graphs; it costs one more copy of the Linear weights in memory
+//     (22 MB for ViT-Ti/16, 88 MB for ViT-S/16). Linear's [out, in] weights
+//     are laid out again by the product on every call, once per goroutine
+//     when the rows are split over the cores: for ViT-Ti/16 at 224 and
+//     batch 1 that took about as long as the products.
 //   - Attention is graph.AttentionEval: no probabilities kept (no attention
 //     maps), the softmax done per block of query rows in cache, and one
 //     image's heads split by rows over the cores.
@@ -32,31 +29,26 @@ import (
 // model). Build Frozen graphs from a model that is done changing; train and
 // evaluate during training with ordinary graphs.
 
-// frozenWeights returns g's nodes for the model's transposed Linear
-// weights, by the weight's name, making the transposed copies at the first
-// call.
-func (m *VisionTransformer) frozenWeights(g *G.ExprGraph) (map[string]*G.Node, error) {
+// frozenWeights returns the model's packed Linear weights, by the weight's
+// name, packing them at the first call.
+func (m *VisionTransformer) frozenWeights() (map[string]*graph.PackedWeight, error) {
 	m.frozenMu.Lock()
 	defer m.frozenMu.Unlock()
 	if m.frozen == nil {
-		fz := map[string]*tensor.Dense{}
+		fz := map[string]*graph.PackedWeight{}
 		for _, p := range m.Params {
 			if !isLinearWeight(p.Name) {
 				continue
 			}
-			t, err := graph.TransposeWeight(p.Value)
+			w, err := graph.PackWeight(p.Value)
 			if err != nil {
 				return nil, fmt.Errorf("build: frozen %s: %w", p.Name, err)
 			}
-			fz[p.Name] = t
+			fz[p.Name] = w
 		}
 		m.frozen = fz
 	}
-	out := make(map[string]*G.Node, len(m.frozen))
-	for name, t := range m.frozen {
-		out[name] = G.NewTensor(g, t.Dtype(), 2, G.WithShape(t.Shape()...), G.WithName(name+".T"), G.WithValue(t))
-	}
-	return out, nil
+	return m.frozen, nil
 }
 
 // isLinearWeight reports whether name is the weight of a Linear layer (or

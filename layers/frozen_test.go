@@ -20,7 +20,7 @@ func opCounts(g *G.ExprGraph) map[string]int {
 
 // TestFrozenMatchesEval: a Frozen graph computes the logits and features of
 // the ordinary evaluation graph (float64: to rounding; mean and CLS
-// readouts, both patch embeddings), through LinearKN and AttentionEval.
+// readouts, both patch embeddings), through LinearPacked and AttentionEval.
 func TestFrozenMatchesEval(t *testing.T) {
 	for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {
 		for _, readout := range []Readout{ReadoutCLS, ReadoutMean} {
@@ -51,8 +51,8 @@ func TestFrozenMatchesEval(t *testing.T) {
 			if form == PatchConv {
 				wantKN--
 			}
-			if ops["LinearKN"] != wantKN || ops["Linear"] != 0 {
-				t.Errorf("%s: frozen graph has %d LinearKN and %d Linear, want %d and 0", form, ops["LinearKN"], ops["Linear"], wantKN)
+			if ops["LinearPacked"] != wantKN || ops["Linear"] != 0 {
+				t.Errorf("%s: frozen graph has %d LinearPacked and %d Linear, want %d and 0", form, ops["LinearPacked"], ops["Linear"], wantKN)
 			}
 			if n := ops["AttentionEval(h=2)"]; n != c.Depth {
 				t.Errorf("frozen graph has %d AttentionEval, want %d (ops %v)", n, c.Depth, ops)

@@ -32,7 +32,7 @@ type VisionTransformer struct {
 	byName map[string]*Param
 
 	frozenMu sync.Mutex
-	frozen   map[string]*tensor.Dense // transposed Linear weights of Frozen graphs (frozen.go)
+	frozen   map[string]*graph.PackedWeight // Linear weights of Frozen graphs (frozen.go)
 }
 
 // New validates cfg and returns a model whose parameters, of dtype float32
@@ -184,7 +184,7 @@ type BuildOptions struct {
 	Seed     uint64 // seeds their masks, with the step set in Graph.Stoch
 
 	// Frozen builds a serving graph, for weights that no longer change: its
-	// Linear layers read a transposed copy of their weights (graph.LinearKN)
+	// Linear layers read a packed copy of their weights (graph.LinearPacked)
 	// and its attention keeps no maps (graph.AttentionEval). See frozen.go.
 	// It excludes Training.
 	Frozen bool
@@ -227,7 +227,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	}
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch}
 	if opts.Frozen {
-		if b.pt, err = m.frozenWeights(g); err != nil {
+		if b.packed, err = m.frozenWeights(); err != nil {
 			return nil, err
 		}
 	}
@@ -243,7 +243,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 type builder struct {
 	cfg           Config
 	p             map[string]*G.Node
-	pt            map[string]*G.Node // Frozen: transposed Linear weights, by the weight's name
+	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -299,8 +299,8 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 // linear applies the Linear layer whose parameters are name.weight and
 // name.bias (nil when the model has none).
 func (b *builder) linear(x *G.Node, name string) *G.Node {
-	if wt := b.pt[name+".weight"]; wt != nil {
-		return b.op(func() (*G.Node, error) { return graph.LinearKN(x, wt, b.p[name+".bias"]) })
+	if pw := b.packed[name+".weight"]; pw != nil {
+		return b.op(func() (*G.Node, error) { return graph.LinearPacked(x, pw, b.p[name+".bias"]) })
 	}
 	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"]) })
 }
@@ -314,13 +314,13 @@ func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
 
 // patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
-	if wt := b.pt["patch_embed.proj.weight"]; wt != nil && b.cfg.PatchEmbed != PatchConv {
+	if pw := b.packed["patch_embed.proj.weight"]; pw != nil && b.cfg.PatchEmbed != PatchConv {
 		return b.op(func() (*G.Node, error) {
 			x, err := graph.Patchify(img, b.cfg.PatchSize)
 			if err != nil {
 				return nil, err
 			}
-			return graph.LinearKN(x, wt, b.p["patch_embed.proj.bias"])
+			return graph.LinearPacked(x, pw, b.p["patch_embed.proj.bias"])
 		})
 	}
 	return b.op(func() (*G.Node, error) {
@@ -360,7 +360,7 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	n := b.layerNorm(x, pre+"norm1")
 	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
 	attnOp := graph.Attention
-	if b.pt != nil {
+	if b.packed != nil {
 		attnOp = graph.AttentionEval
 	}
 	attn := b.op(func() (*G.Node, error) { return attnOp(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
