@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // AttentionEval is Attention for an inference graph that needs no attention
@@ -37,6 +39,7 @@ func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 // attentionEvalOp shares attentionOp's shape and scale; only Do differs.
 type attentionEvalOp struct {
 	attentionOp
+	packK, packV []*kernels.PackedB // float32: per (image, head), reused across runs
 }
 
 func (op *attentionEvalOp) outBuffer() *buffer { return &op.out }
@@ -56,7 +59,7 @@ func (op *attentionEvalOp) Do(vs ...G.Value) (G.Value, error) {
 	blocks := attnRowBlocks(op.batch*op.heads, op.tokens, runtime.GOMAXPROCS(0))
 	switch qkv.Dtype() {
 	case tensor.Float32:
-		attnEvalForward(&op.attentionOp, data[float32](y), data[float32](qkv), blocks)
+		op.forward32(data[float32](y), data[float32](qkv), blocks)
 	default:
 		attnEvalForward(&op.attentionOp, data[float64](y), data[float64](qkv), blocks)
 	}
@@ -77,6 +80,44 @@ func attnRowBlocks(pairs, tokens, workers int) int {
 	}
 	want := (8*workers + pairs - 1) / pairs
 	return max(1, min(want, tokens/attnMinRows))
+}
+
+// forward32 is attnEvalForward for float32 with K and V packed first, once
+// per (image, head) pair, into the micro-kernel's panels: every row block
+// of the pair then reads them contiguously, instead of packing Kᵀ again per
+// block and reading V at qkv's row stride. The sums are attnEvalForward's.
+func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
+	t, nh, d := op.tokens, op.heads, op.dim
+	hd, scale := d/nh, float32(op.scale())
+	pairs := op.batch * nh
+	if len(op.packK) != pairs {
+		op.packK, op.packV = make([]*kernels.PackedB, pairs), make([]*kernels.PackedB, pairs)
+	}
+	parallelFor(pairs, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := (i/nh)*t*3*d + (i%nh)*hd
+			op.packK[i] = kernels.PackBInto(op.packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
+			op.packV[i] = kernels.PackBInto(op.packV[i], false, t, hd, qkv[base+2*d:], 3*d)
+		}
+	})
+	rows := (t + blocks - 1) / blocks
+	parallelFor(pairs*blocks, func(lo, hi int) {
+		sp := getScratch[float32](rows * t)
+		defer putScratch(sp)
+		for u := lo; u < hi; u++ {
+			pair, blk := u/blocks, u%blocks
+			b, h := pair/nh, pair%nh
+			r0 := blk * rows
+			r := min(rows, t-r0)
+			if r <= 0 {
+				continue
+			}
+			p := (*sp)[:r*t]
+			kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, op.packK[pair], p, t) // S = scale·Q·Kᵀ
+			kernels.SoftmaxRows(p, r, t)
+			kernels.SgemmPackedSerial(r, 1, p, t, op.packV[pair], y[(b*t+r0)*d+h*hd:], d) // O = P·V
+		}
+	})
 }
 
 // attnEvalForward writes the attention output y from qkv, each (image,

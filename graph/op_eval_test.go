@@ -115,7 +115,14 @@ func TestAttentionEvalMatchesAttention(t *testing.T) {
 					break
 				}
 				y := make([]float32, batch*tok*d)
-				attnEvalForward(&op.attentionOp, y, qkv.Value().Data().([]float32), blocks)
+				op.forward32(y, qkv.Value().Data().([]float32), blocks)
+				y2 := make([]float32, batch*tok*d)
+				attnEvalForward(&op.attentionOp, y2, qkv.Value().Data().([]float32), blocks)
+				for i := range y {
+					if y[i] != y2[i] {
+						t.Fatalf("batch %d, %d row blocks: packed K and V give y[%d] = %v, unpacked %v", batch, blocks, i, y[i], y2[i])
+					}
+				}
 				out := make([]float64, len(y))
 				for i, v := range y {
 					out[i] = float64(v)

@@ -21,6 +21,13 @@ type PackedB struct {
 // or n×k when transB (a weight stored [out, in]). The result does not
 // share memory with b.
 func PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
+	return PackBInto(nil, transB, k, n, b, ldb)
+}
+
+// PackBInto is PackB reusing dst's memory when it is large enough (dst may
+// be nil): for a B that changes between products but is read by many of
+// them (attention's K and V, packed once per image and head).
+func PackBInto(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *PackedB {
 	if k <= 0 || n <= 0 {
 		panic(fmt.Sprintf("kernels.PackB: dimensions k=%d n=%d must be positive", k, n))
 	}
@@ -30,7 +37,11 @@ func PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
 	}
 	checkLd("PackB", "ldb", ldb, bc)
 	checkLen("PackB", "b", len(b), br, bc, ldb)
-	return packB(transB, k, n, b, ldb)
+	if dst == nil {
+		dst = new(PackedB)
+	}
+	packB(dst, transB, k, n, b, ldb)
+	return dst
 }
 
 // K and N are the dimensions of op(B).
@@ -54,4 +65,25 @@ func SgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) 
 		return
 	}
 	sgemmPacked(m, a, lda, b, c, ldc)
+}
+
+// SgemmPackedSerial computes C = alpha·A·B as SgemmPacked does, on the
+// calling goroutine however large the product (for callers that spread
+// independent products over the cores themselves).
+func SgemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int) {
+	if m < 0 {
+		panic(fmt.Sprintf("kernels.SgemmPackedSerial: negative m=%d", m))
+	}
+	checkLd("SgemmPackedSerial", "lda", lda, b.k)
+	checkLd("SgemmPackedSerial", "ldc", ldc, b.n)
+	checkLen("SgemmPackedSerial", "a", len(a), m, b.k, lda)
+	checkLen("SgemmPackedSerial", "c", len(c), m, b.n, ldc)
+	if m == 0 {
+		return
+	}
+	if alpha == 0 {
+		scaleMatrix(m, b.n, 0, c, ldc)
+		return
+	}
+	sgemmPackedSerial(m, alpha, a, lda, b, c, ldc)
 }

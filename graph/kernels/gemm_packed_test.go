@@ -11,6 +11,7 @@ import (
 // columns, and a depth cut into several passes.
 func TestSgemmPackedMatchesSgemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	var reused *PackedB // PackBInto over every shape in turn, larger and smaller
 	for _, s := range [][3]int{{1, 1, 1}, {7, 5, 3}, {197, 192, 192}, {197, 576, 192}, {1576, 192, 768}, {8, 1000, 192}, {13, 17, 1100}, {33, 8, 9}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, transB := range []bool{false, true} {
@@ -37,13 +38,22 @@ func TestSgemmPackedMatchesSgemm(t *testing.T) {
 				t.Fatalf("PackB: K, N = %d, %d, want %d, %d", p.K(), p.N(), k, n)
 			}
 			SgemmPacked(m, a, k+3, p, got, n+1)
-			for i := 0; i < m; i++ {
-				for j := 0; j < n; j++ {
-					if got[i*(n+1)+j] != want[i*n+j] {
-						t.Fatalf("%v transB %v: C[%d,%d] = %v, Sgemm %v", s, transB, i, j, got[i*(n+1)+j], want[i*n+j])
+			same := func(what string) {
+				t.Helper()
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						if got[i*(n+1)+j] != want[i*n+j] {
+							t.Fatalf("%s %v transB %v: C[%d,%d] = %v, Sgemm %v", what, s, transB, i, j, got[i*(n+1)+j], want[i*n+j])
+						}
 					}
 				}
 			}
+			same("SgemmPacked")
+			// Serial, with alpha, into a reused PackedB.
+			SgemmSerial(false, transB, m, n, k, 0.125, a, k+3, b, ldb, 0, want, n)
+			reused = PackBInto(reused, transB, k, n, b, ldb)
+			SgemmPackedSerial(m, 0.125, a, k+3, reused, got, n+1)
+			same("SgemmPackedSerial")
 		}
 	}
 }
