@@ -85,6 +85,52 @@ func TestLinearPackedMatchesLinear(t *testing.T) {
 	}
 }
 
+// TestLinearPackedFused: LinearPackedGELU is GELU after Linear and
+// LinearPackedAdd is Add(r, Linear), element for element (float32: bit for
+// bit), on shapes split by rows and by columns.
+func TestLinearPackedFused(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k int
+		float   tensor.Dtype
+	}{{197, 768, 192, tensor.Float32}, {1576, 192, 768, tensor.Float32}, {197, 192, 192, tensor.Float32}, {5, 7, 3, tensor.Float32}, {13, 9, 5, tensor.Float64}} {
+		for _, approx := range []GELUApprox{GELUExact, GELUTanh} {
+			g := G.NewGraph()
+			x := randNode(g, c.float, "x", 1, 1, c.m, c.k)
+			w := randNode(g, c.float, "w", 0.2, 2, c.n, c.k)
+			b := randNode(g, c.float, "b", 1, 3, c.n)
+			r := randNode(g, c.float, "r", 1, 4, c.m, c.n)
+			pw, err := PackWeight(w.Value().(*tensor.Dense))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lin := G.Must(Linear(x, w, b))
+			wantGELU := G.Must(GELU(lin, approx))
+			wantAdd := G.Must(Add(r, lin))
+			gotGELU := G.Must(LinearPackedGELU(x, pw, b, approx))
+			gotAdd := G.Must(LinearPackedAdd(x, pw, b, r))
+			runOnce(t, g)
+			tol := 1e-12
+			if c.float == tensor.Float32 {
+				tol = 0
+			}
+			for _, p := range [][2]*G.Node{{gotGELU, wantGELU}, {gotAdd, wantAdd}} {
+				if d := maxRelDiff(valueF64s(t, p[0].Value()), valueF64s(t, p[1].Value())); d > tol {
+					t.Errorf("%v %v %v: %v differs by %g", c, approx, c.float, p[0].Op(), d)
+				}
+			}
+		}
+	}
+	g := G.NewGraph()
+	pw, _ := PackWeight(randNode(g, tensor.Float32, "w", 1, 1, 6, 3).Value().(*tensor.Dense))
+	x := randNode(g, tensor.Float32, "x", 1, 1, 4, 3)
+	if _, err := LinearPackedAdd(x, pw, nil, randNode(g, tensor.Float32, "r", 1, 1, 4, 5)); err == nil {
+		t.Error("LinearPackedAdd accepted a (4,5) residual for a (4,6) result")
+	}
+	if _, err := LinearPackedGELU(x, pw, nil, GELUApprox(7)); err == nil {
+		t.Error("LinearPackedGELU accepted an unknown approximation")
+	}
+}
+
 // TestAttentionEvalMatchesAttention: the eval attention, whatever the row
 // blocks, gives the output of Attention (ViT-Ti's shapes: 197 tokens, 3
 // heads of 64), within float32 rounding.
@@ -149,6 +195,25 @@ func TestAttnRowBlocks(t *testing.T) {
 	} {
 		if got := attnRowBlocks(c.pairs, c.tokens, c.workers); got != c.want {
 			t.Errorf("attnRowBlocks(%d, %d, %d) = %d, want %d", c.pairs, c.tokens, c.workers, got, c.want)
+		}
+	}
+}
+
+// TestGatherSplit: gather split over the cores (large enough to split)
+// puts every element where the serial loop does.
+func TestGatherSplit(t *testing.T) {
+	const n = 100003
+	src := make([]float32, n)
+	idx := make([]int32, n)
+	for i := range src {
+		src[i] = float32(i)
+		idx[i] = int32((i * 7919) % n)
+	}
+	dst := make([]float32, n)
+	gather(dst, src, idx)
+	for i, j := range idx {
+		if dst[i] != src[j] {
+			t.Fatalf("dst[%d] = %v, want src[%d] = %v", i, dst[i], j, src[j])
 		}
 	}
 }

@@ -56,44 +56,89 @@ func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
 // LinearPacked reads panels made once. The sums are Linear's, bit for bit
 // (TestLinearPackedMatchesLinear). It has no gradient.
 func LinearPacked(x *G.Node, w *PackedWeight, b *G.Node) (*G.Node, error) {
+	return linearPacked(x, w, b, nil, nil)
+}
+
+// LinearPackedGELU returns GELU(x·Wᵀ + b), LinearPacked and GELU in one op:
+// the bias and the activation are applied to each block of the product by
+// the goroutine that computed it, while it is in cache, instead of two more
+// passes over the (M, N) output. Element by element it computes what
+// LinearPacked followed by GELU does.
+func LinearPackedGELU(x *G.Node, w *PackedWeight, b *G.Node, approx GELUApprox) (*G.Node, error) {
+	if approx != GELUExact && approx != GELUTanh {
+		return nil, fmt.Errorf("LinearPackedGELU: unknown approximation %v", approx)
+	}
+	return linearPacked(x, w, b, nil, &approx)
+}
+
+// LinearPackedAdd returns r + (x·Wᵀ + b): a residual branch's last Linear
+// and the residual sum in one op, fused as LinearPackedGELU is. r is (M, N).
+// Element by element it computes what LinearPacked followed by Add (or
+// Residual) does.
+func LinearPackedAdd(x *G.Node, w *PackedWeight, b, r *G.Node) (*G.Node, error) {
+	if r == nil {
+		return nil, fmt.Errorf("LinearPackedAdd: no residual given")
+	}
+	return linearPacked(x, w, b, r, nil)
+}
+
+func linearPacked(x *G.Node, w *PackedWeight, b, r *G.Node, act *GELUApprox) (*G.Node, error) {
 	if x.Dims() != 2 || w == nil {
 		return nil, fmt.Errorf("LinearPacked: want x (M,K) and a packed weight, got %v", x.Shape())
 	}
 	if x.Shape()[1] != w.k || x.Dtype() != w.dt {
 		return nil, fmt.Errorf("LinearPacked: x %v of %v does not fit a %v weight of %d inputs", x.Shape(), x.Dtype(), w.dt, w.k)
 	}
-	op := &linearPackedOp{opBase: newOpBase(), w: w}
-	if b == nil {
-		return G.ApplyOp(op, x)
+	op := &linearPackedOp{opBase: newOpBase(), w: w, act: act}
+	in := []*G.Node{x}
+	if b != nil {
+		if b.Dims() != 1 || b.Shape()[0] != w.n {
+			return nil, fmt.Errorf("LinearPacked: bias %v does not match %d outputs", b.Shape(), w.n)
+		}
+		op.bias = true
+		in = append(in, b)
 	}
-	if b.Dims() != 1 || b.Shape()[0] != w.n {
-		return nil, fmt.Errorf("LinearPacked: bias %v does not match %d outputs", b.Shape(), w.n)
+	if r != nil {
+		if !r.Shape().Eq(tensor.Shape{x.Shape()[0], w.n}) {
+			return nil, fmt.Errorf("LinearPackedAdd: residual %v, want (%d, %d)", r.Shape(), x.Shape()[0], w.n)
+		}
+		op.residual = true
+		in = append(in, r)
 	}
-	op.bias = true
-	return G.ApplyOp(op, x, b)
+	return G.ApplyOp(op, in...)
 }
 
 type linearPackedOp struct {
 	opBase
-	w    *PackedWeight
-	bias bool
-	out  buffer
+	w        *PackedWeight
+	bias     bool        // input 1 is the bias
+	residual bool        // the last input is added to the result
+	act      *GELUApprox // GELU applied to the result, if not nil
+	out      buffer
 }
 
 func (op *linearPackedOp) outBuffer() *buffer { return &op.out }
 
 func (op *linearPackedOp) Arity() int {
+	n := 1
 	if op.bias {
-		return 2
+		n++
 	}
-	return 1
+	if op.residual {
+		n++
+	}
+	return n
 }
 
 func (op *linearPackedOp) Type() hm.Type {
+	ranks := []int{2}
 	if op.bias {
-		return fnType(2, 1, 2)
+		ranks = append(ranks, 1)
 	}
-	return fnType(2, 2)
+	if op.residual {
+		ranks = append(ranks, 2)
+	}
+	return fnType(append(ranks, 2)...)
 }
 
 func (op *linearPackedOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -114,30 +159,94 @@ func (op *linearPackedOp) Do(vs ...G.Value) (G.Value, error) {
 	if k != op.w.k || x.Dtype() != op.w.dt {
 		return nil, fmt.Errorf("LinearPacked: x %v of %v does not fit a %v weight of %d inputs", x.Shape(), x.Dtype(), op.w.dt, op.w.k)
 	}
+	var bias, res *tensor.Dense
+	if op.bias {
+		bias = in[1]
+	}
+	if op.residual {
+		res = in[len(in)-1]
+		if !res.Shape().Eq(tensor.Shape{m, n}) {
+			return nil, fmt.Errorf("LinearPackedAdd: residual %v, want (%d, %d)", res.Shape(), m, n)
+		}
+	}
 	y := op.out.get(x.Dtype(), m, n)
 	if x.Dtype() == tensor.Float32 {
-		y32 := data[float32](y)
-		kernels.SgemmPacked(m, data[float32](x), k, op.w.f32, y32, n)
-		if op.bias {
-			kernels.AddBias(y32, data[float32](in[1]), m, n)
-		}
+		op.forward32(data[float32](y), data[float32](x), bias, res, m, n, k)
 		return y, nil
 	}
 	y64 := data[float64](y)
 	var beta float64
-	if op.bias {
+	if bias != nil {
 		for i := 0; i < m; i++ {
-			copy(y64[i*n:(i+1)*n], data[float64](in[1]))
+			copy(y64[i*n:(i+1)*n], data[float64](bias))
 		}
 		beta = 1
 	}
 	gemm(false, false, m, n, k, 1, data[float64](x), k, op.w.f64, n, beta, y64, n)
+	if res != nil {
+		add(y64, data[float64](res), y64)
+	}
+	if op.act != nil {
+		f := geluExact[float64]
+		if *op.act == GELUTanh {
+			f = geluTanh[float64]
+		}
+		f(y64, y64)
+	}
 	return y, nil
 }
 
+// forward32 is the float32 product with the bias, the residual and the
+// activation applied per finished block: y = x·W, then per element
+// y += bias, y = r + y, y = GELU(y), each as its own op would compute it.
+func (op *linearPackedOp) forward32(y, x []float32, bias, res *tensor.Dense, m, n, k int) {
+	var b, r []float32
+	if bias != nil {
+		b = data[float32](bias)
+	}
+	if res != nil {
+		r = data[float32](res)
+	}
+	if b == nil && r == nil && op.act == nil {
+		kernels.SgemmPacked(m, x, k, op.w.f32, y, n)
+		return
+	}
+	gelu := geluForward32
+	if op.act != nil && *op.act == GELUTanh {
+		gelu = geluTanhForward32
+	}
+	kernels.SgemmPackedThen(m, x, k, op.w.f32, y, n, func(i0, i1, j0, j1 int) {
+		w := j1 - j0
+		for i := i0; i < i1; i++ {
+			row := y[i*n+j0 : i*n+j1]
+			if b != nil {
+				kernels.AddBias(row, b[j0:j1], 1, w)
+			}
+			if r != nil {
+				kernels.Axpy(1, r[i*n+j0:i*n+j1], row)
+			}
+			if op.act != nil {
+				gelu(row, row)
+			}
+		}
+	})
+}
+
 func (op *linearPackedOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t)", op.w.k, op.w.n, op.bias)
+	act := "none"
+	if op.act != nil {
+		act = op.act.String()
+	}
+	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t,residual=%t,gelu=%s)", op.w.k, op.w.n, op.bias, op.residual, act)
 	op.writeID(h)
 }
 func (op *linearPackedOp) Hashcode() uint32 { return hashOf(op) }
-func (op *linearPackedOp) String() string   { return "LinearPacked" }
+func (op *linearPackedOp) String() string {
+	switch {
+	case op.act != nil:
+		return "LinearPackedGELU"
+	case op.residual:
+		return "LinearPackedAdd"
+	}
+	return "LinearPacked"
+}

@@ -3,6 +3,8 @@ package layers
 import (
 	"fmt"
 
+	G "gorgonia.org/gorgonia"
+
 	"github.com/vitgo/vit/graph"
 )
 
@@ -19,6 +21,12 @@ import (
 //     are laid out again by the product on every call, once per goroutine
 //     when the rows are split over the cores: for ViT-Ti/16 at 224 and
 //     batch 1 that took about as long as the products.
+//   - The bias, GELU and residual sums are applied to each block of a
+//     product by the goroutine that computed it, while it is in cache
+//     (graph.LinearPackedGELU for fc1, graph.LinearPackedAdd for attn.proj
+//     and mlp.fc2 with their residuals), not in passes of their own; each
+//     element gets the same float32 operations in the same order, so the
+//     results are those of the unfused ops bit for bit.
 //   - Attention is graph.AttentionEval: no probabilities kept (no attention
 //     maps), the softmax done per block of query rows in cache, and one
 //     image's heads split by rows over the cores.
@@ -64,4 +72,31 @@ func isLinearWeight(name string) bool {
 		}
 	}
 	return false
+}
+
+// frozenBlock is block for a Frozen graph (no dropout or drop path: it is
+// never a training graph), with the fused ops:
+//
+//	x = x + proj(attn(qkv(norm1(x))))
+//	x = x + fc2(GELU(fc1(norm2(x))))
+func (b *builder) frozenBlock(x *G.Node, i int) (*G.Node, *G.Node) {
+	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
+	n := b.layerNorm(x, pre+"norm1")
+	h := b.linear(n, pre+"attn.qkv")                                                                       // (B·T, 3D)
+	attn := b.op(func() (*G.Node, error) { return graph.AttentionEval(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	x = b.op(func() (*G.Node, error) {
+		return graph.LinearPackedAdd(attn, b.packed[pre+"attn.proj.weight"], b.p[pre+"attn.proj.bias"], x)
+	})
+	n = b.layerNorm(x, pre+"norm2")
+	approx := graph.GELUExact
+	if c.Act == ActGELUTanh {
+		approx = graph.GELUTanh
+	}
+	h = b.op(func() (*G.Node, error) {
+		return graph.LinearPackedGELU(n, b.packed[pre+"mlp.fc1.weight"], b.p[pre+"mlp.fc1.bias"], approx)
+	}) // (B·T, hidden)
+	x = b.op(func() (*G.Node, error) {
+		return graph.LinearPackedAdd(h, b.packed[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], x)
+	})
+	return x, attn
 }

@@ -47,12 +47,22 @@ func TestFrozenMatchesEval(t *testing.T) {
 				}
 			}
 			ops := opCounts(frozen.G)
-			wantKN := 4*c.Depth + 2 // qkv, proj, fc1, fc2 per block; patch embed; head
-			if form == PatchConv {
-				wantKN--
+			want := map[string]int{
+				"LinearPacked":     c.Depth + 2, // qkv per block; patch embed; head
+				"LinearPackedAdd":  2 * c.Depth, // proj and fc2 with their residuals
+				"LinearPackedGELU": c.Depth,     // fc1
+				"Linear":           0,
+				"Residual":         0,
+				"Add":              0,
+				"GELU(none)":       0,
 			}
-			if ops["LinearPacked"] != wantKN || ops["Linear"] != 0 {
-				t.Errorf("%s: frozen graph has %d LinearPacked and %d Linear, want %d and 0", form, ops["LinearPacked"], ops["Linear"], wantKN)
+			if form == PatchConv {
+				want["LinearPacked"]--
+			}
+			for name, n := range want {
+				if ops[name] != n {
+					t.Errorf("%s: frozen graph has %d %s, want %d (ops %v)", form, ops[name], name, n, ops)
+				}
 			}
 			if n := ops["AttentionEval(h=2)"]; n != c.Depth {
 				t.Errorf("frozen graph has %d AttentionEval, want %d (ops %v)", n, c.Depth, ops)

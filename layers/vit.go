@@ -356,14 +356,13 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 //
 // It also returns the attention core's node.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
+	if b.packed != nil {
+		return b.frozenBlock(x, i)
+	}
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
-	attnOp := graph.Attention
-	if b.packed != nil {
-		attnOp = graph.AttentionEval
-	}
-	attn := b.op(func() (*G.Node, error) { return attnOp(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h := b.linear(n, pre+"attn.qkv")                                                                   // (B·T, 3D)
+	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
 	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
 	x = b.residual(x, n, h, dpr, pre+"drop_path1")

@@ -64,7 +64,26 @@ func SgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) 
 	if m == 0 {
 		return
 	}
-	sgemmPacked(m, a, lda, b, c, ldc)
+	sgemmPacked(m, a, lda, b, c, ldc, nil)
+}
+
+// SgemmPackedThen is SgemmPacked followed by epi(i0, i1, j0, j1) on each
+// block of C it finished, rows [i0, i1) × columns [j0, j1), on the
+// goroutine that computed the block and while it is still in cache: a
+// fused epilogue (bias, activation, residual) instead of further passes
+// over C. The blocks cover C once; epi must touch only its block.
+func SgemmPackedThen(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
+	if m < 0 {
+		panic(fmt.Sprintf("kernels.SgemmPackedThen: negative m=%d", m))
+	}
+	checkLd("SgemmPackedThen", "lda", lda, b.k)
+	checkLd("SgemmPackedThen", "ldc", ldc, b.n)
+	checkLen("SgemmPackedThen", "a", len(a), m, b.k, lda)
+	checkLen("SgemmPackedThen", "c", len(c), m, b.n, ldc)
+	if m == 0 {
+		return
+	}
+	sgemmPacked(m, a, lda, b, c, ldc, epi)
 }
 
 // SgemmPackedSerial computes C = alpha·A·B as SgemmPacked does, on the

@@ -31,10 +31,13 @@ func packB(p *PackedB, transB bool, k, n int, b []float32, ldb int) {
 // sgemmPacked splits C = A·B over the cores as sgemmNative does: by MR-row
 // blocks when the product is at least as tall as wide, else by NR-column
 // panels.
-func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) {
+func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
 	kern := b.kern
 	if m*b.n*b.k < parallelMinWork {
 		packedSerial(b, 0, m, 0, b.n, 1, a, lda, c, ldc)
+		if epi != nil {
+			epi(0, m, 0, b.n)
+		}
 		return
 	}
 	mt := (m + kern.mr - 1) / kern.mr
@@ -42,11 +45,17 @@ func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) 
 	if mt >= nt {
 		parallelFor(m, splitGrain(mt, 4, 1)*kern.mr, kern.mr, func(lo, hi int) {
 			packedSerial(b, lo, hi, 0, b.n, 1, a, lda, c, ldc)
+			if epi != nil {
+				epi(lo, hi, 0, b.n)
+			}
 		})
 		return
 	}
 	parallelFor(b.n, splitGrain(nt, 2, 1)*kern.nr, kern.nr, func(lo, hi int) {
 		packedSerial(b, 0, m, lo, hi, 1, a, lda, c, ldc)
+		if epi != nil {
+			epi(0, m, lo, hi)
+		}
 	})
 }
 

@@ -20,8 +20,11 @@ func packB(p *PackedB, transB bool, k, n int, b []float32, ldb int) {
 	}
 }
 
-func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) {
+func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
 	sgemm(false, false, m, b.n, b.k, 1, a, lda, b.rows, b.n, 0, c, ldc, true)
+	if epi != nil {
+		parallelFor(m, splitGrain(m, 4, 1), 1, func(lo, hi int) { epi(lo, hi, 0, b.n) })
+	}
 }
 
 func sgemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int) {

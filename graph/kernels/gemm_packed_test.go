@@ -49,6 +49,25 @@ func TestSgemmPackedMatchesSgemm(t *testing.T) {
 				}
 			}
 			same("SgemmPacked")
+			// The epilogue sees every element of C once, after its sum.
+			seen := make([]int, m*n)
+			SgemmPackedThen(m, a, k+3, p, got, n+1, func(i0, i1, j0, j1 int) {
+				for i := i0; i < i1; i++ {
+					for j := j0; j < j1; j++ {
+						seen[i*n+j]++
+						got[i*(n+1)+j] -= want[i*n+j] // 0 if the block is finished
+					}
+				}
+			})
+			for i, v := range seen {
+				if v != 1 {
+					t.Fatalf("%v transB %v: epilogue saw C element %d %d times", s, transB, i, v)
+				}
+				if d := got[i/n*(n+1)+i%n]; d != 0 {
+					t.Fatalf("%v transB %v: epilogue ran on C element %d before its sum (off by %v)", s, transB, i, d)
+				}
+			}
+			SgemmPacked(m, a, k+3, p, got, n+1)
 			// Serial, with alpha, into a reused PackedB.
 			SgemmSerial(false, transB, m, n, k, 0.125, a, k+3, b, ldb, 0, want, n)
 			reused = PackBInto(reused, transB, k, n, b, ldb)
