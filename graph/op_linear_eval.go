@@ -211,22 +211,21 @@ func (op *linearPackedOp) forward32(y, x []float32, bias, res *tensor.Dense, m, 
 		kernels.SgemmPacked(m, x, k, op.w.f32, y, n)
 		return
 	}
-	gelu := geluForward32
-	if op.act != nil && *op.act == GELUTanh {
-		gelu = geluTanhForward32
-	}
+	exact := op.act != nil && *op.act == GELUExact
+	tanh := op.act != nil && *op.act == GELUTanh
 	kernels.SgemmPackedThen(m, x, k, op.w.f32, y, n, func(i0, i1, j0, j1 int) {
-		w := j1 - j0
+		var bs, rs []float32
+		if b != nil {
+			bs = b[j0:j1]
+		}
 		for i := i0; i < i1; i++ {
 			row := y[i*n+j0 : i*n+j1]
-			if b != nil {
-				kernels.AddBias(row, b[j0:j1], 1, w)
-			}
 			if r != nil {
-				kernels.Axpy(1, r[i*n+j0:i*n+j1], row)
+				rs = r[i*n+j0 : i*n+j1]
 			}
-			if op.act != nil {
-				gelu(row, row)
+			kernels.EpilogueRow(row, bs, rs, exact)
+			if tanh {
+				geluTanhForward32(row, row)
 			}
 		}
 	})
