@@ -146,7 +146,7 @@ func SaveModel(path string, m *layers.VisionTransformer, meta ModelMeta, values 
 		if !ok {
 			v = float32s(p.Value)
 		}
-		ts = append(ts, safetensors.FromFloat32(p.Name, p.Shape, v))
+		ts = append(ts, safetensors.Float32View(p.Name, p.Shape, v))
 	}
 	if err := safetensors.Write(path, ts, md); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
