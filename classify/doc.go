@@ -15,7 +15,9 @@
 // arena of the lane's own, so a lane costs the memory of its largest graph).
 // Callers put their images on one queue; a free lane takes the oldest image
 // and every further image already waiting, up to MaxBatch, and runs them in
-// the smallest graph that holds them. A lone caller thus gets batch-1
+// parts that fill its graphs exactly, largest first (7 images as 4 + 2 + 1;
+// padding them into the batch-8 graph would compute an image for nothing).
+// A lone caller thus gets batch-1
 // latency, and concurrent callers are batched together without any waiting
 // timer. Graphs are built only in Load: building one while another lane
 // runs is a data race in Gorgonia. The defaults (one lane, MaxBatch 8) were

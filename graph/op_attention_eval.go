@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"runtime"
+	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -39,8 +40,15 @@ func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 // attentionEvalOp shares attentionOp's shape and scale; only Do differs.
 type attentionEvalOp struct {
 	attentionOp
-	packK, packV []*kernels.PackedB // float32: per (image, head), reused across runs
 }
+
+// attnPacks holds K and V packed per (image, head) for one AttentionEval
+// run. They live only during the run, so they come from a pool shared by
+// every AttentionEval op (a graph has one per block, and a serving lane
+// several graphs) rather than staying with each op.
+type attnPacks struct{ k, v []*kernels.PackedB }
+
+var attnPackPool = sync.Pool{New: func() any { return new(attnPacks) }}
 
 func (op *attentionEvalOp) outBuffer() *buffer { return &op.out }
 func (op *attentionEvalOp) Arity() int         { return 1 }
@@ -90,14 +98,17 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 	t, nh, d := op.tokens, op.heads, op.dim
 	hd, scale := d/nh, float32(op.scale())
 	pairs := op.batch * nh
-	if len(op.packK) != pairs {
-		op.packK, op.packV = make([]*kernels.PackedB, pairs), make([]*kernels.PackedB, pairs)
+	pk := attnPackPool.Get().(*attnPacks)
+	defer attnPackPool.Put(pk)
+	for len(pk.k) < pairs {
+		pk.k, pk.v = append(pk.k, nil), append(pk.v, nil)
 	}
+	packK, packV := pk.k[:pairs], pk.v[:pairs]
 	parallelFor(pairs, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			base := (i/nh)*t*3*d + (i%nh)*hd
-			op.packK[i] = kernels.PackBInto(op.packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
-			op.packV[i] = kernels.PackBInto(op.packV[i], false, t, hd, qkv[base+2*d:], 3*d)
+			packK[i] = kernels.PackBInto(packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
+			packV[i] = kernels.PackBInto(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
 		}
 	})
 	rows := (t + blocks - 1) / blocks
@@ -113,9 +124,9 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 				continue
 			}
 			p := (*sp)[:r*t]
-			kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, op.packK[pair], p, t) // S = scale·Q·Kᵀ
+			kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, packK[pair], p, t) // S = scale·Q·Kᵀ
 			kernels.SoftmaxRows(p, r, t)
-			kernels.SgemmPackedSerial(r, 1, p, t, op.packV[pair], y[(b*t+r0)*d+h*hd:], d) // O = P·V
+			kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*t+r0)*d+h*hd:], d) // O = P·V
 		}
 	})
 }
