@@ -25,6 +25,18 @@ import (
 // (TestAttentionEvalMatchesAttention). It is meant for graphs without a
 // backward pass, and AttentionProbs refuses its node.
 func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
+	return AttentionEvalFirst(qkv, batch, tokens, heads, tokens)
+}
+
+// AttentionEvalFirst is AttentionEval for the first queries query rows of
+// each image only (keys and values are all tokens): a (B·queries, D)
+// output, each row what AttentionEval gives for it. With queries 1 it is
+// the class token's attention, all that a last block feeding a class-token
+// readout needs.
+func AttentionEvalFirst(qkv *G.Node, batch, tokens, heads, queries int) (*G.Node, error) {
+	if queries < 1 || queries > tokens {
+		return nil, fmt.Errorf("AttentionEval: %d query rows of %d tokens", queries, tokens)
+	}
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
 		return nil, fmt.Errorf("AttentionEval: want qkv (%d·%d, 3D), got %v", batch, tokens, s)
@@ -33,13 +45,18 @@ func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 	if heads <= 0 || d%heads != 0 {
 		return nil, fmt.Errorf("AttentionEval: embed dim %d not divisible by %d heads", d, heads)
 	}
-	op := &attentionEvalOp{attentionOp: attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d}}
+	op := &attentionEvalOp{attentionOp: attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d}, queries: queries}
 	return G.ApplyOp(op, qkv)
 }
 
 // attentionEvalOp shares attentionOp's shape and scale; only Do differs.
 type attentionEvalOp struct {
 	attentionOp
+	queries int // query rows per image: the first ones
+}
+
+func (op *attentionEvalOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.batch * op.queries, op.dim}, nil
 }
 
 // attnPacks holds K and V packed per (image, head) for one AttentionEval
@@ -63,13 +80,13 @@ func (op *attentionEvalOp) Do(vs ...G.Value) (G.Value, error) {
 	if !qkv.Shape().Eq(tensor.Shape{op.batch * op.tokens, 3 * op.dim}) {
 		return nil, fmt.Errorf("AttentionEval: qkv is %v, want (%d, %d)", qkv.Shape(), op.batch*op.tokens, 3*op.dim)
 	}
-	y := op.out.get(qkv.Dtype(), op.batch*op.tokens, op.dim)
-	blocks := attnRowBlocks(op.batch*op.heads, op.tokens, runtime.GOMAXPROCS(0))
+	y := op.out.get(qkv.Dtype(), op.batch*op.queries, op.dim)
+	blocks := attnRowBlocks(op.batch*op.heads, op.queries, runtime.GOMAXPROCS(0))
 	switch qkv.Dtype() {
 	case tensor.Float32:
 		op.forward32(data[float32](y), data[float32](qkv), blocks)
 	default:
-		attnEvalForward(&op.attentionOp, data[float64](y), data[float64](qkv), blocks)
+		attnEvalForward(op, data[float64](y), data[float64](qkv), blocks)
 	}
 	return y, nil
 }
@@ -111,7 +128,8 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 			packV[i] = kernels.PackBInto(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
 		}
 	})
-	rows := (t + blocks - 1) / blocks
+	nq := op.queries
+	rows := (nq + blocks - 1) / blocks
 	parallelFor(pairs*blocks, func(lo, hi int) {
 		sp := getScratch[float32](rows * t)
 		defer putScratch(sp)
@@ -119,24 +137,24 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 			pair, blk := u/blocks, u%blocks
 			b, h := pair/nh, pair%nh
 			r0 := blk * rows
-			r := min(rows, t-r0)
+			r := min(rows, nq-r0)
 			if r <= 0 {
 				continue
 			}
 			p := (*sp)[:r*t]
 			kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, packK[pair], p, t) // S = scale·Q·Kᵀ
 			kernels.SoftmaxRows(p, r, t)
-			kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*t+r0)*d+h*hd:], d) // O = P·V
+			kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*nq+r0)*d+h*hd:], d) // O = P·V
 		}
 	})
 }
 
 // attnEvalForward writes the attention output y from qkv, each (image,
-// head) pair's query rows cut into blocks equal blocks.
-func attnEvalForward[T Float](op *attentionOp, y, qkv []T, blocks int) {
-	t, nh, d := op.tokens, op.heads, op.dim
+// head) pair's first op.queries query rows cut into blocks equal blocks.
+func attnEvalForward[T Float](op *attentionEvalOp, y, qkv []T, blocks int) {
+	t, nh, d, nq := op.tokens, op.heads, op.dim, op.queries
 	hd, scale := d/nh, T(op.scale())
-	rows := (t + blocks - 1) / blocks
+	rows := (nq + blocks - 1) / blocks
 	parallelFor(op.batch*nh*blocks, func(lo, hi int) {
 		sp := getScratch[T](rows * t)
 		defer putScratch(sp)
@@ -144,7 +162,7 @@ func attnEvalForward[T Float](op *attentionOp, y, qkv []T, blocks int) {
 			pair, blk := u/blocks, u%blocks
 			b, h := pair/nh, pair%nh
 			r0 := blk * rows
-			r := min(rows, t-r0)
+			r := min(rows, nq-r0)
 			if r <= 0 {
 				continue
 			}
@@ -153,13 +171,13 @@ func attnEvalForward[T Float](op *attentionOp, y, qkv []T, blocks int) {
 			q := qkv[base+r0*3*d+h*hd:]
 			gemmSerial(false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
 			softmax(p, r, t)
-			gemmSerial(false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*t+r0)*d+h*hd:], d) // O = P·V
+			gemmSerial(false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*nq+r0)*d+h*hd:], d) // O = P·V
 		}
 	})
 }
 
 func (op *attentionEvalOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "AttentionEval(B%d,T%d,H%d,D%d)", op.batch, op.tokens, op.heads, op.dim)
+	fmt.Fprintf(h, "AttentionEval(B%d,T%d,H%d,D%d,Q%d)", op.batch, op.tokens, op.heads, op.dim, op.queries)
 	op.writeID(h)
 }
 func (op *attentionEvalOp) Hashcode() uint32 { return hashOf(op) }

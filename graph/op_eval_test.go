@@ -163,7 +163,7 @@ func TestAttentionEvalMatchesAttention(t *testing.T) {
 				y := make([]float32, batch*tok*d)
 				op.forward32(y, qkv.Value().Data().([]float32), blocks)
 				y2 := make([]float32, batch*tok*d)
-				attnEvalForward(&op.attentionOp, y2, qkv.Value().Data().([]float32), blocks)
+				attnEvalForward(op, y2, qkv.Value().Data().([]float32), blocks)
 				for i := range y {
 					if y[i] != y2[i] {
 						t.Fatalf("batch %d, %d row blocks: packed K and V give y[%d] = %v, unpacked %v", batch, blocks, i, y[i], y2[i])
@@ -181,6 +181,39 @@ func TestAttentionEvalMatchesAttention(t *testing.T) {
 				t.Error("AttentionProbs read maps from an AttentionEval node")
 			}
 		}
+	}
+}
+
+// TestAttentionEvalFirst: the first q query rows alone are the first q rows
+// of the full eval attention, bit for bit, for q = 1 (the class token) and
+// a q that cuts row blocks unevenly.
+func TestAttentionEvalFirst(t *testing.T) {
+	const batch, tok, heads, d = 3, 197, 3, 192
+	g := G.NewGraph()
+	qkv := randNode(g, tensor.Float32, "qkv", 1, 6, batch*tok, 3*d)
+	full := G.Must(AttentionEval(qkv, batch, tok, heads))
+	var firsts []*G.Node
+	qs := []int{1, 50}
+	for _, q := range qs {
+		firsts = append(firsts, G.Must(AttentionEvalFirst(qkv, batch, tok, heads, q)))
+	}
+	runOnce(t, g)
+	all := full.Value().Data().([]float32)
+	for i, q := range qs {
+		got := firsts[i].Value().Data().([]float32)
+		if len(got) != batch*q*d {
+			t.Fatalf("q %d: %d values, want %d", q, len(got), batch*q*d)
+		}
+		for b := 0; b < batch; b++ {
+			for j := 0; j < q*d; j++ {
+				if got[b*q*d+j] != all[b*tok*d+j] {
+					t.Fatalf("q %d, image %d, element %d: %v, full attention %v", q, b, j, got[b*q*d+j], all[b*tok*d+j])
+				}
+			}
+		}
+	}
+	if _, err := AttentionEvalFirst(qkv, batch, tok, heads, 0); err == nil {
+		t.Error("AttentionEvalFirst accepted 0 query rows")
 	}
 }
 

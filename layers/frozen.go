@@ -79,11 +79,24 @@ func isLinearWeight(name string) bool {
 //
 //	x = x + proj(attn(qkv(norm1(x))))
 //	x = x + fc2(GELU(fc1(norm2(x))))
+//
+// With a class-token readout the last block computes only the class token's
+// rows after its qkv (every token is still a key and a value): its
+// attention output, attn.proj, norm2 and MLP are (B, D) instead of
+// (B·T, D), and the readout is skipped. Each class-token row gets the same
+// arithmetic as in the full block (TestFrozenMatchesEval), for about 1/12
+// less work on a 12-block ViT.
 func (b *builder) frozenBlock(x *G.Node, i int) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv")                                                                       // (B·T, 3D)
-	attn := b.op(func() (*G.Node, error) { return graph.AttentionEval(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
+	queries := b.tokens
+	if i == c.Depth-1 && c.Readout != ReadoutMean {
+		queries = 1
+		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, false) }) // class-token rows (B, D)
+		b.clsRows = true
+	}
+	attn := b.op(func() (*G.Node, error) { return graph.AttentionEvalFirst(h, b.batch, b.tokens, c.NumHeads, queries) }) // (B·queries, D)
 	x = b.op(func() (*G.Node, error) {
 		return graph.LinearPackedAdd(attn, b.packed[pre+"attn.proj.weight"], b.p[pre+"attn.proj.bias"], x)
 	})

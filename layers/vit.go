@@ -197,7 +197,7 @@ type Graph struct {
 	Batch    int
 	Input    *G.Node   // (B, C, H, W), bound to a tensor the caller fills
 	Logits   *G.Node   // (B, num_classes)
-	Features *G.Node   // (B·T, D) token rows after the final norm, before readout
+	Features *G.Node   // (B·T, D) token rows after the final norm, before readout (a Frozen graph with a class-token readout: the (B, D) class-token rows only)
 	Params   []*G.Node // parallel to VisionTransformer.Params
 	Attn     []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
 	Stoch    *graph.Stochastic
@@ -244,6 +244,7 @@ type builder struct {
 	cfg           Config
 	p             map[string]*G.Node
 	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
+	clsRows       bool                           // Frozen: x holds only the class-token rows (B, D) (frozen.go)
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -288,8 +289,10 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 	}
 	x = b.layerNorm(x, "norm")
 	out.Features = x
-	x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
-	x = b.linear(x, "head")                                                                          // (B, classes)
+	if !b.clsRows {
+		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
+	}
+	x = b.linear(x, "head") // (B, classes)
 	if b.err != nil {
 		return nil, b.err
 	}
