@@ -30,6 +30,9 @@ import (
 //   - Attention is graph.AttentionEval: no probabilities kept (no attention
 //     maps), the softmax done per block of query rows in cache, and one
 //     image's heads split by rows over the cores.
+//   - With a class-token readout the last block, after its qkv, runs on the
+//     class-token rows only (see frozenBlock); Graph.Features then holds
+//     those rows alone.
 //
 // The price is the snapshot: a Frozen graph keeps computing with the
 // weights the model had at its first Frozen Build, whatever is written into
