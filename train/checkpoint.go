@@ -40,7 +40,7 @@ type ModelMeta struct {
 func (m ModelMeta) metadata() (map[string]string, error) {
 	out := map[string]string{"format": FormatVersion}
 	var node yaml.Node
-	if err := node.Encode(m.Model); err != nil {
+	if err := node.Encode(m.Model.WithDefaults()); err != nil {
 		return nil, err
 	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
