@@ -6,6 +6,7 @@
 package synthimg
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -85,12 +86,18 @@ func WriteJPEG(path string, w, h int, seed uint64, quality int) error {
 // Sizes are ImageNet's typical landscape and portrait sizes.
 var Sizes = [][2]int{{500, 375}, {375, 500}}
 
+// distinct is how many different images WriteFolder makes per size; the
+// other files are copies (decoding cost does not depend on which).
+const distinct = 8
+
 // WriteFolder writes a folder data set under root in the layout data.Open
 // reads (root/train/<class>/*.jpg and root/val/<class>/*.jpg): classes
 // class folders of perClass training and valPerClass validation JPEGs at
-// quality 90, alternating between the sizes of Sizes.
+// quality 90, alternating between the sizes of Sizes. It encodes at most
+// 8 different images per size and copies them to the other files.
 func WriteFolder(root string, classes, perClass, valPerClass int) error {
-	seed := uint64(1)
+	var encoded [][]byte
+	file := 0
 	for _, split := range []struct {
 		name string
 		n    int
@@ -101,11 +108,19 @@ func WriteFolder(root string, classes, perClass, valPerClass int) error {
 				return err
 			}
 			for i := 0; i < split.n; i++ {
-				sz := Sizes[(c+i)%len(Sizes)]
-				if err := WriteJPEG(filepath.Join(dir, fmt.Sprintf("img%05d.jpg", i)), sz[0], sz[1], seed, 90); err != nil {
+				k := file % (distinct * len(Sizes))
+				file++
+				if k == len(encoded) {
+					sz := Sizes[k%len(Sizes)]
+					var buf bytes.Buffer
+					if err := jpeg.Encode(&buf, Photo(sz[0], sz[1], uint64(k+1)), &jpeg.Options{Quality: 90}); err != nil {
+						return fmt.Errorf("synthimg: encode: %w", err)
+					}
+					encoded = append(encoded, buf.Bytes())
+				}
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("img%05d.jpg", i)), encoded[k], 0o644); err != nil {
 					return err
 				}
-				seed++
 			}
 		}
 	}
