@@ -38,6 +38,15 @@ func checkPixels(path string, cfg image.Config, maxPixels int64) error {
 	return nil
 }
 
+// decodeJPEG, when set (by a build with -tags jpegturbo), decodes JPEG
+// files of the given size into CHW uint8 of c channels instead of
+// image/jpeg; ok false hands the file to the standard library.
+var decodeJPEG func(b []byte, c, width, height int) (img Image, ok bool, err error)
+
+// JPEGDecoder returns the JPEG decoder of this build: "image/jpeg" (Go's
+// standard library), or "libjpeg-turbo" in a build with -tags jpegturbo.
+func JPEGDecoder() string { return jpegDecoderName }
+
 // decodeImageFile reads and decodes the PNG, JPEG or GIF file at path into a
 // CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped). An
 // image of more than maxPixels pixels (0 = DefaultMaxPixels) is refused from
@@ -47,12 +56,21 @@ func decodeImageFile(path string, c int, maxPixels int64) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
 		return Image{}, fmt.Errorf("decode %s: %w", path, err)
 	}
 	if err := checkPixels(path, cfg, maxPixels); err != nil {
 		return Image{}, err
+	}
+	if decodeJPEG != nil && format == "jpeg" {
+		img, ok, err := decodeJPEG(b, c, cfg.Width, cfg.Height)
+		if err != nil {
+			return Image{}, fmt.Errorf("decode %s: %w", path, err)
+		}
+		if ok {
+			return img, nil
+		}
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
