@@ -188,6 +188,7 @@ func (r *resizer) vpass(dst, tmp []float32, c, inH, outH, outW int) {
 			for k := t.Off[o]; k < t.Off[o+1]; k++ {
 				w := t.W[k]
 				irow := in[t.Idx[k]*outW : (t.Idx[k]+1)*outW]
+				irow = irow[:len(orow)]
 				for x := range orow {
 					orow[x] += w * irow[x]
 				}
