@@ -27,7 +27,7 @@ import (
 func goldenInputs(dir string) (ckpt string, pngs []string, err error) {
 	cfg := layers.DefaultConfig()
 	cfg.ImgSize, cfg.PatchSize, cfg.EmbedDim, cfg.Depth, cfg.NumHeads, cfg.MLPRatio, cfg.NumClasses = layers.Size2{16, 16}, 8, 24, 2, 2, 2, 5
-	cfg.ZeroInitHead = false
+	cfg.ZeroInitHead.Set(false)
 	m, err := layers.New(cfg, tensor.Float32, 7)
 	if err != nil {
 		return "", nil, err

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 )
 
 // DatasetName names a data set, the value of Config.Name. The zero value ""
@@ -265,10 +266,10 @@ func (c AugmentConfig) Validate() error {
 // MixupConfig is the "mixup" section: timm's Mixup/CutMix and label
 // smoothing (timm/data/mixup.py). Mixing is off unless mixup_alpha > 0,
 // cutmix_alpha > 0 or cutmix_minmax is set; label smoothing applies to
-// training targets with or without mixing. The zero value is valid and, like
-// the defaults, mixes nothing; Prob, SwitchProb and CorrectLam are literal in
-// Go (0 and false are settings), the YAML parser starts them from
-// DefaultMixupConfig.
+// training targets with or without mixing. The zero value is valid and means
+// DefaultMixupConfig (off). Prob, SwitchProb and CorrectLam, whose 0 and
+// false are settings that differ from their defaults, are optional: unset
+// means the default, and optional.FloatOf(0) (or prob: 0 in YAML) means 0.
 type MixupConfig struct {
 	// MixupAlpha is the Beta(α,α) parameter of mixup (0 = off).
 	MixupAlpha float64 `yaml:"mixup_alpha"`
@@ -279,23 +280,23 @@ type MixupConfig struct {
 	// forces cutmix_alpha to 1 (as timm does).
 	CutmixMinMax []float64 `yaml:"cutmix_minmax"`
 	// Prob is the probability of mixing a batch (or element), default 1.
-	Prob float64 `yaml:"prob"`
+	Prob optional.Float `yaml:"prob"`
 	// SwitchProb is the probability of CutMix instead of mixup when both are
 	// on, default 0.5.
-	SwitchProb float64 `yaml:"switch_prob"`
+	SwitchProb optional.Float `yaml:"switch_prob"`
 	// Mode is batch (default, also for ""), pair or elem.
 	Mode MixMode `yaml:"mode"`
 	// LabelSmoothing is ε: targets are ε/C off and 1-ε+ε/C on (0 = off).
 	LabelSmoothing float64 `yaml:"label_smoothing"`
 	// CorrectLam sets lam to the exact kept area after the CutMix box is
 	// clipped to the image (default true).
-	CorrectLam bool `yaml:"correct_lam"`
+	CorrectLam optional.Bool `yaml:"correct_lam"`
 }
 
 // DefaultMixupConfig returns the "mixup" defaults: off, with timm's prob 1,
 // switch_prob 0.5, mode batch and correct_lam true for when it is turned on.
 func DefaultMixupConfig() MixupConfig {
-	return MixupConfig{Prob: 1, SwitchProb: 0.5, Mode: MixBatch, CorrectLam: true}
+	return MixupConfig{Prob: optional.FloatOf(1), SwitchProb: optional.FloatOf(0.5), Mode: MixBatch, CorrectLam: optional.BoolOf(true)}
 }
 
 // Active reports whether the configuration mixes images (as opposed to only
@@ -304,17 +305,24 @@ func (c MixupConfig) Active() bool {
 	return c.MixupAlpha > 0 || c.CutmixAlpha > 0 || len(c.CutmixMinMax) > 0
 }
 
-// WithDefaults returns c with a zero Mode set to batch.
+// WithDefaults returns c with a zero Mode set to batch and unset Prob,
+// SwitchProb and CorrectLam set to DefaultMixupConfig's values.
 func (c MixupConfig) WithDefaults() MixupConfig {
+	d := DefaultMixupConfig()
 	if c.Mode == "" {
-		c.Mode = MixBatch
+		c.Mode = d.Mode
 	}
+	c.Prob = c.Prob.Or(d.Prob)
+	c.SwitchProb = c.SwitchProb.Or(d.SwitchProb)
+	c.CorrectLam = c.CorrectLam.Or(d.CorrectLam)
 	return c
 }
 
 // Validate checks every key of the "mixup" section; each error is a
-// *cfgerr.Error naming its key.
+// *cfgerr.Error naming its key. Zero fields are valid (they mean the
+// default).
 func (c MixupConfig) Validate() error {
+	c = c.WithDefaults()
 	var errs cfgerr.List
 	if !(c.MixupAlpha >= 0) || math.IsInf(c.MixupAlpha, 0) {
 		errs.Add("mixup.mixup_alpha", "must be >= 0 and finite, got %v", c.MixupAlpha)
@@ -329,11 +337,11 @@ func (c MixupConfig) Validate() error {
 			errs.Add("mixup.cutmix_minmax", "must satisfy 0 < min < max <= 1, got %v", c.CutmixMinMax)
 		}
 	}
-	if !(c.Prob >= 0 && c.Prob <= 1) {
-		errs.Add("mixup.prob", "must be in [0,1], got %v", c.Prob)
+	if p := c.Prob.Value(); !(p >= 0 && p <= 1) {
+		errs.Add("mixup.prob", "must be in [0,1], got %v", p)
 	}
-	if !(c.SwitchProb >= 0 && c.SwitchProb <= 1) {
-		errs.Add("mixup.switch_prob", "must be in [0,1], got %v", c.SwitchProb)
+	if p := c.SwitchProb.Value(); !(p >= 0 && p <= 1) {
+		errs.Add("mixup.switch_prob", "must be in [0,1], got %v", p)
 	}
 	if err := c.Mode.Validate(); err != nil {
 		errs.Add("mixup.mode", "%v", err)

@@ -3,10 +3,12 @@ package data
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 )
 
 func TestDefaultsValidate(t *testing.T) {
@@ -24,7 +26,7 @@ func TestDefaultsValidate(t *testing.T) {
 		t.Errorf("data defaults %+v", d)
 	}
 	m := DefaultMixupConfig()
-	if m.Prob != 1 || m.SwitchProb != 0.5 || m.Mode != MixBatch || !m.CorrectLam || m.Active() || m.LabelSmoothing != 0 {
+	if m.Prob != optional.FloatOf(1) || m.SwitchProb != optional.FloatOf(0.5) || m.Mode != MixBatch || m.CorrectLam != optional.BoolOf(true) || m.Active() || m.LabelSmoothing != 0 {
 		t.Errorf("mixup defaults %+v", m)
 	}
 	a := DefaultAugmentConfig()
@@ -65,8 +67,8 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{mix(func(c *MixupConfig) { c.CutmixAlpha = math.Inf(1) }), "mixup.cutmix_alpha"},
 		{mix(func(c *MixupConfig) { c.CutmixMinMax = []float64{0.3} }), "mixup.cutmix_minmax"},
 		{mix(func(c *MixupConfig) { c.CutmixMinMax = []float64{0.8, 0.3} }), "mixup.cutmix_minmax"},
-		{mix(func(c *MixupConfig) { c.Prob = 1.5 }), "mixup.prob"},
-		{mix(func(c *MixupConfig) { c.SwitchProb = math.NaN() }), "mixup.switch_prob"},
+		{mix(func(c *MixupConfig) { c.Prob.Set(1.5) }), "mixup.prob"},
+		{mix(func(c *MixupConfig) { c.SwitchProb.Set(math.NaN()) }), "mixup.switch_prob"},
 		{mix(func(c *MixupConfig) { c.Mode = "random" }), "mixup.mode"},
 		{mix(func(c *MixupConfig) { c.LabelSmoothing = 1 }), "mixup.label_smoothing"},
 	}
@@ -96,20 +98,28 @@ func TestZeroSectionsAreDefaults(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Config{}: %v", err)
 	}
-	if got := (Config{}).WithDefaults(); got.Name != NameMNIST || got.Prefetch != 4 {
-		t.Errorf("Config{}.WithDefaults() = %+v", got)
+	if got := (Config{}).WithDefaults(); !reflect.DeepEqual(got, DefaultConfig()) {
+		t.Errorf("Config{}.WithDefaults() = %+v, want %+v", got, DefaultConfig())
 	}
 	if err := (AugmentConfig{}).Validate(); err != nil {
 		t.Errorf("AugmentConfig{}: %v", err)
 	}
-	if got := (AugmentConfig{}).WithDefaults(); got.Interpolation != DefaultAugmentConfig().Interpolation {
+	if got := (AugmentConfig{}).WithDefaults(); got != DefaultAugmentConfig() {
 		t.Errorf("AugmentConfig{}.WithDefaults() = %+v, want %+v", got, DefaultAugmentConfig())
 	}
 	if err := (MixupConfig{}).Validate(); err != nil {
 		t.Errorf("MixupConfig{}: %v", err)
 	}
-	if got := (MixupConfig{}).WithDefaults(); got.Mode != MixBatch || got.Active() {
-		t.Errorf("MixupConfig{}.WithDefaults() = %+v", got)
+	if got := (MixupConfig{}).WithDefaults(); !reflect.DeepEqual(got, DefaultMixupConfig()) || got.Active() {
+		t.Errorf("MixupConfig{}.WithDefaults() = %+v, want %+v", got, DefaultMixupConfig())
+	}
+	// prob, switch_prob and correct_lam set to 0/false stay so.
+	var off MixupConfig
+	off.Prob.Set(0)
+	off.SwitchProb.Set(0)
+	off.CorrectLam.Set(false)
+	if got := off.WithDefaults(); got.Prob != optional.FloatOf(0) || got.SwitchProb != optional.FloatOf(0) || got.CorrectLam != optional.BoolOf(false) {
+		t.Errorf("explicit zeros resolved to %+v", got)
 	}
 	// The pipeline accepts the zero augment section as evaluation passes it.
 	if _, err := NewPipeline(1, 8, 8, false, 0, AugmentConfig{}, []float64{0}, []float64{1}); err != nil {

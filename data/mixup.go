@@ -136,7 +136,7 @@ func (m *Mixup) drawLam(r *rng) (lam float64, cutmix bool) {
 	ma, ca := m.cfg.MixupAlpha, m.cutAlpha
 	switch {
 	case ma > 0 && ca > 0:
-		cutmix = r.float64() < m.cfg.SwitchProb
+		cutmix = r.float64() < m.cfg.SwitchProb.Value()
 		if cutmix {
 			return r.beta(ca, ca), true
 		}
@@ -150,7 +150,7 @@ func (m *Mixup) drawLam(r *rng) (lam float64, cutmix bool) {
 
 // mixBatch is timm's _mix_batch: one lam for the batch.
 func (m *Mixup) mixBatch(x []float32, c, h, w int, lam []float64, r *rng) {
-	if !(r.float64() < m.cfg.Prob) {
+	if !(r.float64() < m.cfg.Prob.Value()) {
 		return
 	}
 	l, cut := m.drawLam(r)
@@ -205,7 +205,7 @@ func (m *Mixup) mixElem(x []float32, c, h, w int, lam []float64, r *rng, pair bo
 	copy(orig, x)
 	for g := 0; g < count; g++ {
 		l, cut := m.drawLam(r)
-		if !(r.float64() < m.cfg.Prob) {
+		if !(r.float64() < m.cfg.Prob.Value()) {
 			l = 1
 		}
 		var yl, yh, xl, xh int
@@ -301,7 +301,7 @@ func (m *Mixup) cutmixBox(h, w int, lam float64, r *rng) (yl, yh, xl, xh int, co
 		xl, xh = clampInt(cx-cw/2, 0, w), clampInt(cx+cw/2, 0, w)
 	}
 	corrected = lam
-	if m.cfg.CorrectLam || len(m.cfg.CutmixMinMax) == 2 {
+	if m.cfg.CorrectLam.Value() || len(m.cfg.CutmixMinMax) == 2 {
 		corrected = 1 - float64((yh-yl)*(xh-xl))/float64(h*w)
 	}
 	return yl, yh, xl, xh, corrected

@@ -48,7 +48,7 @@ func TestMixupRowsSumToOne(t *testing.T) {
 			mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.Mode = 0.8, mode }),
 			mixCfg(func(c *MixupConfig) { c.CutmixAlpha, c.Mode, c.LabelSmoothing = 1, mode, 0.1 }),
 			mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha, c.Mode, c.LabelSmoothing = 0.8, 1, mode, 0.2 }),
-			mixCfg(func(c *MixupConfig) { c.CutmixMinMax, c.Mode, c.CorrectLam = []float64{0.2, 0.8}, mode, false }),
+			mixCfg(func(c *MixupConfig) { c.CutmixMinMax, c.Mode = []float64{0.2, 0.8}, mode; c.CorrectLam.Set(false) }),
 			mixCfg(func(c *MixupConfig) { c.LabelSmoothing, c.Mode = 0.3, mode }),
 		} {
 			m, err := NewMixup(cfg, k)
@@ -94,7 +94,7 @@ func TestMixupOffLeavesBatchAndSmoothsLabels(t *testing.T) {
 		}
 	}
 	// prob 0 also leaves the batch alone.
-	m, _ = NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha, c.Prob = 1, 1, 0 }), k)
+	m, _ = NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha = 1, 1; c.Prob.Set(0) }), k)
 	for _, mode := range []MixMode{MixBatch, MixElem, MixPair} {
 		m.cfg.Mode = mode
 		m.Apply(x, labels, 1, 3, 3, targets, 3)
@@ -177,7 +177,7 @@ func TestMixupLamMatchesBeta(t *testing.T) {
 }
 
 func TestMixupSwitchProbAndDeterminism(t *testing.T) {
-	m, _ := NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha, c.SwitchProb = 1, 1, 0.3 }), 5)
+	m, _ := NewMixup(mixCfg(func(c *MixupConfig) { c.MixupAlpha, c.CutmixAlpha = 1, 1; c.SwitchProb.Set(0.3) }), 5)
 	cut := 0
 	const draws = 2000
 	for d := 0; d < draws; d++ {
@@ -218,7 +218,7 @@ func TestMixupErrors(t *testing.T) {
 	if _, err := m.Apply(x[:7], labels, 1, 2, 2, make([]float32, 6), 0); err == nil {
 		t.Error("short batch accepted")
 	}
-	if _, err := NewMixup(mixCfg(func(c *MixupConfig) { c.Prob = 2 }), 3); err == nil {
+	if _, err := NewMixup(mixCfg(func(c *MixupConfig) { c.Prob.Set(2) }), 3); err == nil {
 		t.Error("prob 2 accepted")
 	}
 	mm, _ := NewMixup(mixCfg(func(c *MixupConfig) { c.CutmixMinMax = []float64{0.5, 0.6} }), 3)

@@ -72,7 +72,7 @@ func TestShardedLoaderMatchesOneProcess(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", mode, ranks), func(t *testing.T) {
 				cfg := trainCfg(2)
 				cfg.Mixup.Mode = mode
-				cfg.Mixup.Prob = 0.9
+				cfg.Mixup.Prob.Set(0.9)
 				one, err := NewLoader(ds, cfg)
 				if err != nil {
 					t.Fatal(err)

@@ -29,3 +29,8 @@ func parallelForGrain(n, grain int, f func(lo, hi int)) {
 		f(lo, min(lo+size, n))
 	})
 }
+
+// ParallelFor is parallelFor for callers outside the package that must
+// split work exactly as the ops do (experiments/bench's BLAS floor issues
+// the attention's products this way).
+func ParallelFor(n int, f func(lo, hi int)) { parallelFor(n, f) }

@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 )
 
 // Readout names how the classifier reads the token sequence.
@@ -120,8 +121,8 @@ type Config struct {
 	Readout      Readout        `yaml:"readout"`        // cls (default) | mean
 	DropPathRate float64        `yaml:"drop_path_rate"` // stochastic depth, rising linearly over blocks to this; default 0
 	Dropout      float64        `yaml:"dropout"`        // after pos add, attn.proj, MLP act and fc2; default 0
-	ZeroInitHead bool           `yaml:"zero_init_head"` // head weight and bias start at zero; default true
-	QKVBias      bool           `yaml:"qkv_bias"`       // bias on the qkv projection; default true
+	ZeroInitHead optional.Bool  `yaml:"zero_init_head"` // head weight and bias start at zero; default true
+	QKVBias      optional.Bool  `yaml:"qkv_bias"`       // bias on the qkv projection; default true
 	PatchEmbed   PatchEmbedForm `yaml:"patch_embed"`    // linear (default) | conv
 	Act          Act            `yaml:"act"`            // gelu (default) | gelu_tanh
 	LNEps        float64        `yaml:"ln_eps"`         // LayerNorm epsilon, in (0, 1]; 0 = 1e-6
@@ -131,7 +132,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		ImgSize: Size2{224, 224}, PatchSize: 16, InChans: 3, EmbedDim: 768, Depth: 12, NumHeads: 12,
-		MLPRatio: 4, NumClasses: 1000, Readout: ReadoutCLS, ZeroInitHead: true, QKVBias: true,
+		MLPRatio: 4, NumClasses: 1000, Readout: ReadoutCLS, ZeroInitHead: optional.BoolOf(true), QKVBias: optional.BoolOf(true),
 		PatchEmbed: PatchLinear, Act: ActGELU, LNEps: 1e-6,
 	}
 }
@@ -171,12 +172,12 @@ const (
 )
 
 // WithDefaults returns c with every zero field replaced by its default (the
-// values of DefaultConfig). A zero field means "the default" wherever zero
-// is not itself a setting, so Config{} is ViT-B/16 and Config{Depth: 6} is a
-// six-block ViT-B/16. The exceptions are the booleans ZeroInitHead and
-// QKVBias (false is a setting) and the rates DropPathRate and Dropout (0 =
-// off is their default). The YAML parser reads a file over DefaultConfig and
-// refuses an explicit zero for a key whose zero means the default.
+// values of DefaultConfig), so Config{} is ViT-B/16 and Config{Depth: 6} is
+// a six-block ViT-B/16. ZeroInitHead and QKVBias, whose false is a setting,
+// are optional: unset means true, optional.BoolOf(false) means false. The
+// rates DropPathRate and Dropout default to 0 (off). The YAML parser reads a
+// file over DefaultConfig and refuses an explicit zero for a key whose zero
+// means the default (depth: 0).
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	if c.ImgSize == (Size2{}) {
@@ -208,6 +209,8 @@ func (c Config) WithDefaults() Config {
 	if c.Act == "" {
 		c.Act = d.Act
 	}
+	c.ZeroInitHead = c.ZeroInitHead.Or(d.ZeroInitHead)
+	c.QKVBias = c.QKVBias.Or(d.QKVBias)
 	return c
 }
 

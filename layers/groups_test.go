@@ -25,7 +25,8 @@ func TestParamGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	oc := optim.DefaultConfig()
-	oc.WeightDecay, oc.LayerDecay = 0.1, 0.5
+	oc.LayerDecay = 0.5
+	oc.WeightDecay.Set(0.1)
 	o, err := optim.NewAdamW(oc)
 	if err != nil {
 		t.Fatal(err)

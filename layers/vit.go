@@ -75,7 +75,7 @@ func ParamShapes(c Config) []NamedShape {
 			NamedShape{b + "norm1.weight", tensor.Shape{d}},
 			NamedShape{b + "norm1.bias", tensor.Shape{d}},
 			NamedShape{b + "attn.qkv.weight", tensor.Shape{3 * d, d}})
-		if c.QKVBias {
+		if c.QKVBias.Value() {
 			out = append(out, NamedShape{b + "attn.qkv.bias", tensor.Shape{3 * d}})
 		}
 		out = append(out,
@@ -123,7 +123,7 @@ func (m *VisionTransformer) Init(seed uint64) {
 		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
 			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
 			InitUniform(p.Value, 1/math.Sqrt(float64(fanIn)), rng)
-		case (p.Name == "head.weight" || p.Name == "head.bias") && m.Config.ZeroInitHead:
+		case (p.Name == "head.weight" || p.Name == "head.bias") && m.Config.ZeroInitHead.Value():
 			InitConst(p.Value, 0)
 		case hasSuffix(p.Name, ".bias") || p.Name == "norm.bias" || p.Name == "head.bias":
 			InitConst(p.Value, 0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 )
 
 func TestParamCounts(t *testing.T) {
@@ -117,22 +118,29 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestZeroConfigIsDefault: the zero Config is valid and is ViT-B/16 (with
-// the booleans false), and a zero field means that field's default.
+// TestZeroConfigIsDefault: the zero Config is valid and is ViT-B/16, and a
+// zero field means that field's default; the optional booleans set to false
+// stay false.
 func TestZeroConfigIsDefault(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("zero Config: %v", err)
 	}
 	d := DefaultConfig()
-	d.ZeroInitHead, d.QKVBias = false, false // booleans: false is a setting, not "default"
 	if got := (Config{}).WithDefaults(); got != d {
 		t.Errorf("Config{}.WithDefaults() = %+v, want %+v", got, d)
 	}
 	if got := (Config{Depth: 3}).WithDefaults(); got.Depth != 3 || got.EmbedDim != 768 {
 		t.Errorf("Config{Depth: 3} resolved to depth %d, dim %d", got.Depth, got.EmbedDim)
 	}
-	if CountParams(Config{QKVBias: true}) != CountParams(DefaultConfig()) {
-		t.Errorf("CountParams(Config{QKVBias: true}) = %d, want ViT-B/16's %d", CountParams(Config{QKVBias: true}), CountParams(DefaultConfig()))
+	if CountParams(Config{}) != CountParams(DefaultConfig()) {
+		t.Errorf("CountParams(Config{}) = %d, want ViT-B/16's %d", CountParams(Config{}), CountParams(DefaultConfig()))
+	}
+	noBias := Config{QKVBias: optional.BoolOf(false), ZeroInitHead: optional.BoolOf(false)}
+	if got := noBias.WithDefaults(); got.QKVBias.Value() || got.ZeroInitHead.Value() {
+		t.Errorf("false booleans resolved to qkv_bias %v, zero_init_head %v", got.QKVBias, got.ZeroInitHead)
+	}
+	if got, want := CountParams(noBias), CountParams(DefaultConfig())-12*3*768; got != want {
+		t.Errorf("CountParams without qkv_bias = %d, want %d", got, want)
 	}
 }
 
@@ -161,7 +169,7 @@ func TestBuildFailedOpIsAnError(t *testing.T) {
 func tinyConfig() Config {
 	c := DefaultConfig()
 	c.ImgSize, c.PatchSize, c.InChans, c.EmbedDim, c.Depth, c.NumHeads, c.MLPRatio, c.NumClasses = Size2{4, 4}, 2, 1, 8, 2, 2, 2, 3
-	c.ZeroInitHead = false
+	c.ZeroInitHead.Set(false)
 	return c
 }
 

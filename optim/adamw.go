@@ -28,7 +28,7 @@ func NewAdamW(c Config) (*AdamW, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	o := &AdamW{beta1: c.Betas[0], beta2: c.Betas[1], eps: c.Eps, weightDecay: c.WeightDecay}
+	o := &AdamW{beta1: c.Betas[0], beta2: c.Betas[1], eps: c.Eps, weightDecay: c.WeightDecay.Value()}
 	if layerDecayOn(c.LayerDecay) {
 		o.layerDecay = c.LayerDecay
 	}

@@ -11,7 +11,7 @@ import (
 // testConfig returns DefaultConfig with the given lr-independent knobs.
 func testConfig(wd, layerDecay float64) Config {
 	c := DefaultConfig()
-	c.WeightDecay = wd
+	c.WeightDecay.Set(wd)
 	c.LayerDecay = layerDecay
 	return c
 }
@@ -202,7 +202,8 @@ func maxRelDiff(t *testing.T, what string, a, b []float32) float64 {
 func TestAgainstTorch(t *testing.T) {
 	g := loadGolden(t)
 	c := DefaultConfig()
-	c.WeightDecay, c.LayerDecay, c.Betas, c.Eps = g.WeightDecay, g.LayerDecay, g.Betas, g.Eps
+	c.LayerDecay, c.Betas, c.Eps = g.LayerDecay, g.Betas, g.Eps
+	c.WeightDecay.Set(g.WeightDecay)
 	o := newTestAdamW(t, c)
 	params := make([]Param, len(g.Params))
 	for i, p := range g.Params {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 )
 
 // Optimizer names the optimizer, the value of Config.Opt. The zero value
@@ -43,29 +44,29 @@ const MaxEpochsKey = 1e6
 // decodes it over [DefaultConfig], so absent keys keep their defaults and
 // every present value is taken literally.
 //
-// In Go the zero value is valid: a zero field means its default wherever
-// zero is not a setting (Opt, LR, Betas, Eps, Sched, DecayEpochs, DecayRate,
-// EMADecay; see [Config.WithDefaults]). WeightDecay, WarmupEpochs,
-// WarmupLR, MinLR, ClipGrad and LayerDecay are literal: 0 means none/off
-// there, so Config{} is AdamW at lr 1e-3 without weight decay, warmup or
-// clipping. Start from DefaultConfig for the recipe's defaults.
+// In Go the zero value is valid and means DefaultConfig: every zero field
+// means its default (see [Config.WithDefaults]). Where 0 is itself a
+// setting that differs from the default (weight_decay, warmup_epochs,
+// warmup_lr, min_lr, clip_grad), the field is an [optional.Float]: unset
+// means the default, and optional.FloatOf(0) (or an explicit 0 in YAML)
+// means 0. LayerDecay's default is 0 (off), so it stays a plain float64.
 type Config struct {
-	Opt          Optimizer `yaml:"opt"`           // optimizer: "adamw" (the only value for now); "" = adamw
-	LR           float64   `yaml:"lr"`            // base (peak) learning rate; 0 = 1e-3
-	WeightDecay  float64   `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors; 0 = none
-	Betas        []float64 `yaml:"betas"`         // AdamW β1, β2; nil = [0.9, 0.999]
-	Eps          float64   `yaml:"eps"`           // AdamW ε; 0 = 1e-8
-	Sched        Sched     `yaml:"sched"`         // SchedCosine, SchedConstant or SchedStep; "" = cosine
-	WarmupEpochs float64   `yaml:"warmup_epochs"` // linear warmup length in epochs, fractional allowed; 0 = none
-	WarmupLR     float64   `yaml:"warmup_lr"`     // learning rate at the first warmup step
-	MinLR        float64   `yaml:"min_lr"`        // cosine: final learning rate
-	DecayEpochs  float64   `yaml:"decay_epochs"`  // step: epochs between decays; 0 = 90
-	DecayRate    float64   `yaml:"decay_rate"`    // step: factor per decay; 0 = 0.1
-	ClipGrad     float64   `yaml:"clip_grad"`     // max global gradient L2 norm; 0 = off
-	LayerDecay   float64   `yaml:"layer_decay"`   // layer-wise lr decay factor; 0 or 1 = off
-	EMA          bool      `yaml:"ema"`           // keep an EMA of the weights
-	EMADecay     float64   `yaml:"ema_decay"`     // EMA decay per step, in (0, 1]; 0 = 0.9998
-	EMAWarmup    bool      `yaml:"ema_warmup"`    // timm ModelEmaV3 decay warmup
+	Opt          Optimizer      `yaml:"opt"`           // optimizer: "adamw" (the only value for now); "" = adamw
+	LR           float64        `yaml:"lr"`            // base (peak) learning rate; 0 = 1e-3
+	WeightDecay  optional.Float `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors; default 0.05, 0 = none
+	Betas        []float64      `yaml:"betas"`         // AdamW β1, β2; nil = [0.9, 0.999]
+	Eps          float64        `yaml:"eps"`           // AdamW ε; 0 = 1e-8
+	Sched        Sched          `yaml:"sched"`         // SchedCosine, SchedConstant or SchedStep; "" = cosine
+	WarmupEpochs optional.Float `yaml:"warmup_epochs"` // linear warmup length in epochs, fractional allowed; default 1, 0 = none
+	WarmupLR     optional.Float `yaml:"warmup_lr"`     // learning rate at the first warmup step; default 1e-6
+	MinLR        optional.Float `yaml:"min_lr"`        // cosine: final learning rate; default 1e-5
+	DecayEpochs  float64        `yaml:"decay_epochs"`  // step: epochs between decays; 0 = 90
+	DecayRate    float64        `yaml:"decay_rate"`    // step: factor per decay; 0 = 0.1
+	ClipGrad     optional.Float `yaml:"clip_grad"`     // max global gradient L2 norm; default 1, 0 = off
+	LayerDecay   float64        `yaml:"layer_decay"`   // layer-wise lr decay factor; 0 or 1 = off
+	EMA          bool           `yaml:"ema"`           // keep an EMA of the weights
+	EMADecay     float64        `yaml:"ema_decay"`     // EMA decay per step, in (0, 1]; 0 = 0.9998
+	EMAWarmup    bool           `yaml:"ema_warmup"`    // timm ModelEmaV3 decay warmup
 }
 
 // DefaultConfig returns the documented defaults: AdamW lr 1e-3, weight decay
@@ -74,17 +75,20 @@ type Config struct {
 // clipping at norm 1; no layer decay; EMA off with decay 0.9998, no warmup.
 func DefaultConfig() Config {
 	return Config{
-		Opt: OptAdamW, LR: 1e-3, WeightDecay: 0.05, Betas: []float64{0.9, 0.999}, Eps: 1e-8,
-		Sched: SchedCosine, WarmupEpochs: 1, WarmupLR: 1e-6, MinLR: 1e-5,
+		Opt: OptAdamW, LR: 1e-3, WeightDecay: optional.FloatOf(0.05), Betas: []float64{0.9, 0.999}, Eps: 1e-8,
+		Sched: SchedCosine, WarmupEpochs: optional.FloatOf(1), WarmupLR: optional.FloatOf(1e-6), MinLR: optional.FloatOf(1e-5),
 		DecayEpochs: 90, DecayRate: 0.1,
-		ClipGrad: 1.0, LayerDecay: 0,
+		ClipGrad: optional.FloatOf(1.0), LayerDecay: 0,
 		EMA: false, EMADecay: 0.9998, EMAWarmup: false,
 	}
 }
 
-// WithDefaults returns c with every zero field whose zero is not a setting
-// replaced by DefaultConfig's value: Opt, LR, Betas, Eps, Sched,
-// DecayEpochs, DecayRate and EMADecay. NewAdamW and Schedule call it.
+// WithDefaults returns c with every zero field replaced by DefaultConfig's
+// value: Opt, LR, Betas, Eps, Sched, DecayEpochs, DecayRate and EMADecay
+// when zero, and the optional fields (WeightDecay, WarmupEpochs, WarmupLR,
+// MinLR, ClipGrad) when unset; an optional field set to 0 stays 0.
+// (LayerDecay, EMA and EMAWarmup default to their zero.) NewAdamW and
+// Schedule call it.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	if c.Opt == "" {
@@ -103,6 +107,11 @@ func (c Config) WithDefaults() Config {
 			*f.v = *f.def
 		}
 	}
+	c.WeightDecay = c.WeightDecay.Or(d.WeightDecay)
+	c.WarmupEpochs = c.WarmupEpochs.Or(d.WarmupEpochs)
+	c.WarmupLR = c.WarmupLR.Or(d.WarmupLR)
+	c.MinLR = c.MinLR.Or(d.MinLR)
+	c.ClipGrad = c.ClipGrad.Or(d.ClipGrad)
 	return c
 }
 
@@ -116,11 +125,12 @@ func (c Config) Validate() error {
 	if err := c.Opt.Validate(); err != nil {
 		errs.Add("optim.opt", "%v", err)
 	}
+	wd, warmEpochs, warmLR, minLR, clip := c.WeightDecay.Value(), c.WarmupEpochs.Value(), c.WarmupLR.Value(), c.MinLR.Value(), c.ClipGrad.Value()
 	if !(c.LR > 0) || !finite(c.LR) {
 		bad("lr", "> 0", c.LR)
 	}
-	if !(c.WeightDecay >= 0) || !finite(c.WeightDecay) {
-		bad("weight_decay", ">= 0", c.WeightDecay)
+	if !(wd >= 0) || !finite(wd) {
+		bad("weight_decay", ">= 0", wd)
 	}
 	if len(c.Betas) != 2 {
 		bad("betas", "two numbers [beta1, beta2]", c.Betas)
@@ -137,16 +147,16 @@ func (c Config) Validate() error {
 	if err := c.Sched.Validate(); err != nil {
 		errs.Add("optim.sched", "%v", err)
 	}
-	if !(c.WarmupEpochs >= 0 && c.WarmupEpochs <= MaxEpochsKey) {
-		bad("warmup_epochs", fmt.Sprintf("in [0, %g]", float64(MaxEpochsKey)), c.WarmupEpochs)
+	if !(warmEpochs >= 0 && warmEpochs <= MaxEpochsKey) {
+		bad("warmup_epochs", fmt.Sprintf("in [0, %g]", float64(MaxEpochsKey)), warmEpochs)
 	}
-	if !(c.WarmupLR >= 0) || !finite(c.WarmupLR) {
-		bad("warmup_lr", ">= 0", c.WarmupLR)
+	if !(warmLR >= 0) || !finite(warmLR) {
+		bad("warmup_lr", ">= 0", warmLR)
 	}
-	if !(c.MinLR >= 0) || !finite(c.MinLR) {
-		bad("min_lr", ">= 0", c.MinLR)
-	} else if c.Sched == SchedCosine && c.LR > 0 && c.MinLR > c.LR {
-		bad("min_lr", fmt.Sprintf("<= optim.lr (%v) for the cosine schedule", c.LR), c.MinLR)
+	if !(minLR >= 0) || !finite(minLR) {
+		bad("min_lr", ">= 0", minLR)
+	} else if c.Sched == SchedCosine && c.LR > 0 && minLR > c.LR {
+		bad("min_lr", fmt.Sprintf("<= optim.lr (%v) for the cosine schedule", c.LR), minLR)
 	}
 	if c.Sched == SchedStep {
 		if !(c.DecayEpochs > 0 && c.DecayEpochs <= MaxEpochsKey) {
@@ -156,8 +166,8 @@ func (c Config) Validate() error {
 			bad("decay_rate", "> 0 for the step schedule", c.DecayRate)
 		}
 	}
-	if !(c.ClipGrad >= 0) || !finite(c.ClipGrad) {
-		bad("clip_grad", ">= 0 (0 = off)", c.ClipGrad)
+	if !(clip >= 0) || !finite(clip) {
+		bad("clip_grad", ">= 0 (0 = off)", clip)
 	}
 	if !(c.LayerDecay >= 0 && c.LayerDecay <= 1) {
 		bad("layer_decay", "in [0,1] (0 or 1 = off)", c.LayerDecay)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/vitgo/vit/internal/optional"
 )
 
 func TestDefaultConfigValid(t *testing.T) {
@@ -34,7 +36,8 @@ ema_warmup: true
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
-	want.LR, want.Betas, want.Sched, want.WarmupEpochs = 5e-4, []float64{0.9, 0.95}, SchedStep, 0.5
+	want.LR, want.Betas, want.Sched = 5e-4, []float64{0.9, 0.95}, SchedStep
+	want.WarmupEpochs.Set(0.5)
 	want.DecayEpochs, want.DecayRate, want.LayerDecay, want.EMA, want.EMAWarmup = 30, 0.5, 0.65, true, true
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("decoded %+v\nwant    %+v", c, want)
@@ -60,19 +63,19 @@ func TestConfigValidate(t *testing.T) {
 		{"opt", func(c *Config) { c.Opt = "sgd" }, `optim.opt: must be "adamw", got "sgd"`},
 		{"lr negative", func(c *Config) { c.LR = -1 }, "optim.lr: must be > 0, got -1"},
 		{"lr NaN", func(c *Config) { c.LR = math.NaN() }, "optim.lr: must be > 0, got NaN"},
-		{"weight_decay", func(c *Config) { c.WeightDecay = -0.1 }, "optim.weight_decay: must be >= 0, got -0.1"},
+		{"weight_decay", func(c *Config) { c.WeightDecay.Set(-0.1) }, "optim.weight_decay: must be >= 0, got -0.1"},
 		{"betas count", func(c *Config) { c.Betas = []float64{0.9} }, "optim.betas: must be two numbers [beta1, beta2], got [0.9]"},
 		{"beta2", func(c *Config) { c.Betas = []float64{0.9, 1} }, "optim.betas[1]: must be in [0,1), got 1"},
 		{"eps", func(c *Config) { c.Eps = -1 }, "optim.eps: must be > 0, got -1"},
 		{"sched", func(c *Config) { c.Sched = "linear" }, `optim.sched: must be one of "cosine", "constant", "step", got "linear"`},
-		{"warmup_epochs", func(c *Config) { c.WarmupEpochs = -1 }, "optim.warmup_epochs: must be in [0, 1e+06], got -1"},
-		{"warmup_lr", func(c *Config) { c.WarmupLR = math.Inf(1) }, "optim.warmup_lr: must be >= 0, got +Inf"},
-		{"min_lr", func(c *Config) { c.MinLR = -1e-5 }, "optim.min_lr: must be >= 0, got -1e-05"},
-		{"min_lr above lr", func(c *Config) { c.MinLR = 0.1 }, "optim.min_lr: must be <= optim.lr (0.001) for the cosine schedule, got 0.1"},
+		{"warmup_epochs", func(c *Config) { c.WarmupEpochs.Set(-1) }, "optim.warmup_epochs: must be in [0, 1e+06], got -1"},
+		{"warmup_lr", func(c *Config) { c.WarmupLR.Set(math.Inf(1)) }, "optim.warmup_lr: must be >= 0, got +Inf"},
+		{"min_lr", func(c *Config) { c.MinLR.Set(-1e-5) }, "optim.min_lr: must be >= 0, got -1e-05"},
+		{"min_lr above lr", func(c *Config) { c.MinLR.Set(0.1) }, "optim.min_lr: must be <= optim.lr (0.001) for the cosine schedule, got 0.1"},
 		{"decay_epochs", func(c *Config) { c.Sched, c.DecayEpochs = SchedStep, -1 }, "optim.decay_epochs: must be in (0, 1e+06] for the step schedule, got -1"},
-		{"warmup_epochs 1e9", func(c *Config) { c.WarmupEpochs = 1e9 }, "optim.warmup_epochs: must be in [0, 1e+06], got 1e+09"},
+		{"warmup_epochs 1e9", func(c *Config) { c.WarmupEpochs.Set(1e9) }, "optim.warmup_epochs: must be in [0, 1e+06], got 1e+09"},
 		{"decay_rate", func(c *Config) { c.Sched, c.DecayRate = SchedStep, -2 }, "optim.decay_rate: must be > 0 for the step schedule, got -2"},
-		{"clip_grad", func(c *Config) { c.ClipGrad = -1 }, "optim.clip_grad: must be >= 0 (0 = off), got -1"},
+		{"clip_grad", func(c *Config) { c.ClipGrad.Set(-1) }, "optim.clip_grad: must be >= 0 (0 = off), got -1"},
 		{"layer_decay", func(c *Config) { c.LayerDecay = 1.2 }, "optim.layer_decay: must be in [0,1] (0 or 1 = off), got 1.2"},
 		{"ema_decay", func(c *Config) { c.EMADecay = 2 }, "optim.ema_decay: must be in (0,1], got 2"},
 	}
@@ -98,8 +101,9 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestZeroConfig: the zero Config is valid; its zero fields that are not
-// settings resolve to DefaultConfig's values (issue #12).
+// TestZeroConfig: the zero Config is valid and resolves to DefaultConfig,
+// the optional fields (weight_decay, warmup_*, min_lr, clip_grad) included;
+// an optional field set to 0 stays 0 (issue #12).
 func TestZeroConfig(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("Config{}.Validate() = %v", err)
@@ -107,14 +111,20 @@ func TestZeroConfig(t *testing.T) {
 	if _, err := NewAdamW(Config{}); err != nil {
 		t.Errorf("NewAdamW(Config{}) = %v", err)
 	}
-	got, d := (Config{}).WithDefaults(), DefaultConfig()
-	if got.Opt != d.Opt || got.LR != d.LR || !reflect.DeepEqual(got.Betas, d.Betas) || got.Eps != d.Eps || got.Sched != d.Sched ||
-		got.DecayEpochs != d.DecayEpochs || got.DecayRate != d.DecayRate || got.EMADecay != d.EMADecay {
-		t.Errorf("Config{}.WithDefaults() = %+v", got)
+	if got, d := (Config{}).WithDefaults(), DefaultConfig(); !reflect.DeepEqual(got, d) {
+		t.Errorf("Config{}.WithDefaults() = %+v\nwant %+v", got, d)
 	}
-	if got.ClipGrad != 0 || got.WeightDecay != 0 || got.WarmupEpochs != 0 {
-		t.Errorf("Config{}.WithDefaults() changed a literal field: %+v", got)
+	var off Config
+	for _, f := range []*optional.Float{&off.WeightDecay, &off.WarmupEpochs, &off.WarmupLR, &off.MinLR, &off.ClipGrad} {
+		f.Set(0)
 	}
+	got := off.WithDefaults()
+	for i, f := range []optional.Float{got.WeightDecay, got.WarmupEpochs, got.WarmupLR, got.MinLR, got.ClipGrad} {
+		if f != optional.FloatOf(0) {
+			t.Errorf("optional field %d set to 0 resolved to %v", i, f)
+		}
+	}
+	d := DefaultConfig()
 	if s := (Config{}).Schedule(); s.Kind != SchedCosine || s.BaseLR != d.LR {
 		t.Errorf("Config{}.Schedule() = %+v", s)
 	}

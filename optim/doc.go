@@ -15,7 +15,7 @@
 // One training step, in order:
 //
 //	lr := sched.LR(step, stepsPerEpoch, totalSteps) // step = 0, 1, ...
-//	norm := optim.ClipGradNorm(params, cfg.ClipGrad)  // returns the pre-clip norm
+//	norm := optim.ClipGradNorm(params, cfg.ClipGrad.Value())  // returns the pre-clip norm
 //	if math.IsNaN(norm) || math.IsInf(norm, 0) { name, _ := optim.GradsFinite(params); ... skip }
 //	err := opt.Step(params, lr)                       // layer-decay scales are applied inside
 //	err = ema.Update(params, opt.Steps())             // if cfg.EMA

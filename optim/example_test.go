@@ -33,7 +33,7 @@ func Example() {
 	const stepsPerEpoch, totalSteps = 10, 100
 
 	lr := sched.LR(10, stepsPerEpoch, totalSteps) // step 10: warmup (1 epoch) just over
-	norm := optim.ClipGradNorm(params, cfg.ClipGrad)
+	norm := optim.ClipGradNorm(params, cfg.ClipGrad.Value())
 	if name, ok := optim.GradsFinite(params); !ok {
 		fmt.Println("skip step: bad gradient in", name)
 		return

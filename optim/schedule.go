@@ -25,8 +25,8 @@ type Schedule struct {
 func (c Config) Schedule() Schedule {
 	c = c.WithDefaults()
 	return Schedule{
-		Kind: c.Sched, BaseLR: c.LR, WarmupLR: c.WarmupLR, WarmupEpochs: c.WarmupEpochs,
-		MinLR: c.MinLR, DecayEpochs: c.DecayEpochs, DecayRate: c.DecayRate,
+		Kind: c.Sched, BaseLR: c.LR, WarmupLR: c.WarmupLR.Value(), WarmupEpochs: c.WarmupEpochs.Value(),
+		MinLR: c.MinLR.Value(), DecayEpochs: c.DecayEpochs, DecayRate: c.DecayRate,
 	}
 }
 

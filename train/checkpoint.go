@@ -40,7 +40,7 @@ type ModelMeta struct {
 func (m ModelMeta) metadata() (map[string]string, error) {
 	out := map[string]string{"format": FormatVersion}
 	var node yaml.Node
-	if err := node.Encode(m.Model); err != nil {
+	if err := node.Encode(m.Model.WithDefaults()); err != nil {
 		return nil, err
 	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
@@ -146,7 +146,7 @@ func SaveModel(path string, m *layers.VisionTransformer, meta ModelMeta, values 
 		if !ok {
 			v = float32s(p.Value)
 		}
-		ts = append(ts, safetensors.FromFloat32(p.Name, p.Shape, v))
+		ts = append(ts, safetensors.Float32View(p.Name, p.Shape, v))
 	}
 	if err := safetensors.Write(path, ts, md); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)

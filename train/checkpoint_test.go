@@ -16,7 +16,7 @@ import (
 func tinyModel(t *testing.T, edit func(*layers.Config)) *layers.VisionTransformer {
 	t.Helper()
 	c := tinyRun(t).Model
-	c.ZeroInitHead = false
+	c.ZeroInitHead.Set(false)
 	if edit != nil {
 		edit(&c)
 	}

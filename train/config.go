@@ -14,6 +14,7 @@ import (
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
@@ -47,11 +48,15 @@ const (
 // DefaultConfig, so an absent key keeps its default and a present key is
 // taken literally; an explicit value that the Go rule below would read as
 // "default" (optim.lr: 0, model.depth: 0, data.name: "") is refused, not
-// replaced. In Go, the zero value of every section is valid, and a zero field
-// means its default wherever zero is not itself a setting: WithDefaults (on
-// Config and on each section) fills those fields, and Run, layers.New,
-// optim.NewAdamW and the data loader call it. Fields where zero is a setting
-// (clip_grad 0 = off, weight_decay 0, booleans) are documented as literal.
+// replaced. In Go, the zero value of every section is valid and means the
+// defaults: Config{}.WithDefaults() is DefaultConfig(). A plain field's zero
+// means its default; the keys whose 0 or false is a setting that differs
+// from the default (clip_grad, weight_decay, warmup_epochs, warmup_lr,
+// min_lr, zero_init_head, qkv_bias, prob, switch_prob, correct_lam,
+// save_best) are optional.Float or optional.Bool fields, whose zero value is
+// unset (the default) and whose Set(0) or YAML 0 is 0. WithDefaults (on
+// Config and on each section) fills them, and Run, layers.New,
+// optim.NewAdamW and the data loader call it.
 type Config struct {
 	Model      layers.Config      `yaml:"model"`
 	Data       data.Config        `yaml:"data"`
@@ -80,12 +85,12 @@ type RunConfig struct {
 	GradAccumSteps int `yaml:"grad_accum_steps"`
 }
 
-// CheckpointConfig is the checkpoint section. Its fields are literal in Go
-// (SaveBest false is a setting); the parser starts from SaveBest true.
+// CheckpointConfig is the checkpoint section. Its zero value means the
+// defaults: SaveBest unset is true, optional.BoolOf(false) turns it off.
 type CheckpointConfig struct {
-	KeepLast   int  `yaml:"keep_last"`   // also keep epoch_N.safetensors for the last N epochs; 0 = only last and best
-	SaveBest   bool `yaml:"save_best"`   // write best.safetensors by val_top1; default true
-	EverySteps int  `yaml:"every_steps"` // also write last.* every N steps inside an epoch; 0 = only at epoch ends
+	KeepLast   int           `yaml:"keep_last"`   // also keep epoch_N.safetensors for the last N epochs; 0 = only last and best
+	SaveBest   optional.Bool `yaml:"save_best"`   // write best.safetensors by val_top1; default true
+	EverySteps int           `yaml:"every_steps"` // also write last.* every N steps inside an epoch; 0 = only at epoch ends
 }
 
 // FinetuneConfig is the finetune section: start from existing weights.
@@ -126,7 +131,7 @@ func DefaultConfig() Config {
 		Train: RunConfig{
 			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50,
 		},
-		Checkpoint: CheckpointConfig{SaveBest: true},
+		Checkpoint: CheckpointConfig{SaveBest: optional.BoolOf(true)},
 		Finetune:   FinetuneConfig{Interp: InterpBicubic},
 	}
 }
@@ -134,7 +139,9 @@ func DefaultConfig() Config {
 // WithDefaults returns c with every zero field that means "default" filled
 // in, section by section (see each section's WithDefaults; train: epochs 10,
 // batch_size 128, out_dir runs/default, eval_every 1, log_every 50;
-// finetune: interp bicubic). Fields whose zero is a setting are kept.
+// checkpoint: save_best true when unset; finetune: interp bicubic), so
+// Config{}.WithDefaults() is DefaultConfig(). Optional fields set to 0 or
+// false are kept.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	c.Model = c.Model.WithDefaults()
@@ -153,6 +160,7 @@ func (c Config) WithDefaults() Config {
 	if c.Train.OutDir == "" {
 		c.Train.OutDir = d.Train.OutDir
 	}
+	c.Checkpoint.SaveBest = c.Checkpoint.SaveBest.Or(d.Checkpoint.SaveBest)
 	if c.Finetune.Interp == "" {
 		c.Finetune.Interp = d.Finetune.Interp
 	}
@@ -354,7 +362,7 @@ func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
 			return // an empty section: nothing set
 		}
 		if n.Kind != yaml.MappingNode {
-			p.fail(key, line, "want a mapping of keys, got %s", describe(n))
+			p.fail(key, line, "want a mapping of keys, got %s", cfgerr.Describe(n))
 			return
 		}
 		p.setStruct(v, n, key)
@@ -375,27 +383,27 @@ func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
 	case reflect.Uint64:
 		var u uint64
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&u) != nil {
-			p.fail(key, line, "want an integer from 0 to 2^64-1, got %s", describe(n))
+			p.fail(key, line, "want an integer from 0 to 2^64-1, got %s", cfgerr.Describe(n))
 			return
 		}
 		v.SetUint(u)
 	case reflect.Float64:
-		var f float64
-		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil {
-			p.fail(key, line, "want a number, got %s", describe(n))
+		f, err := cfgerr.Float(n)
+		if err != nil {
+			p.fail(key, line, "%v", err)
 			return
 		}
 		v.SetFloat(f)
 	case reflect.Bool:
-		var b bool
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-			p.fail(key, line, "want true or false, got %s", describe(n))
+		b, err := cfgerr.Bool(n)
+		if err != nil {
+			p.fail(key, line, "%v", err)
 			return
 		}
 		v.SetBool(b)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			p.fail(key, line, "want a string, got %s", describe(n))
+			p.fail(key, line, "want a string, got %s", cfgerr.Describe(n))
 			return
 		}
 		v.SetString(n.Value)
@@ -406,7 +414,7 @@ func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			p.fail(key, line, "want a list, got %s", describe(n))
+			p.fail(key, line, "want a list, got %s", cfgerr.Describe(n))
 			return
 		}
 		if len(n.Content) == 0 {
@@ -432,7 +440,7 @@ func (p *parser) setStruct(v reflect.Value, n *yaml.Node, key string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			p.fail(join(key, "?"), k.Line, "a key must be a plain name, got %s", describe(k))
+			p.fail(join(key, "?"), k.Line, "a key must be a plain name, got %s", cfgerr.Describe(k))
 			continue
 		}
 		full := join(key, k.Value)
@@ -479,23 +487,6 @@ func join(prefix, k string) string {
 	return prefix + "." + k
 }
 
-// describe names a node for an error: its value and YAML type.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	v := n.Value
-	if len(v) > 40 {
-		v = v[:40] + "…"
-	}
-	return fmt.Sprintf("%q (%s)", v, strings.TrimPrefix(n.ShortTag(), "!!"))
-}
-
 // stripLine drops yaml.v3's "line N: " prefix from a type error, since the
 // ConfigError carries the line itself.
 func stripLine(err error) error {
@@ -528,7 +519,7 @@ func (p *parser) override(cfg *Config, kv string) {
 	v := reflect.ValueOf(cfg).Elem()
 	path := strings.Split(key, ".")
 	for i, k := range path {
-		if v.Kind() != reflect.Struct {
+		if v.Kind() != reflect.Struct || reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
 			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i], "."), "is not a section")))
 			return
 		}
@@ -618,5 +609,6 @@ func fieldAt(v reflect.Value, key string) (reflect.Value, bool) {
 	return v, true
 }
 
-// YAML renders the resolved config, as written to the run's config.yaml.
-func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
+// YAML renders the resolved config (WithDefaults), as written to the run's
+// config.yaml: plain values, every key present.
+func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c.WithDefaults()) }

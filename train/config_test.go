@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vitgo/vit/internal/optional"
 )
 
 // TestParseConfigStrict: each malformed config is refused with a
@@ -56,6 +58,11 @@ func TestParseConfigStrict(t *testing.T) {
 		{"set empty", "model:\n  depth: 4\n", []string{"model.depth="}, "model.depth", 0},
 		{"set ln_eps inf", "", []string{"model.ln_eps=.inf"}, "model.ln_eps", 0},
 		{"set unknown", "", []string{"optim.learning_rate=1"}, "optim.learning_rate", 0},
+		{"set into a value", "", []string{"optim.clip_grad.v=1"}, "optim.clip_grad", 0},
+		{"set explicit zero", "", []string{"optim.clip_grad=0", "model.qkv_bias=false"}, "", 0},
+		{"yes is not an optional bool", "checkpoint:\n  save_best: yes\n", nil, "checkpoint.save_best", 2},
+		{"string is not an optional number", "mixup:\n  prob: \"1\"\n", nil, "mixup.prob", 2},
+		{"empty optional", "optim:\n  clip_grad:\n", nil, "optim.clip_grad", 2},
 		{"set typed", "", []string{"train.epochs=many"}, "train.epochs", 0},
 		{"set truncation", "", []string{"train.batch_size=16.7"}, "train.batch_size", 0},
 		{"set invalid", "", []string{"mixup.prob=1.5"}, "mixup.prob", 0},
@@ -153,7 +160,7 @@ func TestSetOverrides(t *testing.T) {
 	if cfg.Optim.LR != 5e-4 || cfg.Model.ImgSize != [2]int{32, 48} || cfg.Model.PatchSize != 16 || cfg.Train.OutDir != "/tmp/x" {
 		t.Fatalf("overrides not applied: lr %v img %v patch %d out %s", cfg.Optim.LR, cfg.Model.ImgSize, cfg.Model.PatchSize, cfg.Train.OutDir)
 	}
-	if cfg.Optim.WeightDecay != 0.05 {
+	if cfg.Optim.WeightDecay != optional.FloatOf(0.05) {
 		t.Fatalf("absent key lost its default: weight_decay %v", cfg.Optim.WeightDecay)
 	}
 }
@@ -196,16 +203,12 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 // TestZeroConfigResolvesToDefaults: Config{}.WithDefaults() is
-// DefaultConfig() except in the fields documented as literal (zero is a
-// setting there), so a key added later with a non-zero default but no
-// WithDefaults entry fails here.
+// DefaultConfig() in every field, so a key added later with a non-zero
+// default but no WithDefaults entry fails here; the keys whose 0/false is a
+// setting (zeroSettings) are checked one by one against their documented
+// defaults, and set to 0/false they stay so.
 func TestZeroConfigResolvesToDefaults(t *testing.T) {
 	got, want := (Config{}).WithDefaults(), DefaultConfig()
-	want.Model.ZeroInitHead, want.Model.QKVBias = false, false
-	want.Mixup.Prob, want.Mixup.SwitchProb, want.Mixup.CorrectLam = 0, 0, false
-	o := &want.Optim
-	o.WeightDecay, o.WarmupEpochs, o.WarmupLR, o.MinLR, o.ClipGrad, o.LayerDecay = 0, 0, 0, 0, 0, 0
-	want.Checkpoint.SaveBest = false
 	if !reflect.DeepEqual(got, want) {
 		gb, _ := got.YAML()
 		wb, _ := want.YAML()
@@ -213,5 +216,44 @@ func TestZeroConfigResolvesToDefaults(t *testing.T) {
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Config{}.Validate() = %v", err)
+	}
+	// Each key whose 0/false is a setting: its documented default from the
+	// zero Config, and 0/false when set so in Go.
+	d := (Config{}).WithDefaults()
+	var zero Config
+	m, o, x, c := &zero.Model, &zero.Optim, &zero.Mixup, &zero.Checkpoint
+	for key, v := range map[string]struct {
+		got, def any // from Config{}.WithDefaults(); the documented default
+		setZero  func()
+	}{
+		"optim.clip_grad":      {d.Optim.ClipGrad.Value(), 1.0, func() { o.ClipGrad.Set(0) }},
+		"optim.weight_decay":   {d.Optim.WeightDecay.Value(), 0.05, func() { o.WeightDecay.Set(0) }},
+		"optim.warmup_epochs":  {d.Optim.WarmupEpochs.Value(), 1.0, func() { o.WarmupEpochs.Set(0) }},
+		"optim.warmup_lr":      {d.Optim.WarmupLR.Value(), 1e-6, func() { o.WarmupLR.Set(0) }},
+		"optim.min_lr":         {d.Optim.MinLR.Value(), 1e-5, func() { o.MinLR.Set(0) }},
+		"optim.layer_decay":    {d.Optim.LayerDecay, 0.0, func() { o.LayerDecay = 0 }}, // its default is 0 (off)
+		"model.zero_init_head": {d.Model.ZeroInitHead.Value(), true, func() { m.ZeroInitHead.Set(false) }},
+		"model.qkv_bias":       {d.Model.QKVBias.Value(), true, func() { m.QKVBias.Set(false) }},
+		"mixup.correct_lam":    {d.Mixup.CorrectLam.Value(), true, func() { x.CorrectLam.Set(false) }},
+		"mixup.prob":           {d.Mixup.Prob.Value(), 1.0, func() { x.Prob.Set(0) }},
+		"mixup.switch_prob":    {d.Mixup.SwitchProb.Value(), 0.5, func() { x.SwitchProb.Set(0) }},
+		"checkpoint.save_best": {d.Checkpoint.SaveBest.Value(), true, func() { c.SaveBest.Set(false) }},
+	} {
+		if _, ok := zeroSettings[key]; !ok {
+			t.Errorf("%s is not in zeroSettings", key)
+		}
+		if v.got != v.def {
+			t.Errorf("Config{}.WithDefaults(): %s = %v, want the default %v", key, v.got, v.def)
+		}
+		v.setZero()
+	}
+	flat, err := flatConfig(zero.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, v := range zeroSettings {
+		if flat[key] != v.zero {
+			t.Errorf("set to %s in Go, %s resolves to %s", v.zero, key, flat[key])
+		}
 	}
 }

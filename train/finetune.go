@@ -41,8 +41,8 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 		if a.MLPRatio != b.MLPRatio {
 			diffs = append(diffs, fmt.Sprintf("mlp_ratio %v in the file, %v in the config", a.MLPRatio, b.MLPRatio))
 		}
-		if a.QKVBias != b.QKVBias {
-			diffs = append(diffs, fmt.Sprintf("qkv_bias %v in the file, %v in the config", a.QKVBias, b.QKVBias))
+		if a.QKVBias.Value() != b.QKVBias.Value() {
+			diffs = append(diffs, fmt.Sprintf("qkv_bias %v in the file, %v in the config", a.QKVBias.Value(), b.QKVBias.Value()))
 		}
 		if len(diffs) > 0 {
 			return nil, fmt.Errorf("finetune.init_from %s: the model differs from the config's:\n  %s", fc.InitFrom, strings.Join(diffs, "\n  "))

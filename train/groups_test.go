@@ -15,7 +15,8 @@ import (
 func TestStepUsesModelGroups(t *testing.T) {
 	m := tinyModel(t, nil)
 	oc := optim.DefaultConfig()
-	oc.WeightDecay, oc.LayerDecay = 0.05, 0.5
+	oc.LayerDecay = 0.5
+	oc.WeightDecay.Set(0.05)
 	s, err := NewStep(m, StepConfig{Batch: 2, Optim: oc, StepsPerEpoch: 1, TotalSteps: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func tinyRun(t *testing.T) Config {
 	cfg.Data.LimitTrain, cfg.Data.LimitVal, cfg.Data.Workers = 256, 100, 2
 	cfg.Augment.CropPadding = 2
 	cfg.Mixup.MixupAlpha, cfg.Mixup.CutmixAlpha, cfg.Mixup.LabelSmoothing = 0.8, 1.0, 0.1
-	cfg.Optim.WarmupEpochs = 0.5
+	cfg.Optim.WarmupEpochs.Set(0.5)
 	cfg.Train.Epochs, cfg.Train.BatchSize, cfg.Train.EvalBatchSize = 2, 32, 64
 	cfg.Train.OutDir, cfg.Train.LogEvery = t.TempDir(), 1000
 	return cfg

@@ -37,7 +37,7 @@ type MemoryEstimate struct {
 	Attention int64 // of TrainAct+EvalAct: the saved attention probabilities (tokens²)
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
 	Prefetch  int64 // batches in flight in the training and evaluation loaders
-	Save      int64 // transient while a checkpoint's state file is encoded
+	Save      int64 // transient while a checkpoint is written: the copies of the AdamW moments and EMA
 	Runtime   int64 // Go runtime, code and goroutine stacks
 	Peak      int64 // the sum: what the process's RSS is expected to reach
 }
@@ -103,7 +103,10 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 		attn := 4 * 2 * T * T * threads
 		e.trainAct = 4*B*T*(perRow+ownedPerRow*D) + attn + 4*B*pixels*2
 		e.attention = attn
-		e.save = e.params + e.optimizer + e.ema + e.params // state file: weights, moments, EMA; and the model file
+		// While a checkpoint is written, the AdamW moments and the EMA are
+		// copied out (optim State, EMA Weights); the files' tensors are
+		// views of those copies and of the live weights (safetensors.Float32View).
+		e.save = e.optimizer + e.ema
 		e.prefetch = 4 * batch * (pixels + f(m.NumClasses)) * f(cfg.Data.Prefetch+2)
 	} else {
 		B = 0

@@ -58,7 +58,8 @@ func TestOutDirOneRun(t *testing.T) {
 	}
 	// -overwrite: a model that can never score best keeps the old best.* from
 	// surviving; epoch_1 is rewritten, notes.txt stays.
-	cfg.Checkpoint.SaveBest, cfg.Checkpoint.KeepLast = false, 0
+	cfg.Checkpoint.KeepLast = 0
+	cfg.Checkpoint.SaveBest.Set(false)
 	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,8 @@ func firstLoss(t *testing.T, cfg Config) float64 {
 func TestRecipeClipping(t *testing.T) {
 	const clip = 0.05
 	cfg := tinyRun(t)
-	cfg.Optim.ClipGrad, cfg.Train.MaxSteps = clip, 4
+	cfg.Train.MaxSteps = 4
+	cfg.Optim.ClipGrad.Set(clip)
 	clipped := 0
 	runRecipe(t, cfg, func(r *run, _ *data.Batch, s StepStats) {
 		var sum float64
@@ -95,15 +96,20 @@ func TestRecipeClipping(t *testing.T) {
 // min_lr. A constant lr, a missing warmup or a missing cosine all fail.
 func TestRecipeScheduleAndWarmup(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Optim.LR, cfg.Optim.WarmupLR, cfg.Optim.MinLR, cfg.Optim.WarmupEpochs = 2e-3, 1e-5, 1e-4, 0.5
-	cfg.Optim.ClipGrad, cfg.Train.LogEvery = 0, 1
+	cfg.Optim.LR = 2e-3
+	cfg.Optim.WarmupLR.Set(1e-5)
+	cfg.Optim.MinLR.Set(1e-4)
+	cfg.Optim.WarmupEpochs.Set(0.5)
+	cfg.Train.LogEvery = 1
+	cfg.Optim.ClipGrad.Set(0)
 	const spe, total, warm = 8, 16, 4 // 256 images / 32; 2 epochs; 0.5 epochs
 	o := cfg.Optim
+	warmLR, minLR := o.WarmupLR.Value(), o.MinLR.Value()
 	want := func(t int) float64 {
 		if t < warm {
-			return o.WarmupLR + (o.LR-o.WarmupLR)*float64(t)/warm
+			return warmLR + (o.LR-warmLR)*float64(t)/warm
 		}
-		return o.MinLR + 0.5*(o.LR-o.MinLR)*(1+math.Cos(math.Pi*float64(t-warm)/float64(total-warm)))
+		return minLR + 0.5*(o.LR-minLR)*(1+math.Cos(math.Pi*float64(t-warm)/float64(total-warm)))
 	}
 	prev := initialWeights(t, cfg)
 	b1, b2 := o.Betas[0], o.Betas[1]
@@ -203,7 +209,7 @@ func TestRunFeedsTheConfiguredData(t *testing.T) {
 // differs.
 func TestRecipeZeroInitHead(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Model.ZeroInitHead = true
+	cfg.Model.ZeroInitHead.Set(true)
 	w := initialWeights(t, cfg)
 	for _, n := range []string{"head.weight", "head.bias"} {
 		if slices.ContainsFunc(w[n], func(v float32) bool { return v != 0 }) {
@@ -213,7 +219,7 @@ func TestRecipeZeroInitHead(t *testing.T) {
 	if l := firstLoss(t, cfg); math.Abs(l-math.Log(10)) > 1e-5 {
 		t.Errorf("zero head: first loss %v, want ln 10 = %v", l, math.Log(10))
 	}
-	cfg.Model.ZeroInitHead = false
+	cfg.Model.ZeroInitHead.Set(false)
 	if l := firstLoss(t, cfg); math.Abs(l-math.Log(10)) < 1e-4 {
 		t.Errorf("random head: first loss %v is ln 10", l)
 	}
@@ -224,7 +230,7 @@ func TestRecipeZeroInitHead(t *testing.T) {
 // batch), so the rates reach the training graph.
 func TestRecipeStochasticLayers(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Model.ZeroInitHead = false // a zero head makes every loss ln 10
+	cfg.Model.ZeroInitHead.Set(false) // a zero head makes every loss ln 10
 	cfg.Model.DropPathRate, cfg.Model.Dropout = 0, 0
 	base := firstLoss(t, cfg)
 	for _, tc := range []struct {
@@ -267,11 +273,12 @@ func firstUpdate(t *testing.T, cfg Config) (map[string][]float32, map[string][]i
 // same, every other tensor differs.
 func TestRecipeWeightDecayGroups(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Model.ZeroInitHead = false // a zero head.weight would not show its decay
-	cfg.Optim.LR, cfg.Optim.WarmupEpochs = 1e-2, 0
-	cfg.Optim.WeightDecay = 0
+	cfg.Model.ZeroInitHead.Set(false) // a zero head.weight would not show its decay
+	cfg.Optim.LR = 1e-2
+	cfg.Optim.WarmupEpochs.Set(0)
+	cfg.Optim.WeightDecay.Set(0)
 	plain, shapes := firstUpdate(t, cfg)
-	cfg.Optim.WeightDecay = 0.3
+	cfg.Optim.WeightDecay.Set(0.3)
 	decayed, _ := firstUpdate(t, cfg)
 	var exempt []string
 	for name, s := range shapes {
@@ -315,8 +322,10 @@ func layerID(name string, depth int) int {
 // divided by the one without is, per tensor, 0.5^(depth+1−layer id).
 func TestRecipeLayerDecay(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Model.ZeroInitHead = false
-	cfg.Optim.LR, cfg.Optim.WarmupEpochs, cfg.Optim.WeightDecay = 1e-3, 0, 0
+	cfg.Model.ZeroInitHead.Set(false)
+	cfg.Optim.LR = 1e-3
+	cfg.Optim.WarmupEpochs.Set(0)
+	cfg.Optim.WeightDecay.Set(0)
 	w0 := initialWeights(t, cfg)
 	plain, shapes := firstUpdate(t, cfg)
 	cfg.Optim.LayerDecay = 0.5
@@ -405,7 +414,7 @@ func modelWeights(path string) (map[string][]float32, error) {
 // of where they started.
 func TestRecipeFinetune(t *testing.T) {
 	srcCfg := tinyRun(t)
-	srcCfg.Model.ZeroInitHead = false
+	srcCfg.Model.ZeroInitHead.Set(false)
 	src, err := layers.New(srcCfg.Model, tensor.Float32, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +440,10 @@ func TestRecipeFinetune(t *testing.T) {
 			cfg := tinyRun(t)
 			cfg.Model.ImgSize = layers.Size2{56, 56}
 			cfg.Finetune.InitFrom, cfg.Finetune.ResetHead, cfg.Finetune.Interp = path, tc.reset, Interp(tc.interp.String())
-			cfg.Optim.LR, cfg.Optim.MinLR, cfg.Optim.WarmupEpochs, cfg.Optim.WeightDecay = 1e-12, 1e-13, 0, 0
+			cfg.Optim.LR = 1e-12
+			cfg.Optim.MinLR.Set(1e-13)
+			cfg.Optim.WarmupEpochs.Set(0)
+			cfg.Optim.WeightDecay.Set(0)
 			got, _ := firstUpdate(t, cfg)
 			for name, v := range got {
 				want := srcW[name]

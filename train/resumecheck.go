@@ -157,7 +157,7 @@ func diffConfigs(old, new Config) ([]ConfigChange, error) {
 // flatConfig maps each leaf key of cfg's YAML ("section.key") to its value
 // in YAML flow style.
 func flatConfig(cfg Config) (map[string]string, error) {
-	src, err := yaml.Marshal(cfg)
+	src, err := cfg.YAML()
 	if err != nil {
 		return nil, err
 	}

@@ -271,7 +271,7 @@ func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
 	r.log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
 		"val_loss": fmt.Sprintf("%.4f", v.Loss), "val_top1": fmt.Sprintf("%.4f", v.Top1), "val_top5": fmt.Sprintf("%.4f", v.Top5),
 		"img_per_s": fmt.Sprintf("%.0f", row.ImgPerS), "elapsed_s": fmt.Sprintf("%.0f", row.Elapsed)}).Info("epoch")
-	if r.cfg.Checkpoint.SaveBest && v.Top1 > st.BestTop1 {
+	if r.cfg.Checkpoint.SaveBest.Value() && v.Top1 > st.BestTop1 {
 		st.BestTop1 = v.Top1 // on every rank: they all have the same v
 		if !r.root() {
 			return nil

@@ -275,7 +275,9 @@ func TestInterruptWritesCheckpointAndResumes(t *testing.T) {
 
 func TestNaNStopsAndKeepsLastGoodCheckpoint(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Optim.LR, cfg.Optim.WarmupEpochs, cfg.Optim.ClipGrad = 1e30, 0, 0
+	cfg.Optim.LR = 1e30
+	cfg.Optim.WarmupEpochs.Set(0)
+	cfg.Optim.ClipGrad.Set(0)
 	cfg.Checkpoint.EverySteps = 1
 	_, err := Run(context.Background(), cfg, Options{Log: quietLog()})
 	var nf *NonFiniteError

@@ -41,7 +41,8 @@ func TestOverfitFixedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	oc := optim.DefaultConfig()
-	oc.WeightDecay, oc.ClipGrad = 0, 0 // plain Adam
+	oc.WeightDecay.Set(0) // plain Adam
+	oc.ClipGrad.Set(0)
 	step, err := NewStep(m, StepConfig{Batch: 32, Seed: 1, Optim: oc, LR: func(int) float64 { return 1e-3 }})
 	if err != nil {
 		t.Fatal(err)

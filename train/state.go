@@ -60,7 +60,7 @@ func SaveState(path string, st State) error {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			ts = append(ts, safetensors.FromFloat32(prefix+n, []int{len(m[n])}, m[n]))
+			ts = append(ts, safetensors.Float32View(prefix+n, []int{len(m[n])}, m[n]))
 		}
 	}
 	add("optim.m.", st.M)

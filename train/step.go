@@ -123,7 +123,7 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		// The parameter groups come from the model (layers/groups.go).
 		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
 	}
-	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.ClipGrad, comm: c.Comm}
+	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.WithDefaults().ClipGrad.Value(), comm: c.Comm}
 	if s.comm == nil {
 		s.comm = dist.Single()
 	}

@@ -13,6 +13,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
@@ -24,7 +25,7 @@ import (
 // and the shared arena is smaller than the unplanned outputs.
 func TestPlannedStepMatchesUnplanned(t *testing.T) {
 	cfg := layers.Config{ImgSize: layers.Size2{16, 16}, PatchSize: 4, InChans: 1, EmbedDim: 32, Depth: 2, NumHeads: 2,
-		MLPRatio: 2, NumClasses: 5, Readout: "cls", DropPathRate: 0.2, Dropout: 0.1, QKVBias: true,
+		MLPRatio: 2, NumClasses: 5, Readout: "cls", DropPathRate: 0.2, Dropout: 0.1, QKVBias: optional.BoolOf(true), ZeroInitHead: optional.BoolOf(false),
 		PatchEmbed: "linear", Act: "gelu", LNEps: 1e-6}
 	const batch, seed = 6, 3
 	newModel := func() *layers.VisionTransformer {
@@ -144,7 +145,8 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 // Step's check of the EMA weights before a save would be a second guard.)
 func TestNoNonFiniteCheckpoint(t *testing.T) {
 	cfg := tinyRun(t)
-	cfg.Optim.LR, cfg.Optim.WarmupEpochs = 1e38, 0.125 // 8 steps per epoch: a warmup of 1 step
+	cfg.Optim.LR = 1e38
+	cfg.Optim.WarmupEpochs.Set(0.125) // 8 steps per epoch: a warmup of 1 step
 	cfg.Checkpoint.EverySteps = 1
 	_, err := Run(context.Background(), cfg, Options{Log: quietLog()})
 	var nf *NonFiniteError
@@ -178,7 +180,7 @@ func TestNoNonFiniteCheckpoint(t *testing.T) {
 // EMA, checks).
 func ExampleStep() {
 	cfg := layers.Config{ImgSize: layers.Size2{8, 8}, PatchSize: 4, InChans: 1, EmbedDim: 16, Depth: 1, NumHeads: 2,
-		MLPRatio: 2, NumClasses: 3, Readout: "cls", QKVBias: true, PatchEmbed: "linear", Act: "gelu", LNEps: 1e-6}
+		MLPRatio: 2, NumClasses: 3, Readout: "cls", QKVBias: optional.BoolOf(true), ZeroInitHead: optional.BoolOf(false), PatchEmbed: "linear", Act: "gelu", LNEps: 1e-6}
 	m, err := layers.New(cfg, tensor.Float32, 1)
 	if err != nil {
 		panic(err)
@@ -218,14 +220,16 @@ func ExampleStep() {
 // the EMA — computed here on copies of the weights.
 func TestStepUpdateIsClippedAdamW(t *testing.T) {
 	cfg := layers.Config{ImgSize: layers.Size2{8, 8}, PatchSize: 4, InChans: 1, EmbedDim: 16, Depth: 2, NumHeads: 2,
-		MLPRatio: 2, NumClasses: 3, Readout: "cls", QKVBias: true, PatchEmbed: "linear", Act: "gelu", LNEps: 1e-6,
+		MLPRatio: 2, NumClasses: 3, Readout: "cls", QKVBias: optional.BoolOf(true), ZeroInitHead: optional.BoolOf(false), PatchEmbed: "linear", Act: "gelu", LNEps: 1e-6,
 		DropPathRate: 0.1, Dropout: 0.1}
 	m, err := layers.New(cfg, tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	oc := optim.DefaultConfig()
-	oc.ClipGrad, oc.LayerDecay, oc.WeightDecay, oc.EMA, oc.EMADecay = 0.05, 0.75, 0.1, true, 0.8
+	oc.LayerDecay, oc.EMA, oc.EMADecay = 0.75, true, 0.8
+	oc.ClipGrad.Set(0.05)
+	oc.WeightDecay.Set(0.1)
 	lr := func(s int) float64 { return 1e-3 * float64(s+1) }
 	step, err := NewStep(m, StepConfig{Batch: 4, Seed: 3, Optim: oc, LR: lr})
 	if err != nil {
@@ -260,7 +264,7 @@ func TestStepUpdateIsClippedAdamW(t *testing.T) {
 		for i, g := range step.Graph().Grads {
 			ref[i].Grad = slices.Clone(g.Value().Data().([]float32))
 		}
-		norm := optim.ClipGradNorm(ref, oc.ClipGrad)
+		norm := optim.ClipGradNorm(ref, oc.ClipGrad.Value())
 		if err := opt.Step(ref, lr(s)); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +275,7 @@ func TestStepUpdateIsClippedAdamW(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.GradNorm != norm || st.LR != lr(s) || norm <= oc.ClipGrad {
+		if st.GradNorm != norm || st.LR != lr(s) || norm <= oc.ClipGrad.Value() {
 			t.Fatalf("step %d: reported norm %v lr %v, want %v (above clip_grad %v) and %v", s, st.GradNorm, st.LR, norm, oc.ClipGrad, lr(s))
 		}
 		for i, p := range step.params {

@@ -56,36 +56,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *cpuProfile != "" {
-		f, err := atomicfile.Create(*cpuProfile)
+		stopProfile, err := startCPUProfile(*cpuProfile, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
 		}
-		defer f.Abort()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "train: %v\n", err)
-			return 2
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Commit(); err != nil {
-				fmt.Fprintf(stderr, "train: -cpuprofile: %v\n", err)
-			}
-		}()
+		defer stopProfile()
 	}
 
-	log := logrus.New()
-	log.SetOutput(stderr)
-	switch *logFormat {
-	case "text":
-	case "json":
-		log.SetFormatter(&logrus.JSONFormatter{})
-	default:
-		fmt.Fprintf(stderr, "train: -log-format must be text or json, got %q\n", *logFormat)
+	log, err := newLogger(stderr, *logFormat, *verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
-	}
-	if *verbose {
-		log.SetLevel(logrus.DebugLevel)
 	}
 	if *cfgPath == "" {
 		fmt.Fprintln(stderr, "train: -config is required")
@@ -165,4 +147,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Infof("done: %d steps, val top-1 %.4f (best %.4f), outputs in %s", res.Steps, res.Last.Top1, res.BestTop1, res.OutDir)
 	return 0
+}
+
+// startCPUProfile starts a CPU profile written atomically to path; the
+// returned function stops it and commits the file (reporting a failed
+// commit on stderr).
+func startCPUProfile(path string, stderr io.Writer) (func(), error) {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Commit(); err != nil {
+			fmt.Fprintf(stderr, "train: -cpuprofile: %v\n", err)
+		}
+	}, nil
+}
+
+// newLogger returns the run's logger writing to w in the -log-format
+// ("text" or "json"), at debug level when verbose.
+func newLogger(w io.Writer, format string, verbose bool) (*logrus.Logger, error) {
+	log := logrus.New()
+	log.SetOutput(w)
+	switch format {
+	case "text":
+	case "json":
+		log.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return nil, fmt.Errorf("-log-format must be text or json, got %q", format)
+	}
+	if verbose {
+		log.SetLevel(logrus.DebugLevel)
+	}
+	return log, nil
 }

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	"flag"
 	"fmt"
@@ -106,7 +107,6 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 	if err != nil {
 		return nil, err
 	}
-	ds := loader.Dataset()
 	ev, err := train.NewEvaluator(m, cfg.Train.EvalBatchSize)
 	if err != nil {
 		return nil, err
@@ -118,26 +118,14 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 	res.Shown = make([]shares, nShow)
 	found := make([]bool, nShow)
 	var sum shares
-	it := loader.Epoch(0, 0)
-	defer it.Close()
-	for {
-		b, ok, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		logits, err := ev.Logits(b.X, b.N)
-		if err != nil {
-			return nil, err
-		}
+	// The attention maps of each batch, read from the graph after its forward.
+	_, err = ev.Run(context.Background(), loader, func(idx, labels []int, logits []float32) error {
 		var layerProbs [][]float64
 		var bb, hh, tt int
 		for l, node := range ev.Graph().Attn {
 			p, b2, h2, t2, err := graph.AttentionProbs(node)
 			if err != nil {
-				return nil, fmt.Errorf("layer %d: %w", l, err)
+				return fmt.Errorf("layer %d: %w", l, err)
 			}
 			layerProbs = append(layerProbs, append([]float64(nil), p...))
 			bb, hh, tt = b2, h2, t2
@@ -145,17 +133,17 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 		cls := clsAttention(layerProbs[len(layerProbs)-1], bb, hh, tt)
 		roll, err := rollout(layerProbs, bb, hh, tt)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for i := 0; i < b.N; i++ {
-			img, _, err := ds.Item(b.Indices[i])
+		for i, k := range idx {
+			img, _, err := loader.Dataset().Item(k)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if img.C != 1 || img.H != h || img.W != w {
-				return nil, fmt.Errorf("image %d is %d×%d×%d; this experiment draws 1-channel images at the model's %d×%d", b.Indices[i], img.C, img.H, img.W, h, w)
+				return fmt.Errorf("image %d is %d×%d×%d; this experiment draws 1-channel images at the model's %d×%d", k, img.C, img.H, img.W, h, w)
 			}
-			s := shares{Label: b.Labels[i], Pred: argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])}
+			s := shares{Label: labels[i], Pred: argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])}
 			s.CLS, s.InkFrac = inkMass(cls[i], img.Pix, h, w, c.PatchSize, inkThresh)
 			s.Roll, _ = inkMass(roll[i], img.Pix, h, w, c.PatchSize, inkThresh)
 			if s.Pred == s.Label {
@@ -172,15 +160,18 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 				found[y] = true
 				d := digit{Pix: img.Pix, Label: y, Pred: s.Pred}
 				if d.CLS, err = upsample(cls[i], gh, gw, h, w); err != nil {
-					return nil, err
+					return err
 				}
 				if d.Roll, err = upsample(roll[i], gh, gw, h, w); err != nil {
-					return nil, err
+					return err
 				}
 				shown[y], res.Shown[y] = d, s
 			}
 		}
-		b.Release()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for y, ok := range found {
 		if !ok {

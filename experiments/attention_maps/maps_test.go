@@ -75,3 +75,7 @@ func TestCLSAttentionMeanOverHeads(t *testing.T) {
 		t.Errorf("got %v, want [1/3 2/3]", got)
 	}
 }
+
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }

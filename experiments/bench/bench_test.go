@@ -9,8 +9,8 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/train"
 )
 
@@ -27,24 +27,10 @@ func TestForwardFLOPsMatchesPeer(t *testing.T) {
 	}
 }
 
-func Example_forwardFLOPs() {
-	for _, name := range []string{"tiny", "small"} {
-		c := benchConfigs[name]
-		fmt.Printf("%s: %.1f MFLOP/img forward, %d params\n", c.label(), forwardFLOPs(c.model())/1e6, layers.CountParams(c.model()))
-	}
-	// Output:
-	// TINY (d64 L4 h4): 22.3 MFLOP/img forward, 205066 params
-	// SMALL (d192 L6 h3): 277.2 MFLOP/img forward, 2684554 params
-}
-
 // trainPlan builds c's training graph as measureSteps does and reads its plan.
 func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
 	t.Helper()
-	m, err := layers.New(c, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	step, err := train.NewStep(m, train.StepConfig{Batch: batch, Seed: 1, Optim: optim.DefaultConfig(), LR: func(int) float64 { return 0 }})
+	step, _, err := harness.NewStep(c, batch, 1, train.StepConfig{LR: func(int) float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,13 +170,6 @@ func TestParsePeer(t *testing.T) {
 		if _, err := parsePeer([]byte(bad)); err == nil {
 			t.Errorf("parsePeer(%q): no error", bad)
 		}
-	}
-}
-
-func TestDecodeResultTakesLastLine(t *testing.T) {
-	var v struct{ A int }
-	if err := decodeResult([]byte("RESULT {\"A\":1}\nnoise\nRESULT {\"A\":2}\n"), resultPrefix, &v); err != nil || v.A != 2 {
-		t.Errorf("decodeResult: %+v, %v; want A=2", v, err)
 	}
 }
 

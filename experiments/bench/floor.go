@@ -3,15 +3,13 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/layers"
 )
@@ -154,9 +152,8 @@ func (f floorResult) EvalMs() float64  { return f.sum(f.Ms, true) }
 func (f floorResult) TrainShare() float64 { return f.TrainMs() / f.StepMs }
 func (f floorResult) EvalShare() float64  { return f.EvalMs() / f.EvalStepMs }
 
-// TrainFLOPs and EvalFLOPs count the products the floors time.
+// TrainFLOPs counts the products the training floor times.
 func (f floorResult) TrainFLOPs() float64 { return f.sum(f.FLOPs, false) }
-func (f floorResult) EvalFLOPs() float64  { return f.sum(f.FLOPs, true) }
 
 func (f floorResult) sum(m map[string]float64, fwdOnly bool) float64 {
 	s := 0.0
@@ -290,7 +287,7 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 func (p floorPlan) attnForward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	forPairs(p.Batch*nh, func(lo, hi int) {
+	graph.ParallelFor(p.Batch*nh, func(lo, hi int) {
 		pr := make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh
@@ -309,7 +306,7 @@ func (p floorPlan) attnForward(b *floorBuffers) {
 func (p floorPlan) attnBackward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	forPairs(p.Batch*nh, func(lo, hi int) {
+	graph.ParallelFor(p.Batch*nh, func(lo, hi int) {
 		pr, dp := make([]float32, t*t), make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh
@@ -322,27 +319,4 @@ func (p floorPlan) attnBackward(b *floorBuffers) {
 			kernels.SgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
 		}
 	})
-}
-
-// forPairs runs f(lo, hi) over [0, n) in chunks of about n/(4·cores)
-// handed out dynamically, as graph/parallel.go's parallelFor splits the
-// attention's (image, head) pairs.
-func forPairs(n int, f func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	size := max(1, (n+4*w-1)/(4*w))
-	chunks := (n + size - 1) / size
-	if w <= 1 || chunks <= 1 {
-		f(0, n)
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(w, chunks) {
-		wg.Go(func() {
-			for c := int(next.Add(1)) - 1; c < chunks; c = int(next.Add(1)) - 1 {
-				f(c*size, min((c+1)*size, n))
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -72,13 +72,7 @@ var experiment = harness.Experiment[results]{
 }
 
 func main() {
-	if spec, ok := os.LookupEnv(childEnv); ok {
-		if err := childMain(spec, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "bench child:", err)
-			os.Exit(1)
-		}
-		return
-	}
+	harness.ServeChild(childEnv, child)
 	if wantsScaling(os.Args[1:]) { // the per-op sweep prints its tables; it does not rewrite the README
 		if err := scalingMain(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

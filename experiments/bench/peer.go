@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/vitgo/vit/experiments/internal/harness"
 )
 
 // peerResult is the peer's BENCH line, its banner and its peak RSS.
@@ -46,7 +48,7 @@ func runPeer(python, script string, bc benchConfig, batch, threads, steps int) (
 	if err != nil {
 		return p, fmt.Errorf("%s: %w", script, err)
 	}
-	p.RSS = maxRSS(cmd.ProcessState)
+	p.RSS = harness.MaxRSS(cmd.ProcessState)
 	return p, nil
 }
 
@@ -54,7 +56,7 @@ func runPeer(python, script string, bc benchConfig, batch, threads, steps int) (
 // banner and the "BENCH {…}" line.
 func parsePeer(out []byte) (peerResult, error) {
 	var p peerResult
-	if err := decodeResult(out, "BENCH ", &p); err != nil {
+	if err := harness.DecodeResult(out, "BENCH ", &p); err != nil {
 		return p, err
 	}
 	if p.TrainImgS <= 0 || p.EvalImgS <= 0 {

@@ -109,7 +109,7 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 			parts[o.kind] += ms(time.Since(t))
 		}
 		t = time.Now()
-		optim.ClipGradNorm(params, oc.ClipGrad)
+		optim.ClipGradNorm(params, oc.ClipGrad.Value())
 		parts[partClip] = ms(time.Since(t))
 		t = time.Now()
 		if name, ok := optim.GradsFinite(params); !ok {

@@ -3,8 +3,7 @@ package main
 import (
 	"math/rand/v2"
 
-	"gorgonia.org/tensor"
-
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
@@ -13,7 +12,8 @@ import (
 
 // trainer holds one config's training step (train.Step, as train.Run builds
 // it), an evaluator of the same batch sharing its arena, and one fixed
-// random batch (vit_ref.py's bench also repeats one batch).
+// random batch (vit_ref.py's bench also repeats one batch): MNIST-shaped
+// uniform pixels normalised with MNIST's mean and std, one-hot targets.
 type trainer struct {
 	batch  int
 	ts     *train.Step
@@ -23,33 +23,19 @@ type trainer struct {
 }
 
 func newTrainer(c layers.Config, j job) (*trainer, error) {
-	m, err := layers.New(c, tensor.Float32, j.Seed)
+	arena := graph.NewArena() // shared by both graphs, as train.Run does
+	lr := optim.DefaultConfig().LR
+	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena})
 	if err != nil {
 		return nil, err
 	}
-	oc := optim.DefaultConfig()
-	tr := &trainer{batch: j.Batch}
-	arena := graph.NewArena() // shared by both graphs, as train.Run does
-	if tr.ts, err = train.NewStep(m, train.StepConfig{Batch: j.Batch, Seed: j.Seed, Optim: oc,
-		LR: func(int) float64 { return oc.LR }, Arena: arena}); err != nil {
-		return nil, err
-	}
-	tr.tg = tr.ts.Graph().Graph
+	tr := &trainer{batch: j.Batch, ts: ts, tg: ts.Graph().Graph}
 	if tr.eval, err = train.NewEvaluatorIn(m, j.Batch, arena); err != nil {
-		tr.ts.Close()
+		ts.Close()
 		return nil, err
 	}
-
-	// A random batch, normalised as MNIST is, with one-hot targets.
-	rng := rand.New(rand.NewPCG(j.Seed, 7))
-	tr.x = make([]float32, len(tr.tg.Input.Value().Data().([]float32)))
-	for i := range tr.x {
-		tr.x[i] = float32((rng.Float64() - mnistMean) / mnistStd)
-	}
-	tr.tgt = make([]float32, j.Batch*c.NumClasses)
-	for b := range j.Batch {
-		tr.tgt[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
-	}
+	tr.x, tr.tgt = harness.RandomBatch(rand.New(rand.NewPCG(j.Seed, 7)), j.Batch, c.InChans*c.ImgSize[0]*c.ImgSize[1], c.NumClasses,
+		func(r *rand.Rand) float64 { return (r.Float64() - mnistMean) / mnistStd })
 	return tr, nil
 }
 

@@ -16,27 +16,82 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train"
 )
 
-// childEnv marks a child run; its value is the config name.
+// childEnv carries a child's job (JSON).
 const childEnv = "VIT_DP_BENCH_CHILD"
 
+// benchConfig is one model of the benchmark.
+type benchConfig struct {
+	Name                     string
+	Img, Patch, Chans, Batch int
+	Dim, Depth, Heads        int
+}
+
+func (c benchConfig) label() string {
+	return fmt.Sprintf("%s (d%d L%d h%d, %d px)", c.Name, c.Dim, c.Depth, c.Heads, c.Img)
+}
+
+// benchConfigs: TINY and SMALL as experiments/bench has them (MNIST-shaped,
+// 4×4 patches, mlp_ratio 4), and ViT-S/16 at 224.
+var benchConfigs = map[string]benchConfig{
+	"tiny":  {"tiny", 28, 4, 1, 128, 64, 4, 4},
+	"small": {"small", 28, 4, 1, 128, 192, 6, 3},
+	"s16":   {"s16", 224, 16, 3, 16, 384, 12, 6},
+}
+
+// defaultModelRows are what `dp_bench -model` models: the quiet-machine step
+// times of TINY and SMALL at batch 128 on 2 threads from the README's
+// Performance table (`go run ./experiments/bench`: 1,913 and 299 img/s).
+var defaultModelRows = []modelRow{
+	{"TINY (d64 L4 h4, 28 px)", 205066, 1e3 * 128 / 1913},
+	{"SMALL (d192 L6 h3, 28 px)", 2684554, 1e3 * 128 / 299},
+}
+
+// modelRow is one model of the paper model: its parameters and the step
+// time of one node (one rank × 2 threads on this machine).
+type modelRow struct {
+	name      string
+	params    int
+	computeMs float64
+}
+
+// job is one child run: a config on each rank.
+type job struct {
+	Config         string
+	Threads, Steps int
+}
+
+// result is one run's measurement, printed by rank 0.
+type result struct {
+	Name      string    `json:"name"`
+	Params    int       `json:"params"`
+	Ranks     int       `json:"ranks"`
+	StepMs    []float64 `json:"step_ms"` // mean step time of each rank
+	Share     []float64 `json:"share"`   // all-reduce time over step time, each rank
+	BareMs    float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
+	ComputeMs float64   `json:"-"`       // filled by the parent: the one-rank step
+}
+
 func main() {
-	if name, ok := os.LookupEnv(childEnv); ok {
-		if err := child(name, os.Args[1:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "dp_bench child:", err)
-			os.Exit(1)
-		}
-		return
-	}
+	harness.ServeChild(childEnv, child)
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "dp_bench:", err)
 		os.Exit(1)
@@ -51,103 +106,146 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var results []result
+	rows := defaultModelRows // -model alone: the figures measured for the README
 	if !*modelOnly {
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "| model | params | global batch | 1 rank × 2 threads | 2 ranks × 1 thread | all-reduce share at 2 ranks | bare all-reduce |\n|---|---|---|---|---|---|---|\n")
+		rows = nil
+		t := harness.Table{Header: []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
+			"all-reduce share at 2 ranks", "bare all-reduce"}}
 		for _, name := range strings.Split(*configs, ",") {
 			c, ok := benchConfigs[strings.TrimSpace(name)]
 			if !ok {
 				return fmt.Errorf("unknown config %q", name)
 			}
-			one, err := launch(self, c.Name, 1, 2, *steps)
+			one, err := launch(c.Name, 1, 2, *steps)
 			if err != nil {
 				return err
 			}
-			two, err := launch(self, c.Name, 2, 1, *steps)
+			two, err := launch(c.Name, 2, 1, *steps)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "| %s | %d | %d | %.1f ms | %.1f ms | %.1f–%.1f %% | %.2f ms |\n", c.label(), two.Params, c.Batch,
-				one.StepMs[0], maxOf(two.StepMs), 100*minOf(two.Share), 100*maxOf(two.Share), two.BareMs)
-			two.ComputeMs = one.StepMs[0]
-			results = append(results, two)
+			t.Row(c.label(), two.Params, c.Batch, fmt.Sprintf("%.1f ms", one.StepMs[0]), fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)),
+				fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)), fmt.Sprintf("%.2f ms", two.BareMs))
+			rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
 		}
-		fmt.Fprintln(out)
+		fmt.Fprintln(out, t)
 	}
-	return paperModel(out, results)
+	fmt.Fprint(out, paperModel(rows))
+	return nil
 }
 
 // launch runs one measurement: ranks processes of threads threads each.
-func launch(self, name string, ranks, threads, steps int) (result, error) {
-	args := []string{"-threads", fmt.Sprint(threads), "-steps", fmt.Sprint(steps)}
-	var cmd *exec.Cmd
-	if ranks == 1 {
-		cmd = exec.Command(self, args...)
-	} else {
-		cmd = exec.Command("mpirun", append([]string{"--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(ranks), self}, args...)...)
+func launch(name string, ranks, threads, steps int) (result, error) {
+	self, err := harness.Self()
+	if err != nil {
+		return result{}, err
 	}
-	cmd.Env = append(os.Environ(), childEnv+"="+name)
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("%s on %d ranks: %w", name, ranks, err)
+	cmd := exec.Command(self)
+	if ranks > 1 {
+		cmd = exec.Command("mpirun", "--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(ranks), self)
+	}
+	spec, err := json.Marshal(job{name, threads, steps})
+	if err != nil {
+		return result{}, err
 	}
 	var r result
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
-		return result{}, fmt.Errorf("%s on %d ranks: %w (output %q)", name, ranks, err, stdout.String())
+	if _, err := harness.RunResult(cmd, harness.ResultPrefix, &r, childEnv+"="+string(spec)); err != nil {
+		return result{}, fmt.Errorf("%s on %d ranks: %w", name, ranks, err)
 	}
 	return r, nil
 }
 
-func minOf(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = min(m, v)
+// child runs one rank's part of a job; rank 0 returns the result.
+func child(spec string) (any, error) {
+	var j job
+	if err := json.Unmarshal([]byte(spec), &j); err != nil {
+		return nil, fmt.Errorf("%s: %w", childEnv, err)
 	}
-	return m
+	runtime.GOMAXPROCS(j.Threads)
+	c := benchConfigs[j.Config]
+	comm, err := dist.Init()
+	if err != nil {
+		return nil, err
+	}
+	defer dist.Finalize()
+
+	mc := layers.DefaultConfig()
+	mc.ImgSize, mc.PatchSize, mc.InChans, mc.NumClasses = layers.Size2{c.Img, c.Img}, c.Patch, c.Chans, 10
+	mc.EmbedDim, mc.Depth, mc.NumHeads, mc.MLPRatio = c.Dim, c.Depth, c.Heads, 4
+	step, m, err := harness.NewStep(mc, c.Batch, 1, train.StepConfig{StepsPerEpoch: 100, TotalSteps: 100, Comm: comm})
+	if err != nil {
+		return nil, err
+	}
+	defer step.Close()
+
+	// This rank's rows of one fixed random global batch, each drawn from its own stream.
+	rows, err := data.Slice(c.Batch, comm.Rank(), comm.Size())
+	if err != nil {
+		return nil, err
+	}
+	size := c.Chans * c.Img * c.Img
+	x, tgt := make([]float32, 0, len(rows)*size), make([]float32, 0, len(rows)*10)
+	for _, p := range rows {
+		xi, ti := harness.RandomBatch(rand.New(rand.NewPCG(uint64(p), 7)), 1, size, 10, (*rand.Rand).NormFloat64)
+		x, tgt = append(x, xi...), append(tgt, ti...)
+	}
+	var total, reduce time.Duration
+	for s := range 2 + j.Steps {
+		start := time.Now()
+		st, err := step.Take(x, tgt, s)
+		if err != nil {
+			return nil, err
+		}
+		if s >= 2 {
+			total += time.Since(start)
+			reduce += st.Reduce
+		}
+	}
+	// A bare all-reduce of a buffer of the gradients' size, after a barrier.
+	buf := make([]float32, m.NumParams()+1)
+	var bare time.Duration
+	for range 3 {
+		if err := comm.Barrier(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := comm.AllreduceFloat32(buf); err != nil {
+			return nil, err
+		}
+		bare += time.Since(start)
+	}
+
+	n := comm.Size()
+	stats := make([]float64, 2*n)
+	stats[comm.Rank()] = total.Seconds() * 1e3 / float64(j.Steps)
+	stats[n+comm.Rank()] = reduce.Seconds() / total.Seconds()
+	if err := comm.AllreduceFloat64(stats); err != nil || comm.Rank() != 0 {
+		return nil, err
+	}
+	return result{Name: c.label(), Params: m.NumParams(), Ranks: n, StepMs: stats[:n], Share: stats[n:], BareMs: bare.Seconds() * 1e3 / 3}, nil
 }
 
-func maxOf(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = max(m, v)
-	}
-	return m
-}
-
-// paperModel prints the predicted scaling efficiency of N nodes, each
-// doing the measured one-machine step (weak scaling: the per-node batch
-// fixed), with a ring all-reduce moving 2(N−1)/N × 4 bytes × params per
-// step at the link's bandwidth and no overlap with the backward pass:
+// paperModel is the table of the predicted scaling efficiency of N nodes,
+// each doing the measured one-machine step (weak scaling: the per-node
+// batch fixed), with a ring all-reduce moving 2(N−1)/N × 4 bytes × params
+// per step at the link's bandwidth and no overlap with the backward pass:
 // efficiency = compute / (compute + all-reduce).
-func paperModel(out io.Writer, measured []result) error {
-	rows := []modelRow{}
-	for _, r := range measured {
-		rows = append(rows, modelRow{r.Name, r.Params, r.ComputeMs})
-	}
-	if len(rows) == 0 { // -model alone: the figures measured for the README
-		rows = defaultModelRows
-	}
+func paperModel(rows []modelRow) string {
 	ns := []int{2, 4, 8, 16, 32, 64}
-	fmt.Fprintf(out, "| model | step compute | link |")
+	t := harness.Table{Header: []string{"model", "step compute", "link"}}
 	for _, n := range ns {
-		fmt.Fprintf(out, " N=%d |", n)
+		t.Header = append(t.Header, fmt.Sprintf("N=%d", n))
 	}
-	fmt.Fprintf(out, "\n|---|---|---|%s\n", strings.Repeat("---|", len(ns)))
 	for _, r := range rows {
 		for _, gbps := range []float64{10, 100} {
-			fmt.Fprintf(out, "| %s | %.0f ms | %g Gb/s |", r.name, r.computeMs, gbps)
+			cells := []any{r.name, fmt.Sprintf("%.0f ms", r.computeMs), fmt.Sprintf("%g Gb/s", gbps)}
 			for _, n := range ns {
 				bytes := 2 * float64(n-1) / float64(n) * 4 * float64(r.params)
 				arMs := 1e3 * bytes * 8 / (gbps * 1e9)
-				fmt.Fprintf(out, " %.1f %% |", 100*r.computeMs/(r.computeMs+arMs))
+				cells = append(cells, fmt.Sprintf("%.1f %%", 100*r.computeMs/(r.computeMs+arMs)))
 			}
-			fmt.Fprintln(out)
+			t.Row(cells...)
 		}
 	}
-	return nil
+	return t.String()
 }

@@ -170,24 +170,3 @@ func transposedKernel(w []float64, d, c, p int) []float64 {
 	}
 	return out
 }
-
-// maxAbsDiff is max_i |a_i − b_i|.
-func maxAbsDiff(a, b []float64) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	m := 0.0
-	for i := range a {
-		m = math.Max(m, math.Abs(a[i]-b[i]))
-	}
-	return m
-}
-
-// maxAbs is max_i |a_i|, the scale a difference is read against.
-func maxAbs(a []float64) float64 {
-	m := 0.0
-	for _, v := range a {
-		m = math.Max(m, math.Abs(v))
-	}
-	return m
-}

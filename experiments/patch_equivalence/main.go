@@ -13,7 +13,10 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"math"
 	"path/filepath"
+
+	"gonum.org/v1/gonum/floats"
 
 	"gorgonia.org/tensor"
 
@@ -59,6 +62,11 @@ type row struct {
 	CtrlCL, CtrlT    float64 // float64 max |conv − linear with a wrongly ordered weight|
 	ConvMs, LinearMs float64 // median float32 forward+backward
 }
+
+// maxAbsDiff is max_i |a_i − b_i|; maxAbs is max_i |a_i|, the scale a
+// difference is read against.
+func maxAbsDiff(a, b []float64) float64 { return floats.Distance(a, b, math.Inf(1)) }
+func maxAbs(a []float64) float64        { return floats.Norm(a, math.Inf(1)) }
 
 // diffs are max |conv − linear| of the output and each gradient.
 type diffs struct{ Out, DX, DW, DB float64 }

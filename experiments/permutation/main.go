@@ -96,7 +96,7 @@ func measure(e *harness.Env) (results, error) {
 	}
 	c := trained.Config
 	rc := c
-	rc.ZeroInitHead = false // a zero head would make every logit 0
+	rc.ZeroInitHead.Set(false) // a zero head would make every logit 0
 	random, err := layers.New(rc, tensor.Float64, e.Budget.Seed)
 	if err != nil {
 		return res, err

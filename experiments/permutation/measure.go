@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
@@ -33,11 +34,8 @@ func truncated(m *layers.VisionTransformer, k int) (*layers.VisionTransformer, e
 		if src == nil {
 			return nil, fmt.Errorf("truncated: %s not in the model", p.Name)
 		}
-		switch d := p.Value.Data().(type) {
-		case []float64:
-			copy(d, src.Value.Data().([]float64))
-		case []float32:
-			copy(d, src.Value.Data().([]float32))
+		if err := tensor.Copy(p.Value, src.Value); err != nil {
+			return nil, fmt.Errorf("truncated: %s: %w", p.Name, err)
 		}
 	}
 	return out, nil

@@ -113,3 +113,7 @@ func TestRowCodeOnly(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }

@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/train"
@@ -135,25 +137,17 @@ func (c *cell) stats() (mean, std, lo float64, nan int) {
 	for _, o := range c.Runs {
 		if o.NaN {
 			nan++
-			continue
+		} else {
+			xs = append(xs, o.Top1)
 		}
-		xs = append(xs, o.Top1)
 	}
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), nan
 	}
-	sort.Float64s(xs)
-	for _, x := range xs {
-		mean += x
+	if mean, std = stat.MeanStdDev(xs, nil); len(xs) == 1 {
+		std = 0
 	}
-	mean /= float64(len(xs))
-	if len(xs) > 1 {
-		for _, x := range xs {
-			std += (x - mean) * (x - mean)
-		}
-		std = math.Sqrt(std / float64(len(xs)-1))
-	}
-	return mean, std, xs[0], nan
+	return mean, std, slices.Min(xs), nan
 }
 
 // collapsed counts finite runs that ended at or below 20 % top-1 (chance is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,23 +31,12 @@ func pickVariants(list string) ([]variant, error) {
 	if list == "all" {
 		return variants, nil
 	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(list, ",") {
-		want[strings.TrimSpace(n)] = true
-	}
-	var out []variant
-	for _, v := range variants {
-		if want[v.Name] {
-			out = append(out, v)
-			delete(want, v.Name)
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+		if !slices.ContainsFunc(variants, func(v variant) bool { return v.Name == names[i] }) {
+			return nil, fmt.Errorf("-variants: unknown variant %q", names[i])
 		}
 	}
-	for n := range want {
-		var names []string
-		for _, v := range variants {
-			names = append(names, v.Name)
-		}
-		return nil, fmt.Errorf("-variants: unknown variant %q (have %s)", n, strings.Join(names, ", "))
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(variants), func(v variant) bool { return !slices.Contains(names, v.Name) }), nil
 }

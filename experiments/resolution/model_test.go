@@ -49,3 +49,7 @@ func TestZeroPadded(t *testing.T) {
 		t.Fatal("a smaller grid: want an error")
 	}
 }
+
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }

@@ -5,10 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"gorgonia.org/tensor"
-
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/train"
 )
 
@@ -18,26 +16,13 @@ import (
 // labels, float32: the fastest of steps timed steps after one warm-up step
 // (the least disturbed by other processes on a shared machine).
 func stepTime(c layers.Config, batch, steps int, seed uint64) (time.Duration, error) {
-	m, err := layers.New(c, tensor.Float32, seed)
-	if err != nil {
-		return 0, err
-	}
-	step, err := train.NewStep(m, train.StepConfig{Batch: batch, Seed: seed, Optim: optim.DefaultConfig(),
-		LR: func(int) float64 { return 1e-4 }})
+	step, _, err := harness.NewStep(c, batch, seed, train.StepConfig{LR: func(int) float64 { return 1e-4 }})
 	if err != nil {
 		return 0, err
 	}
 	defer step.Close()
-
-	rng := rand.New(rand.NewPCG(seed, 3))
-	in := make([]float32, len(step.Graph().Input.Value().Data().([]float32)))
-	for i := range in {
-		in[i] = float32(rng.NormFloat64())
-	}
-	tgt := make([]float32, batch*c.NumClasses)
-	for b := 0; b < batch; b++ {
-		tgt[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
-	}
+	in, tgt := harness.RandomBatch(rand.New(rand.NewPCG(seed, 3)), batch, c.InChans*c.ImgSize[0]*c.ImgSize[1], c.NumClasses,
+		(*rand.Rand).NormFloat64)
 	var ts []time.Duration
 	for s := 0; s <= steps; s++ {
 		t0 := time.Now()

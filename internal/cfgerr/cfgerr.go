@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -103,4 +104,43 @@ func kindName(k yaml.Kind) string {
 		return "alias"
 	}
 	return "document"
+}
+
+// Float decodes a YAML scalar as a number: an integer or a float (.inf and
+// .nan included; Validate bounds them). A string, bool, list or null is an
+// error.
+func Float(n *yaml.Node) (float64, error) {
+	var f float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil {
+		return 0, fmt.Errorf("want a number, got %s", Describe(n))
+	}
+	return f, nil
+}
+
+// Bool decodes a YAML scalar as true or false (YAML 1.2: yes, no, on and
+// off are strings, not booleans).
+func Bool(n *yaml.Node) (bool, error) {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		return false, fmt.Errorf("want true or false, got %s", Describe(n))
+	}
+	return b, nil
+}
+
+// Describe names a node for an error: its value and YAML type, such as
+// `"two" (str)`, or "a mapping", "a list", "an alias".
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return fmt.Sprintf("%q (%s)", v, strings.TrimPrefix(n.ShortTag(), "!!"))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Tensor is one named tensor of a safetensors file: its dtype, its shape
@@ -26,6 +27,26 @@ func FromFloat32(name string, shape []int, v []float32) Tensor {
 	}
 	return Tensor{Name: name, DType: F32, Shape: append([]int{}, shape...), Data: data}
 }
+
+// Float32View returns an F32 tensor whose Data is v's own memory on a
+// little-endian machine (amd64, arm64, …): no copy is made, so a checkpoint
+// of N parameters does not need another 4·N bytes while it is written. The
+// caller must leave v unchanged until the tensor has been encoded. On a
+// big-endian machine it returns [FromFloat32]'s copy.
+func Float32View(name string, shape []int, v []float32) Tensor {
+	if !littleEndian || len(v) == 0 {
+		return FromFloat32(name, shape, v)
+	}
+	data := unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+	return Tensor{Name: name, DType: F32, Shape: append([]int{}, shape...), Data: data}
+}
+
+// littleEndian is true when this machine stores a uint32's low byte first,
+// the byte order safetensors files use.
+var littleEndian = func() bool {
+	x := uint32(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // NumElements returns product(Shape), 1 for a scalar.
 func (t Tensor) NumElements() (int, error) {

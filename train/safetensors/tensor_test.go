@@ -1,7 +1,9 @@
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -131,5 +133,36 @@ func TestNumElements(t *testing.T) {
 		if (err == nil) != tc.ok || n != tc.want {
 			t.Errorf("%v: %d, %v; want %d, ok=%v", tc.shape, n, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestFloat32ViewMatchesCopy: the zero-copy view encodes every bit pattern
+// (signed zeros, subnormals, infinities, NaN payloads) exactly as the copy
+// does, and on this little-endian machine it shares v's memory.
+func TestFloat32ViewMatchesCopy(t *testing.T) {
+	v := []float32{0, float32(math.Copysign(0, -1)), 1, -2.5, math.SmallestNonzeroFloat32, math.MaxFloat32,
+		float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7fc00001), math.Float32frombits(0xff800123)}
+	view, cp := Float32View("x", []int{2, 5}, v), FromFloat32("x", []int{2, 5}, v)
+	if !bytes.Equal(view.Data, cp.Data) || view.DType != F32 || fmt.Sprint(view.Shape) != "[2 5]" {
+		t.Fatalf("view %v %v %x, copy %x", view.DType, view.Shape, view.Data, cp.Data)
+	}
+	var a, b bytes.Buffer
+	if err := Encode(&a, []Tensor{view}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := Encode(&b, []Tensor{cp}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("encoded view differs from encoded copy")
+	}
+	if littleEndian {
+		v[2] = 3
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(view.Data[8:])); got != 3 {
+			t.Fatalf("view is a copy: element 2 reads %v after v[2] = 3", got)
+		}
+	}
+	if e := Float32View("e", []int{0}, nil); len(e.Data) != 0 {
+		t.Fatalf("empty view has %d bytes", len(e.Data))
 	}
 }

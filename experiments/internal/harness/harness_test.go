@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -165,5 +166,30 @@ func TestTrainNonFinite(t *testing.T) {
 	}
 	if !r.NonFinite {
 		t.Errorf("lr 1e38: run not marked non-finite (top-1 %v)", r.Top1)
+	}
+}
+
+func TestDecodeResultTakesLastLine(t *testing.T) {
+	var v struct{ A int }
+	if err := DecodeResult([]byte("RESULT {\"A\":1}\nnoise\nRESULT {\"A\":2}\n"), ResultPrefix, &v); err != nil || v.A != 2 {
+		t.Errorf("DecodeResult: %+v, %v; want A=2", v, err)
+	}
+	for _, bad := range []string{"noise\n", "RESULT {not json\n"} {
+		if err := DecodeResult([]byte(bad), ResultPrefix, &v); err == nil {
+			t.Errorf("DecodeResult(%q): no error", bad)
+		}
+	}
+}
+
+// TestRunResult: the child's environment gets the extra variables, the last
+// result line is decoded, the peak RSS read, and a failing child is an error.
+func TestRunResult(t *testing.T) {
+	var v struct{ A int }
+	rss, err := RunResult(exec.Command("sh", "-c", `echo 'RESULT {"A":1}'; echo noise; echo "RESULT {\"A\":$X}"`), ResultPrefix, &v, "X=7")
+	if err != nil || v.A != 7 || rss <= 0 {
+		t.Errorf("RunResult: A=%d, rss %d KiB, %v; want A=7, rss > 0", v.A, rss, err)
+	}
+	if _, err := RunResult(exec.Command("sh", "-c", "exit 3"), ResultPrefix, &v); err == nil {
+		t.Error("a failing child: no error")
 	}
 }
