@@ -112,7 +112,7 @@ func jpegRun(b *testing.B, model layers.Config, batch, steps, batches int) Confi
 	cfg.Mixup.MixupAlpha, cfg.Mixup.CutmixAlpha, cfg.Mixup.LabelSmoothing = 0.8, 1, 0.1
 	cfg.Train.Epochs, cfg.Train.MaxSteps, cfg.Train.BatchSize, cfg.Train.EvalBatchSize = 1, steps, batch, 2
 	cfg.Train.OutDir, cfg.Train.LogEvery = b.TempDir(), 1000
-	cfg.Checkpoint.SaveBest = false
+	cfg.Checkpoint.SaveBest.Set(false)
 	return cfg.WithDefaults()
 }
 
