@@ -16,12 +16,15 @@ import (
 	"path/filepath"
 )
 
+// nBlobs is the number of soft-edged objects in a Photo.
+const nBlobs = 6
+
 // Photo returns a w×h photo-like RGB image determined by seed.
 func Photo(w, h int, seed uint64) *image.RGBA {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
 	type wave struct{ fx, fy, ph, amp [3]float64 }
-	var waves [4]wave
+	var waves [3]wave
 	for i := range waves {
 		for c := 0; c < 3; c++ {
 			waves[i].fx[c] = (r.Float64()*2 - 1) * 0.04 * float64(i+1)
@@ -33,7 +36,7 @@ func Photo(w, h int, seed uint64) *image.RGBA {
 	blobs := make([]struct {
 		cx, cy, rx, ry float64
 		col            [3]float64
-	}, 6)
+	}, nBlobs)
 	for i := range blobs {
 		b := &blobs[i]
 		b.cx, b.cy = r.Float64()*float64(w), r.Float64()*float64(h)
@@ -49,16 +52,21 @@ func Photo(w, h int, seed uint64) *image.RGBA {
 			// Fine texture: a high-frequency pattern whose strength varies over the image.
 			tex := 28 * math.Sin(fx*0.9+3*math.Sin(fy*0.21)) * math.Sin(fy*0.7+2*math.Sin(fx*0.13)) * (0.5 + 0.5*math.Sin(fx*0.011+fy*0.017))
 			var px [4]uint8
+			var in [nBlobs]float64
+			for k, b := range blobs {
+				dx, dy := (fx-b.cx)/b.rx, (fy-b.cy)/b.ry
+				if d := dx*dx + dy*dy; d < 4 {
+					// A soft edge a few pixels wide around each object.
+					in[k] = 1 / (1 + math.Exp((d-1)*12))
+				}
+			}
 			for c := 0; c < 3; c++ {
 				v := base[c] + tex + r.NormFloat64()*10
 				for _, wv := range waves {
 					v += wv.amp[c] * math.Sin(wv.fx[c]*fx+wv.fy[c]*fy+wv.ph[c])
 				}
-				for _, b := range blobs {
-					dx, dy := (fx-b.cx)/b.rx, (fy-b.cy)/b.ry
-					d := dx*dx + dy*dy
-					// A soft edge a few pixels wide around each object.
-					v += b.col[c] / (1 + math.Exp((d-1)*12))
+				for k, b := range blobs {
+					v += b.col[c] * in[k]
 				}
 				px[c] = uint8(math.Max(0, math.Min(255, v)))
 			}
