@@ -173,20 +173,6 @@ func TestParsePeer(t *testing.T) {
 	}
 }
 
-func TestParseConfigs(t *testing.T) {
-	got, err := parseConfigs(" tiny, SMALL ,")
-	if err != nil || len(got) != 2 || got[0].Name != "tiny" || got[1].Name != "small" {
-		t.Errorf("parseConfigs: %v, %v", got, err)
-	}
-	for _, bad := range []string{"", ",", "tiny,huge"} {
-		if _, err := parseConfigs(bad); err == nil {
-			t.Errorf("parseConfigs(%q): no error", bad)
-		} else if bad == "tiny,huge" && !strings.Contains(err.Error(), `"huge"`) {
-			t.Errorf("parseConfigs(%q): %v does not name the config", bad, err)
-		}
-	}
-}
-
 func TestFlagErrorsStopBeforeMeasuring(t *testing.T) {
 	for _, args := range [][]string{{"-steps", "-1"}, {"-threads", "-1"}, {"-batch", "-2"}, {"-configs", "x"}, {"extra"}, {"-warmup", "0"}} {
 		dir := t.TempDir()
