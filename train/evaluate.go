@@ -60,7 +60,19 @@ func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
 // which a training graph may share: the logits (and features) of one call
 // stay valid until the next run of any graph in the arena.
 func NewEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
-	g, err := m.Build(batch, layers.BuildOptions{})
+	return newEvaluator(m, batch, arena, layers.BuildOptions{})
+}
+
+// NewFrozenEvaluatorIn is NewEvaluatorIn on a Frozen graph
+// (layers.BuildOptions.Frozen): faster, for serving a model whose weights
+// no longer change; it computes with the weights the model had at its first
+// Frozen build, and its graph keeps no attention maps.
+func NewFrozenEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
+	return newEvaluator(m, batch, arena, layers.BuildOptions{Frozen: true})
+}
+
+func newEvaluator(m *layers.VisionTransformer, batch int, arena *graph.Arena, opts layers.BuildOptions) (*Evaluator, error) {
+	g, err := m.Build(batch, opts)
 	if err != nil {
 		return nil, err
 	}
