@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 	"text/template"
 	"time"
 
@@ -152,7 +153,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 
 // TestReadme fails t unless dir's README.md is what the template makes of
 // dir's results.json. Each experiment's test calls it on its own folder.
-func (x Experiment[R]) TestReadme(t TB, dir string) {
+func (x Experiment[R]) TestReadme(t testing.TB, dir string) {
 	t.Helper()
 	got, committed, err := x.Rerender(dir)
 	if err != nil {
@@ -161,13 +162,6 @@ func (x Experiment[R]) TestReadme(t TB, dir string) {
 	if !bytes.Equal(got, committed) {
 		t.Errorf("%s/README.md differs from the template's rendering of results.json (run with -render):\n%s", dir, got)
 	}
-}
-
-// TB is the part of testing.TB that TestReadme uses.
-type TB interface {
-	Helper()
-	Fatal(args ...any)
-	Errorf(format string, args ...any)
 }
 
 // Rerender renders the README from dir's results.json and returns it with
