@@ -79,38 +79,27 @@ func measure(e *harness.Env) (results, error) {
 		return results{}, err
 	}
 	res, cfg := results{Source: src, Budget: e.Budget, Images: flags.images, Perms: flags.perms}, src.Cfg
-	load := func(dt tensor.Dtype, zero bool) (*layers.VisionTransformer, train.ModelMeta, error) {
-		m, meta, err := harness.Model(res.Checkpoint, dt)
-		if err == nil && zero {
-			zeroPos(m)
+	// The conditions' models: the checkpoint as is, then with its position
+	// table zeroed in float64 and float32; a random init with a non-zero
+	// head (a zero head would make every logit 0), then with it zeroed.
+	var ms [5]*layers.VisionTransformer
+	var meta train.ModelMeta
+	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float64, tensor.Float32} {
+		if ms[i], meta, err = harness.Model(res.Checkpoint, dt); err != nil {
+			return res, err
 		}
-		return m, meta, err
 	}
-	trained, meta, err := load(tensor.Float64, false)
-	if err != nil {
-		return res, err
-	}
-	trainedZero, _, err := load(tensor.Float64, true)
-	if err != nil {
-		return res, err
-	}
-	trainedZero32, _, err := load(tensor.Float32, true)
-	if err != nil {
-		return res, err
-	}
-	c := trained.Config
+	c := ms[0].Config
 	rc := c
-	rc.ZeroInitHead.Set(false) // a zero head would make every logit 0
-	random, err := layers.New(rc, tensor.Float64, e.Budget.Seed)
-	if err != nil {
-		return res, err
+	rc.ZeroInitHead.Set(false)
+	for i := 3; i < 5; i++ {
+		if ms[i], err = layers.New(rc, tensor.Float64, e.Budget.Seed); err != nil {
+			return res, err
+		}
 	}
-	randomZero, err := layers.New(rc, tensor.Float64, e.Budget.Seed)
-	if err != nil {
-		return res, err
+	for _, i := range []int{1, 2, 4} {
+		zeroPos(ms[i])
 	}
-	zeroPos(randomZero)
-
 	cfg.Model = c
 	x32, labels, err := harness.Images(cfg, flags.images, meta.Mean, meta.Std)
 	if err != nil {
@@ -125,11 +114,11 @@ func measure(e *harness.Env) (results, error) {
 		perms = append(perms, rng.Perm(gh*gw))
 	}
 	for _, cd := range []condition{
-		{"random init", "zeroed", randomZero},
-		{"random init", "random init (trunc. normal, std 0.02)", random},
-		{"trained", "zeroed", trainedZero},
-		{"trained", "zeroed", trainedZero32},
-		{"trained", "learned", trained},
+		{"random init", "zeroed", ms[4]},
+		{"random init", "random init (trunc. normal, std 0.02)", ms[3]},
+		{"trained", "zeroed", ms[1]},
+		{"trained", "zeroed", ms[2]},
+		{"trained", "learned", ms[0]},
 	} {
 		r, err := measureOne(cd, x, labels, perms)
 		if err != nil {
