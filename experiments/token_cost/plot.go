@@ -66,11 +66,8 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 		}
 		xy := curve(rows, 0, func(r row) float64 { return r.Flops[part] })
 		label := part + " (∝T)"
-		switch part {
-		case "scores QKᵀ":
-			label = part + " (∝T²)"
-		case "weighted sum PV":
-			label = part + " (∝T², = QKᵀ)"
+		if q, ok := map[string]string{"scores QKᵀ": " (∝T²)", "weighted sum PV": " (∝T², = QKᵀ)"}[part]; ok {
+			label = part + q
 		}
 		l, _, err := harness.LinePoints(p, label, plotutil.Color(i), xy)
 		if err != nil {
