@@ -114,7 +114,7 @@ func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config
 	if err != nil {
 		return nil, err
 	}
-	ev, err := train.NewEvaluator(m, cfg.Train.EvalBatchSize)
+	ev, err := train.NewMapsEvaluator(m, cfg.Train.EvalBatchSize)
 	if err != nil {
 		return nil, err
 	}

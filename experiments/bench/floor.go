@@ -91,7 +91,7 @@ func planFromGraph(g *G.ExprGraph, c layers.Config, batch int) (floorPlan, error
 				k := in[1].TotalSize() / in[1][0]
 				p.Gemms = append(p.Gemms, gemmCall{kindLinearDw, true, false, nn, k, m, nn, k, k})
 			}
-		case strings.HasPrefix(name, kindAttn+"("):
+		case strings.HasPrefix(name, kindAttn+"(") || strings.HasPrefix(name, kindAttn+"Eval("):
 			if len(in) != 1 || !in[0].Eq(tensor.Shape{batch * p.Tokens, 3 * p.Dim}) {
 				return p, fmt.Errorf("floor: %s node %q has inputs %v, want one (%d, %d)", name, n.Name(), in, batch*p.Tokens, 3*p.Dim)
 			}
