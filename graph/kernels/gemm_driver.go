@@ -61,7 +61,7 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 		// least minRowTiles row tiles unless that would idle a core.
 		grain := splitGrain(mt, 4, 1)
 		grain = max(grain, min(minRowTiles, splitGrain(mt, 1, 1))) * kern.mr
-		if sharePackedB && (transB || packNN && grain > 4*kern.mr && n > 4*kern.nr) {
+		if sharePackedB && grain <= sharedBMaxRows*kern.mr && (transB || packNN && grain > 4*kern.mr && n > 4*kern.nr) {
 			sgemmSharedB(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, grain)
 			return
 		}
@@ -257,6 +257,13 @@ var packNN = true
 // it once per block for all chunks (sgemmSharedB) instead of once per
 // chunk. Tests clear it to compare the two paths bit for bit.
 var sharePackedB = true
+
+// sharedBMaxRows is the most MR-row tiles per chunk for which a row split
+// shares its packed B. Repacking B costs each chunk about one move per
+// element of B against 2·rows FLOPs per element: ~50 % extra at 96 rows (a
+// weight gradient's chunks), ~5 % at 800 (the forward products, whose
+// chunks then keep their own B panels in their own core's caches).
+const sharedBMaxRows = 48
 
 // packAColPanels packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) = Aᵀ
 // (A stored k×m) into dst as ⌈mr/MR⌉ panels of kc×MR floats, panel r
