@@ -158,8 +158,10 @@ func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 }
 
 // BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
-// what a Classifier runs) against the plain evaluation graph
-// (train.NewEvaluatorIn) on the same random ViT-Ti/16 or ViT-S/16 at 224,
+// what a Classifier runs) against the evaluation graph that keeps attention
+// maps (train.NewMapsEvaluator: Linear and Attention as training runs them,
+// the classifier's graph before Frozen) on the same random ViT-Ti/16 or
+// ViT-S/16 at 224,
 // alternating one forward of each per iteration so that both see the same
 // load: the fastest ms per image of each, the median over iterations of
 // the ratio of the two adjacent forwards' times, and the ratio of the CPU
@@ -178,7 +180,7 @@ func BenchmarkFrozenAB(b *testing.B) {
 		}
 		for _, n := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/batch%d", preset, n), func(b *testing.B) {
-				plain, err := train.NewEvaluatorIn(m, n, graph.NewArena())
+				plain, err := train.NewMapsEvaluator(m, n)
 				if err != nil {
 					b.Fatal(err)
 				}

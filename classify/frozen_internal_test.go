@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -40,7 +41,7 @@ func smallClassifier(t *testing.T, o Options) (*Classifier, layers.Config) {
 	t.Helper()
 	cfg := layers.DefaultConfig()
 	cfg.ImgSize, cfg.PatchSize, cfg.InChans, cfg.EmbedDim, cfg.Depth, cfg.NumHeads, cfg.NumClasses = layers.Size2{16, 16}, 4, 3, 16, 2, 2, 5
-	cfg.ZeroInitHead.Set(false)
+	cfg.ZeroInitHead = optional.BoolOf(false)
 	m, err := layers.New(cfg, tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)

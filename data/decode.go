@@ -38,6 +38,15 @@ func checkPixels(path string, cfg image.Config, maxPixels int64) error {
 	return nil
 }
 
+// decodeJPEG, when set (by a build with -tags jpegturbo), decodes JPEG
+// files of the given size into CHW uint8 of c channels instead of
+// image/jpeg; ok false hands the file to the standard library.
+var decodeJPEG func(b []byte, c, width, height int) (img Image, ok bool, err error)
+
+// JPEGDecoder returns the JPEG decoder of this build: "image/jpeg" (Go's
+// standard library), or "libjpeg-turbo" in a build with -tags jpegturbo.
+func JPEGDecoder() string { return jpegDecoderName }
+
 // decodeImageFile reads and decodes the PNG, JPEG or GIF file at path into a
 // CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped). An
 // image of more than maxPixels pixels (0 = DefaultMaxPixels) is refused from
@@ -47,12 +56,21 @@ func decodeImageFile(path string, c int, maxPixels int64) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
 		return Image{}, fmt.Errorf("decode %s: %w", path, err)
 	}
 	if err := checkPixels(path, cfg, maxPixels); err != nil {
 		return Image{}, err
+	}
+	if decodeJPEG != nil && format == "jpeg" {
+		img, ok, err := decodeJPEG(b, c, cfg.Width, cfg.Height)
+		if err != nil {
+			return Image{}, fmt.Errorf("decode %s: %w", path, err)
+		}
+		if ok {
+			return img, nil
+		}
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
@@ -110,6 +128,9 @@ func toCHW(img image.Image, c int) Image {
 			}
 		}
 	case *image.YCbCr:
+		if ycbcrToPlanes(out, m) {
+			return out
+		}
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				yc := m.YCbCrAt(r.Min.X+x, r.Min.Y+y)
@@ -141,4 +162,71 @@ func toCHW(img image.Image, c int) Image {
 		}
 	}
 	return out
+}
+
+// ycbcrToPlanes converts m into out (c = 1 or 3 planes of m's size) row by
+// row with color.YCbCrToRGB's arithmetic, for the chroma subsamplings JPEG
+// files use (4:4:4, 4:2:2, 4:2:0, 4:4:0); it reports false, writing nothing,
+// for the others.
+func ycbcrToPlanes(out Image, m *image.YCbCr) bool {
+	var sx, sy int // chroma = luma >> (sx, sy)
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+	case image.YCbCrSubsampleRatio422:
+		sx = 1
+	case image.YCbCrSubsampleRatio420:
+		sx, sy = 1, 1
+	case image.YCbCrSubsampleRatio440:
+		sy = 1
+	default:
+		return false
+	}
+	r := m.Rect
+	h, w, hw := out.H, out.W, out.H*out.W
+	// Chroma sample of pixel (x, y) in m's coordinates: (x>>sx − r.Min.X>>sx, y>>sy − r.Min.Y>>sy), as COffset.
+	cx0, cy0 := r.Min.X>>sx, r.Min.Y>>sy
+	for y := 0; y < h; y++ {
+		ay := r.Min.Y + y
+		yrow := m.Y[y*m.YStride : y*m.YStride+w]
+		crow := (ay>>sy - cy0) * m.CStride
+		cbRow, crRow := m.Cb[crow:], m.Cr[crow:]
+		for x, yv := range yrow {
+			ci := (r.Min.X+x)>>sx - cx0
+			cr, cg, cb := ycbcrToRGB(yv, cbRow[ci], crRow[ci])
+			i := y*w + x
+			if out.C == 3 {
+				out.Pix[i], out.Pix[hw+i], out.Pix[2*hw+i] = cr, cg, cb
+			} else {
+				out.Pix[i] = lumaU8(cr, cg, cb)
+			}
+		}
+	}
+	return true
+}
+
+// ycbcrToRGB is color.YCbCrToRGB, written out so that the loop above
+// inlines it (TestYCbCrToRGBMatchesColor compares all 2²⁴ inputs).
+func ycbcrToRGB(y, cb, cr uint8) (uint8, uint8, uint8) {
+	yy1 := int32(y) * 0x10101
+	cb1 := int32(cb) - 128
+	cr1 := int32(cr) - 128
+	r := yy1 + 91881*cr1
+	if uint32(r)&0xff000000 == 0 {
+		r >>= 16
+	} else {
+		r = ^(r >> 31)
+	}
+	g := yy1 - 22554*cb1 - 46802*cr1
+	if uint32(g)&0xff000000 == 0 {
+		g >>= 16
+	} else {
+		g = ^(g >> 31)
+	}
+	b := yy1 + 116130*cb1
+	if uint32(b)&0xff000000 == 0 {
+		b >>= 16
+	} else {
+		b = ^(b >> 31)
+	}
+	return uint8(r), uint8(g), uint8(b)
 }

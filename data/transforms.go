@@ -19,7 +19,8 @@ type Pipeline struct {
 	ra      *RandAugment
 	mean    []float32
 	std     []float32
-	fill    []uint8 // RandAugment fill: round(255·mean)
+	fill    []uint8        // RandAugment fill: round(255·mean)
+	norm    [][256]float32 // per channel: (v/255 − mean)/std of each uint8 v
 }
 
 // NewPipeline builds the per-sample transform for c-channel images of output
@@ -54,6 +55,12 @@ func NewPipeline(c, h, w int, train bool, seed uint64, aug AugmentConfig, mean, 
 	}
 	for _, v := range broadcast(std, c) {
 		p.std = append(p.std, float32(v))
+	}
+	p.norm = make([][256]float32, c)
+	for ch := range p.norm {
+		for v := range p.norm[ch] {
+			p.norm[ch][v] = (lutUnit[v] - p.mean[ch]) / p.std[ch]
+		}
 	}
 	return p, nil
 }
@@ -110,16 +117,12 @@ func (p *Pipeline) apply(dst []float32, img Image, epoch, pos int, s *scratch) e
 		u := p.resizeU8(img, s)
 		u = p.cropFlip(u, key, s)
 		p.ra.apply(Image{C: p.C, H: p.H, W: p.W, Pix: u}, key(streamRandAug), p.fill)
-		x = growF(s.fb, n)
-		s.fb = x
-		for i, v := range u {
-			x[i] = lutUnit[v]
-		}
-	} else {
-		x = p.toFloatResized(img, s)
-		if p.Train {
-			x = cropFlipF(p, x, key, s)
-		}
+		p.normalize(dst, u, epoch, pos)
+		return nil
+	}
+	x = p.toFloatResized(img, s)
+	if p.Train {
+		x = cropFlipF(p, x, key, s)
 	}
 	hw := p.H * p.W
 	for ch := 0; ch < p.C; ch++ {
@@ -129,10 +132,30 @@ func (p *Pipeline) apply(dst []float32, img Image, epoch, pos int, s *scratch) e
 			out[i] = (v - m) / sd
 		}
 	}
-	if p.Train && p.aug.REProb > 0 {
-		randomErase(dst, p.C, p.H, p.W, p.aug.REProb, key(streamErase))
-	}
+	p.erase(dst, epoch, pos)
 	return nil
+}
+
+// normalize writes the uint8 image u (C, H, W) to dst as ToTensor (÷255)
+// and Normalize do, through the per-channel table of the 256 results, then
+// erases a random box in training.
+func (p *Pipeline) normalize(dst []float32, u []uint8, epoch, pos int) {
+	hw := p.H * p.W
+	for ch := 0; ch < p.C; ch++ {
+		lut := &p.norm[ch]
+		out := dst[ch*hw : (ch+1)*hw]
+		for i, v := range u[ch*hw : (ch+1)*hw] {
+			out[i] = lut[v]
+		}
+	}
+	p.erase(dst, epoch, pos)
+}
+
+// erase is timm's random erasing on the normalized image, in training.
+func (p *Pipeline) erase(dst []float32, epoch, pos int) {
+	if p.Train && p.aug.REProb > 0 {
+		randomErase(dst, p.C, p.H, p.W, p.aug.REProb, newRNG(p.Seed, uint64(epoch), uint64(pos), streamErase))
+	}
 }
 
 // toFloatResized is ToTensor (÷255) followed by the resize to (H, W).

