@@ -271,32 +271,23 @@ const sharedBMaxRows = 48
 // the last panel's rows past mr.
 func packAColPanels(dst, a []float32, lda, i0, mr, p0, kc, MR int) {
 	full := mr / MR * MR
-	if MR == 6 { // the AVX2 kernel's: register moves, no memmove calls
-		// Four panels at a time, depth inner: panels are kc·MR floats
-		// apart (12 KiB at kc 512), one L1 set, so writing one row into
-		// every panel per depth step would evict the lines it writes.
-		for g := 0; g < full; g += 4 * 6 {
-			ge := min(g+4*6, full)
-			for p := 0; p < kc; p++ {
-				src := a[(p0+p)*lda+i0:]
-				for ir := g; ir < ge; ir += 6 {
-					dd, ss := dst[ir*kc+p*6:ir*kc+p*6+6], src[ir:ir+6]
-					dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
-				}
+	for p := 0; p < kc; p++ {
+		src := a[(p0+p)*lda+i0:]
+		src = src[:mr]
+		d := dst[p*MR:]
+		if MR == 6 { // the AVX2 kernel's: register moves, no memmove calls
+			for ir := 0; ir < full; ir += 6 {
+				dd, ss := d[ir*kc:ir*kc+6], src[ir:ir+6]
+				dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
 			}
-		}
-	} else {
-		for p := 0; p < kc; p++ {
-			src, d := a[(p0+p)*lda+i0:], dst[p*MR:]
+		} else {
 			for ir := 0; ir < full; ir += MR {
 				copy(d[ir*kc:ir*kc+MR], src[ir:ir+MR])
 			}
 		}
-	}
-	if full < mr {
-		for p := 0; p < kc; p++ {
-			row := dst[full*kc+p*MR : full*kc+p*MR+MR]
-			copy(row, a[(p0+p)*lda+i0+full:(p0+p)*lda+i0+mr])
+		if full < mr {
+			row := d[full*kc : full*kc+MR]
+			copy(row, src[full:])
 			clear(row[mr-full:])
 		}
 	}
@@ -314,32 +305,25 @@ func packBTrans(dst, b []float32, ldb, j0, nr, p0, kc, NR int) {
 // panel's columns past nc.
 func packBPanels(dst, b []float32, ldb, j0, nc, p0, kc, NR int) {
 	full := nc / NR * NR
-	if NR == 16 { // the AVX2 kernel's: register moves, no memmove calls
-		// Four panels at a time, depth inner (see packAColPanels).
-		for g := 0; g < full; g += 4 * 16 {
-			ge := min(g+4*16, full)
-			for p := 0; p < kc; p++ {
-				src := b[(p0+p)*ldb+j0:]
-				for jr := g; jr < ge; jr += 16 {
-					dd, ss := dst[jr*kc+p*16:jr*kc+p*16+16], src[jr:jr+16]
-					for j := range 16 {
-						dd[j] = ss[j]
-					}
+	for p := 0; p < kc; p++ {
+		src := b[(p0+p)*ldb+j0:]
+		src = src[:nc]
+		d := dst[p*NR:]
+		if NR == 16 { // the AVX2 kernel's: register moves, no memmove calls
+			for jr := 0; jr < full; jr += 16 {
+				dd, ss := d[jr*kc:jr*kc+16], src[jr:jr+16]
+				for j := range 16 {
+					dd[j] = ss[j]
 				}
 			}
-		}
-	} else {
-		for p := 0; p < kc; p++ {
-			src, d := b[(p0+p)*ldb+j0:], dst[p*NR:]
+		} else {
 			for jr := 0; jr < full; jr += NR {
 				copy(d[jr*kc:jr*kc+NR], src[jr:jr+NR])
 			}
 		}
-	}
-	if full < nc {
-		for p := 0; p < kc; p++ {
-			row := dst[full*kc+p*NR : full*kc+p*NR+NR]
-			copy(row, b[(p0+p)*ldb+j0+full:(p0+p)*ldb+j0+nc])
+		if full < nc {
+			row := d[full*kc : full*kc+NR]
+			copy(row, src[full:])
 			clear(row[nc-full:])
 		}
 	}
