@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg" // register JPEG
 	_ "image/png"  // register PNG
 	"os"
+	"sync"
 )
 
 // ImageTooLargeError is returned for an image whose header claims more
@@ -86,7 +87,7 @@ func toCHW(img image.Image, c int) Image {
 	r := img.Bounds()
 	h, w := r.Dy(), r.Dx()
 	hw := h * w
-	out := Image{C: c, H: h, W: w, Pix: make([]uint8, c*hw)}
+	out := Image{C: c, H: h, W: w, Pix: getPix(c * hw)}
 	if g, ok := img.(*image.Gray); ok {
 		for y := 0; y < h; y++ {
 			row := g.Pix[y*g.Stride : y*g.Stride+w]
@@ -229,4 +230,25 @@ func ycbcrToRGB(y, cb, cr uint8) (uint8, uint8, uint8) {
 		b = ^(b >> 31)
 	}
 	return uint8(r), uint8(g), uint8(b)
+}
+
+// pixPool recycles the pixel buffers of decoded folder images: the loader
+// hands each image back (Folder.releasePix) once its transform has read it,
+// which saves the garbage collector most of a JPEG's allocations.
+var pixPool sync.Pool // of *[]uint8
+
+// getPix returns a buffer of n bytes, from the pool when one is large
+// enough; its contents are stale, the caller writes every byte.
+func getPix(n int) []uint8 {
+	if p, ok := pixPool.Get().(*[]uint8); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]uint8, n)
+}
+
+// putPix gives b back to the pool; b must not be used afterwards.
+func putPix(b []uint8) {
+	if cap(b) > 0 {
+		pixPool.Put(&b)
+	}
 }
