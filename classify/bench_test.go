@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -12,19 +13,21 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
 
-// benchCheckpoint writes a randomly initialised ViT-Ti/16 at 224 (the
-// configs/vit_tiny_patch16_224.yaml model: 3 channels, 1000 classes).
-func benchCheckpoint(b *testing.B) string {
+// benchCheckpoint writes a randomly initialised model of a layers preset,
+// e.g. vit_tiny_patch16_224 (the configs/vit_tiny_patch16_224.yaml model: 3
+// channels, 1000 classes).
+func benchCheckpoint(b *testing.B, preset string) string {
 	b.Helper()
-	m, err := layers.New(layers.Presets["vit_tiny_patch16_224"], tensor.Float32, 0)
+	m, err := layers.New(layers.Presets[preset], tensor.Float32, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(b.TempDir(), "vit_tiny.safetensors")
+	path := filepath.Join(b.TempDir(), preset+".safetensors")
 	meta := train.ModelMeta{Dataset: "folder", Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
 	if err := train.SaveModel(path, m, meta, nil); err != nil {
 		b.Fatal(err)
@@ -32,10 +35,16 @@ func benchCheckpoint(b *testing.B) string {
 	return path
 }
 
+// benchImage is an opaque 224×224 RGBA image, what a PNG without alpha
+// decodes to (a varying alpha would time Go's per-pixel colour conversion
+// of translucent pixels, about 4 ms here, instead of the model).
 func benchImage() image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, 224, 224))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i * 7)
+		if i%4 == 3 {
+			img.Pix[i] = 0xff
+		}
 	}
 	return img
 }
@@ -46,11 +55,16 @@ func benchImage() image.Image {
 // Run with -cpu 2 (the peer's 2 threads) and -benchtime as a count, e.g.
 //
 //	go test ./classify -run '^$' -bench ViTTiny224 -cpu 2 -benchtime 20x
-func BenchmarkViTTiny224(b *testing.B) {
+func BenchmarkViTTiny224(b *testing.B) { benchClassify(b, "vit_tiny_patch16_224") }
+
+// BenchmarkViTSmall224 is BenchmarkViTTiny224 for ViT-S/16 at 224.
+func BenchmarkViTSmall224(b *testing.B) { benchClassify(b, "vit_small_patch16_224") }
+
+func benchClassify(b *testing.B, preset string) {
 	if testing.Short() {
 		b.Skip("-short")
 	}
-	ckpt := benchCheckpoint(b)
+	ckpt := benchCheckpoint(b, preset)
 	img := benchImage()
 	for _, o := range []Options{{PoolSize: 1, MaxBatch: 8}, {PoolSize: 2, MaxBatch: 4}, {PoolSize: 1, MaxBatch: 1}, {PoolSize: 2, MaxBatch: 1}} {
 		c, err := Load(ckpt, o)
@@ -110,7 +124,7 @@ func BenchmarkViTTiny224(b *testing.B) {
 // BenchmarkViTTiny224Forward times the bare graph run of one lane at batch
 // 1, 4 and 8 (ms per image): what batching saves, or costs, per image.
 func BenchmarkViTTiny224Forward(b *testing.B) {
-	c, err := Load(benchCheckpoint(b), Options{MaxBatch: 8})
+	c, err := Load(benchCheckpoint(b, "vit_tiny_patch16_224"), Options{MaxBatch: 8})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,5 +154,76 @@ func BenchmarkViTTiny224Forward(b *testing.B) {
 func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 	if _, err := c.Classify(context.Background(), []image.Image{img}); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
+// what a Classifier runs) against the plain evaluation graph
+// (train.NewEvaluatorIn) on the same random ViT-Ti/16 or ViT-S/16 at 224,
+// alternating one forward of each per iteration so that both see the same
+// load: the fastest ms per image of each, and the median over iterations of
+// the ratio of the two adjacent forwards. On a shared machine compare the
+// ratio, not the times.
+//
+//	go test ./classify -run '^$' -bench FrozenAB -cpu 2 -benchtime 10x
+func BenchmarkFrozenAB(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short")
+	}
+	for _, preset := range []string{"vit_tiny_patch16_224", "vit_small_patch16_224"} {
+		m, err := layers.New(layers.Presets[preset], tensor.Float32, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/batch%d", preset, n), func(b *testing.B) {
+				plain, err := train.NewEvaluatorIn(m, n, graph.NewArena())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer plain.Close()
+				frozen, err := train.NewFrozenEvaluatorIn(m, n, graph.NewArena())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer frozen.Close()
+				c := m.Config
+				x := make([]float32, n*c.InChans*c.ImgSize[0]*c.ImgSize[1])
+				for i := range x {
+					x[i] = float32(i%255)/127 - 1
+				}
+				run := func(ev *train.Evaluator) time.Duration {
+					t0 := time.Now()
+					if _, err := ev.Logits(x, n); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(t0)
+				}
+				run(plain)
+				run(frozen)
+				tp, tf := make([]time.Duration, b.N), make([]time.Duration, b.N)
+				ratio := make([]float64, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i%2 == 0 {
+						tp[i] = run(plain)
+						tf[i] = run(frozen)
+					} else {
+						tf[i] = run(frozen)
+						tp[i] = run(plain)
+					}
+					ratio[i] = float64(tp[i]) / float64(tf[i])
+				}
+				b.StopTimer()
+				ms := func(d []time.Duration) float64 {
+					slices.Sort(d)
+					return float64(d[0].Microseconds()) / 1000 / float64(n)
+				}
+				slices.Sort(ratio)
+				b.ReportMetric(ms(tp), "plain_min_ms/img")
+				b.ReportMetric(ms(tf), "frozen_min_ms/img")
+				b.ReportMetric(ratio[len(ratio)/2], "speedup_median")
+			})
+		}
 	}
 }

@@ -15,12 +15,29 @@
 // arena of the lane's own, so a lane costs the memory of its largest graph).
 // Callers put their images on one queue; a free lane takes the oldest image
 // and every further image already waiting, up to MaxBatch, and runs them in
-// the smallest graph that holds them. A lone caller thus gets batch-1
+// parts that fill its graphs exactly, largest first (7 images as 4 + 2 + 1;
+// padding them into the batch-8 graph would compute an image for nothing).
+// A lone caller thus gets batch-1
 // latency, and concurrent callers are batched together without any waiting
 // timer. Graphs are built only in Load: building one while another lane
-// runs is a data race in Gorgonia. The defaults (one lane, MaxBatch 1) were
+// runs is a data race in Gorgonia. The defaults (one lane, MaxBatch 8) were
 // the fastest on the 2-core machine we measured; the README has the
 // latency and throughput of each shape.
+//
+// # Speed
+//
+// The lanes run Frozen graphs (layers.BuildOptions.Frozen, through
+// train.NewFrozenEvaluatorIn), built for serving weights that no longer
+// change: every Linear weight is packed once, at Load, into the SGEMM
+// micro-kernel's panels instead of being repacked on every product (once
+// per goroutine when the rows are split over the cores); the bias, GELU and
+// residual sums are applied to each block of a product while it is in
+// cache; attention keeps no probabilities and splits one image's heads by
+// query rows, so a batch of one image fills both cores. The price is a
+// second copy of the Linear weights (22 MB for ViT-Ti/16, 88 MB for
+// ViT-S/16) and no attention maps; the logits are those of the ordinary
+// evaluation graph to float32 rounding (layers.TestFrozenFloat32,
+// TestMatchesTimm). BenchmarkFrozenAB times the two graphs side by side.
 //
 // # Preprocessing
 //

@@ -64,7 +64,7 @@ func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena) (*la
 	l := &lane{}
 	for b := 1; ; b *= 2 {
 		b = min(b, maxBatch)
-		ev, err := train.NewEvaluatorIn(m, b, arena)
+		ev, err := train.NewFrozenEvaluatorIn(m, b, arena)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -87,8 +87,8 @@ func (l *lane) close() {
 }
 
 // serve runs batches on lane l until Close: it waits for one image, takes
-// every further image already queued up to MaxBatch, and runs them in the
-// smallest graph that holds them.
+// every further image already queued up to MaxBatch, and runs them on the
+// lane's graphs (runBatch).
 func (c *Classifier) serve(l *lane) {
 	for {
 		var first *item
@@ -111,7 +111,10 @@ func (c *Classifier) serve(l *lane) {
 	}
 }
 
-// runBatch evaluates l.batch and hands each request its answers.
+// runBatch evaluates l.batch and hands each request its answers. The
+// images are run in parts that fill a graph exactly, largest first (7
+// images on graphs of 1, 2, 4 and 8 run as 4 + 2 + 1): padding a batch up to
+// the next graph would compute the padded images for nothing.
 func (c *Classifier) runBatch(l *lane) {
 	live := l.batch[:0]
 	for _, it := range l.batch {
@@ -121,20 +124,25 @@ func (c *Classifier) runBatch(l *lane) {
 		}
 		live = append(live, it)
 	}
-	n := len(live)
-	if n == 0 {
-		return
-	}
-	size := len(live[0].x)
-	for j, it := range live {
-		copy(l.in[j*size:(j+1)*size], it.x)
-	}
-	ev := l.evals[len(l.evals)-1]
-	for _, e := range l.evals {
-		if e.Graph().Batch >= n {
-			ev = e
-			break
+	for len(live) > 0 {
+		ev := l.evals[0]
+		for _, e := range l.evals {
+			if e.Graph().Batch <= len(live) {
+				ev = e
+			}
 		}
+		n := ev.Graph().Batch
+		c.runPart(l, ev, live[:n])
+		live = live[n:]
+	}
+}
+
+// runPart runs the n = len(part) images of part on ev, a graph of batch n.
+func (c *Classifier) runPart(l *lane, ev *train.Evaluator, part []*item) {
+	n := len(part)
+	size := len(part[0].x)
+	for j, it := range part {
+		copy(l.in[j*size:(j+1)*size], it.x)
 	}
 	c.batches.Add(1)
 	c.images.Add(int64(n))
@@ -142,7 +150,7 @@ func (c *Classifier) runBatch(l *lane) {
 	}
 	logits, err := ev.Logits(l.in[:n*size], n)
 	k := len(c.classes)
-	for j, it := range live {
+	for j, it := range part {
 		if err != nil {
 			it.req.finish(it.i, nil, err)
 			continue

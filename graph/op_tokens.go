@@ -122,10 +122,14 @@ func (op *permuteOp) Do(vs ...G.Value) (G.Value, error) {
 	return y, nil
 }
 
+// gather sets dst[i] = src[idx[i]], split over the cores.
 func gather[T Float](dst, src []T, idx []int32) {
-	for i, j := range idx {
-		dst[i] = src[j]
-	}
+	parallelForGrain(len(idx), 1<<14, func(lo, hi int) {
+		d := dst[lo:hi]
+		for i, j := range idx[lo:hi] {
+			d[i] = src[j]
+		}
+	})
 }
 
 func (op *permuteOp) WriteHash(h hash.Hash) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -29,6 +30,9 @@ type VisionTransformer struct {
 	Config Config
 	Params []*Param // in timm's state_dict order
 	byName map[string]*Param
+
+	frozenMu sync.Mutex
+	frozen   map[string]*graph.PackedWeight // Linear weights of Frozen graphs (frozen.go)
 }
 
 // New validates cfg and returns a model whose parameters, of dtype float32
@@ -178,6 +182,19 @@ func fill(t *tensor.Dense, f func() float64) {
 type BuildOptions struct {
 	Training bool   // dropout and drop path active
 	Seed     uint64 // seeds their masks, with the step set in Graph.Stoch
+
+	// Frozen builds a serving graph, for weights that no longer change: its
+	// Linear layers read a packed copy of their weights (graph.LinearPacked)
+	// and its attention keeps no maps (graph.AttentionEval). See frozen.go.
+	// It excludes Training.
+	Frozen bool
+
+	// NoMaps builds an evaluation graph whose attention keeps no maps
+	// (graph.AttentionEval): the (B, heads, T, T) probabilities of every
+	// block are never stored, so the graph holds tokens-linear memory and
+	// graph.AttentionProbs refuses its Attn nodes. It reads the live weights
+	// (unlike Frozen) and excludes Training.
+	NoMaps bool
 }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
@@ -187,7 +204,7 @@ type Graph struct {
 	Batch    int
 	Input    *G.Node   // (B, C, H, W), bound to a tensor the caller fills
 	Logits   *G.Node   // (B, num_classes)
-	Features *G.Node   // (B·T, D) token rows after the final norm, before readout
+	Features *G.Node   // (B·T, D) token rows after the final norm, before readout (a Frozen graph with a class-token readout: the (B, D) class-token rows only)
 	Params   []*G.Node // parallel to VisionTransformer.Params
 	Attn     []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
 	Stoch    *graph.Stochastic
@@ -200,8 +217,12 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("build: batch must be positive, got %d", batch)
 	}
+	if (opts.Frozen || opts.NoMaps) && opts.Training {
+		return nil, fmt.Errorf("build: a Frozen or NoMaps graph cannot be a Training one")
+	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
+	var err error
 	out := &Graph{G: g, Batch: batch, Stoch: &graph.Stochastic{Training: opts.Training, Seed: opts.Seed}}
 	in := tensor.New(tensor.Of(dt), tensor.WithShape(batch, c.InChans, c.ImgSize[0], c.ImgSize[1]))
 	out.Input = G.NewTensor(g, dt, 4, G.WithValue(in), G.WithName("input"))
@@ -211,7 +232,12 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		out.Params = append(out.Params, n)
 		p[pr.Name] = n
 	}
-	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch}
+	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch, noMaps: opts.NoMaps}
+	if opts.Frozen {
+		if b.packed, err = m.frozenWeights(); err != nil {
+			return nil, err
+		}
+	}
 	logits, err := b.forward(out.Input, out)
 	if err != nil {
 		return nil, err
@@ -224,6 +250,9 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 type builder struct {
 	cfg           Config
 	p             map[string]*G.Node
+	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
+	clsRows       bool                           // Frozen: x holds only the class-token rows (B, D) (frozen.go)
+	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -268,8 +297,10 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 	}
 	x = b.layerNorm(x, "norm")
 	out.Features = x
-	x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
-	x = b.linear(x, "head")                                                                          // (B, classes)
+	if !b.clsRows {
+		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
+	}
+	x = b.linear(x, "head") // (B, classes)
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -279,6 +310,9 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 // linear applies the Linear layer whose parameters are name.weight and
 // name.bias (nil when the model has none).
 func (b *builder) linear(x *G.Node, name string) *G.Node {
+	if pw := b.packed[name+".weight"]; pw != nil {
+		return b.op(func() (*G.Node, error) { return graph.LinearPacked(x, pw, b.p[name+".bias"]) })
+	}
 	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"]) })
 }
 
@@ -291,6 +325,15 @@ func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
 
 // patchEmbed: (B, C, H, W) → (B·N, D).
 func (b *builder) patchEmbed(img *G.Node) *G.Node {
+	if pw := b.packed["patch_embed.proj.weight"]; pw != nil && b.cfg.PatchEmbed != PatchConv {
+		return b.op(func() (*G.Node, error) {
+			x, err := graph.Patchify(img, b.cfg.PatchSize)
+			if err != nil {
+				return nil, err
+			}
+			return graph.LinearPacked(x, pw, b.p["patch_embed.proj.bias"])
+		})
+	}
 	return b.op(func() (*G.Node, error) {
 		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize)
 	})
@@ -324,10 +367,17 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 //
 // It also returns the attention core's node.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
+	if b.packed != nil {
+		return b.frozenBlock(x, i)
+	}
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv")                                                                   // (B·T, 3D)
-	attn := b.op(func() (*G.Node, error) { return graph.Attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
+	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
+	attention := graph.Attention
+	if b.noMaps {
+		attention = graph.AttentionEval
+	}
+	attn := b.op(func() (*G.Node, error) { return attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
 	h = b.linear(attn, pre+"attn.proj")
 	h = b.dropout(h, pre+"attn.proj_drop")
 	x = b.residual(x, n, h, dpr, pre+"drop_path1")

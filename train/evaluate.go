@@ -51,7 +51,9 @@ type Evaluator struct {
 }
 
 // NewEvaluator builds the evaluation graph for batch images, its
-// activations planned into an arena of its own.
+// activations planned into an arena of its own. Its attention keeps no
+// maps (layers.BuildOptions.NoMaps: no batch·heads·tokens² floats per
+// block); NewMapsEvaluator keeps them.
 func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
 	return NewEvaluatorIn(m, batch, graph.NewArena())
 }
@@ -60,7 +62,26 @@ func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
 // which a training graph may share: the logits (and features) of one call
 // stay valid until the next run of any graph in the arena.
 func NewEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
-	g, err := m.Build(batch, layers.BuildOptions{})
+	return newEvaluator(m, batch, arena, layers.BuildOptions{NoMaps: true})
+}
+
+// NewMapsEvaluator is NewEvaluator on a graph whose attention keeps its
+// maps, for graph.AttentionProbs on Graph().Attn after a run (attention
+// rollout, figures): it holds batch·heads·tokens² floats per block more.
+func NewMapsEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
+	return newEvaluator(m, batch, graph.NewArena(), layers.BuildOptions{})
+}
+
+// NewFrozenEvaluatorIn is NewEvaluatorIn on a Frozen graph
+// (layers.BuildOptions.Frozen): faster, for serving a model whose weights
+// no longer change; it computes with the weights the model had at its first
+// Frozen build, and its graph keeps no attention maps.
+func NewFrozenEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
+	return newEvaluator(m, batch, arena, layers.BuildOptions{Frozen: true})
+}
+
+func newEvaluator(m *layers.VisionTransformer, batch int, arena *graph.Arena, opts layers.BuildOptions) (*Evaluator, error) {
+	g, err := m.Build(batch, opts)
 	if err != nil {
 		return nil, err
 	}

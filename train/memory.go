@@ -21,9 +21,10 @@ import (
 // the config alone (nothing is allocated). Activations are float32 and scale
 // with the batch: per block each token row keeps its LayerNorm, qkv,
 // attention, projection, MLP and residual outputs for the backward pass (the
-// arena that graph.PlanBuffers shares between them); each attention op of the
-// evaluation graph keeps its probabilities, batch·heads·tokens² values, while
-// the training graph's recompute theirs in the backward pass and keep none. The coefficients were
+// arena that graph.PlanBuffers shares between them); no graph keeps attention
+// probabilities (batch·heads·tokens² values a block): the training graph
+// recomputes them in the backward pass and the evaluation graph
+// (layers.BuildOptions.NoMaps) never stores them. The coefficients were
 // fitted to graph.Arena.Bytes and heap profiles, and the total checked
 // against peak RSS (TestEstimateMatchesMeasuredRSS; README "What the trainer
 // refuses, and why").
@@ -34,7 +35,7 @@ type MemoryEstimate struct {
 	EMA       int64 // the EMA copy of the weights (optim.ema)
 	TrainAct  int64 // training graph activations at train.batch_size (÷ grad_accum_steps), attention included
 	EvalAct   int64 // what the evaluation graph at train.eval_batch_size adds
-	Attention int64 // of TrainAct+EvalAct: the saved attention probabilities (tokens²)
+	Attention int64 // of TrainAct+EvalAct: attention scratch ((T, T) scores per goroutine, K/V packs); no stored maps
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
 	Prefetch  int64 // batches in flight in the training and evaluation loaders
 	Save      int64 // transient while a checkpoint is written: the copies of the AdamW moments and EMA
@@ -71,7 +72,11 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 	P := float64(paramCount(m))
 	D, hid := f(m.EmbedDim), f(m.Hidden())
 	T := f(m.NumPatches() + 1)
-	depth, heads := f(m.Depth), f(m.NumHeads)
+	depth := f(m.Depth)
+	threads := f(cfg.Train.Threads)
+	if threads == 0 {
+		threads = f(runtime.NumCPU())
+	}
 	batch := f(cfg.Train.BatchSize)
 	B := batch
 	if k := cfg.Train.GradAccumSteps; k > 1 {
@@ -96,10 +101,6 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 		}
 		// The training graph keeps no attention probabilities: the backward
 		// pass recomputes them (graph.Attention), in (T, T) scratch per goroutine.
-		threads := f(cfg.Train.Threads)
-		if threads == 0 {
-			threads = f(runtime.NumCPU())
-		}
 		attn := 4 * 2 * T * T * threads
 		e.trainAct = 4*B*T*(perRow+ownedPerRow*D) + attn + 4*B*pixels*2
 		e.attention = attn
@@ -111,7 +112,10 @@ func estimate(cfg Config, training bool) MemoryEstimate {
 	} else {
 		B = 0
 	}
-	evalAttn := 4 * depth * heads * T * T * Be
+	// The evaluation graph keeps no attention maps either
+	// (layers.BuildOptions.NoMaps): one block at a time holds K and V packed
+	// for the whole batch, and each goroutine a (T, T) block of scores.
+	evalAttn := 4 * (2*Be*T*D + threads*T*T)
 	e.evalAct = 4*Be*T*ownedPerRow*D + evalAttn + 4*Be*pixels*2 + 4*math.Max(0, Be-B)*T*evalPerRow*hid
 	if !training {
 		// Alone, the evaluation graph's arena holds a few rows of each width.
@@ -182,7 +186,7 @@ func (e MemoryEstimate) Format(w io.Writer) error {
 	}{
 		{"parameters", e.Params}, {"gradients", e.Grads}, {"optimizer state (AdamW m, v)", e.Optimizer}, {"EMA", e.EMA},
 		{"activations, training", e.TrainAct}, {"activations, evaluation", e.EvalAct},
-		{"  of which attention (tokens²)", e.Attention}, {"data set in memory", e.Data}, {"prefetch buffers", e.Prefetch},
+		{"  of which attention scratch", e.Attention}, {"data set in memory", e.Data}, {"prefetch buffers", e.Prefetch},
 		{"checkpoint encoding (transient)", e.Save}, {"Go runtime", e.Runtime}, {"peak", e.Peak},
 	} {
 		if r.v == 0 && r.name != "peak" {

@@ -7,27 +7,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
-// With uniform attention in every layer, Â keeps rows uniform apart from
-// the identity share, and the class token's rollout over patches is uniform.
-func TestRolloutUniform(t *testing.T) {
-	const b, h, tok = 2, 3, 5
-	probs := make([]float64, b*h*tok*tok)
-	for i := range probs {
-		probs[i] = 1.0 / tok
-	}
-	r, err := rollout([][]float64{probs, probs}, b, h, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range b {
-		for j, v := range r[s] {
-			if !near(v, 1.0/(tok-1)) {
-				t.Fatalf("sample %d patch %d: %v, want %v", s, j, v, 1.0/(tok-1))
-			}
-		}
-	}
-}
-
 // Hand-computed rollouts with one head and one-hot attention rows.
 func TestRolloutHandComputed(t *testing.T) {
 	const tok = 4                     // CLS + 3 patches

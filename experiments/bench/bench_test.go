@@ -173,20 +173,6 @@ func TestParsePeer(t *testing.T) {
 	}
 }
 
-func TestParseConfigs(t *testing.T) {
-	got, err := parseConfigs(" tiny, SMALL ,")
-	if err != nil || len(got) != 2 || got[0].Name != "tiny" || got[1].Name != "small" {
-		t.Errorf("parseConfigs: %v, %v", got, err)
-	}
-	for _, bad := range []string{"", ",", "tiny,huge"} {
-		if _, err := parseConfigs(bad); err == nil {
-			t.Errorf("parseConfigs(%q): no error", bad)
-		} else if bad == "tiny,huge" && !strings.Contains(err.Error(), `"huge"`) {
-			t.Errorf("parseConfigs(%q): %v does not name the config", bad, err)
-		}
-	}
-}
-
 func TestFlagErrorsStopBeforeMeasuring(t *testing.T) {
 	for _, args := range [][]string{{"-steps", "-1"}, {"-threads", "-1"}, {"-batch", "-2"}, {"-configs", "x"}, {"extra"}, {"-warmup", "0"}} {
 		dir := t.TempDir()
@@ -225,22 +211,5 @@ func TestPerConfigBatchAndSteps(t *testing.T) {
 	}
 	if got := benchConfigs["s16"].label(); got != "S16 (d384 L12 h6, 3×224², batch 32)" {
 		t.Errorf("label %q", got)
-	}
-}
-
-func TestProfilePath(t *testing.T) {
-	for _, tc := range []struct {
-		path, cfg string
-		n         int
-		want      string
-	}{
-		{"", "tiny", 2, ""},
-		{"/tmp/x.prof", "tiny", 1, "/tmp/x.prof"},
-		{"/tmp/x.prof", "tiny", 2, "/tmp/x.tiny.prof"},
-		{"/tmp.d/x", "small", 2, "/tmp.d/x.small"},
-	} {
-		if got := profilePath(tc.path, tc.cfg, tc.n); got != tc.want {
-			t.Errorf("profilePath(%q, %q, %d) = %q, want %q", tc.path, tc.cfg, tc.n, got, tc.want)
-		}
 	}
 }

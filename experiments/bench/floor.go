@@ -76,25 +76,22 @@ func planFromGraph(g *G.ExprGraph, c layers.Config, batch int) (floorPlan, error
 		name := n.Op().String()
 		in := inputShapes(g, n)
 		switch {
-		case name == kindLinear: // y (M,N) = x (M,K) · wᵀ, w (N,K)
-			if len(in) < 2 {
+		case name == kindLinear || name == kindLinearDx || name == kindLinearDw:
+			if len(in) < 2 || (name != kindLinear && len(in) != 2) {
 				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
 			}
-			m, k, nn := in[0][0], in[0][1], in[1][0]
-			p.Gemms = append(p.Gemms, gemmCall{kindLinear, false, true, m, nn, k, k, k, nn})
-		case name == kindLinearDx: // dx (M,K) = dy (M,N) · w (N,K)
-			if len(in) != 2 {
-				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
+			switch m, nn := in[0][0], in[0][1]; name {
+			case kindLinear: // y (M,N) = x (M,K) · wᵀ, w (N,K)
+				k, nn := nn, in[1][0]
+				p.Gemms = append(p.Gemms, gemmCall{kindLinear, false, true, m, nn, k, k, k, nn})
+			case kindLinearDx: // dx (M,K) = dy (M,N) · w (N,K)
+				k := in[1].TotalSize() / in[1][0]
+				p.Gemms = append(p.Gemms, gemmCall{kindLinearDx, false, false, m, k, nn, nn, k, k})
+			default: // dw (N,K) = dyᵀ (N,M) · x (M,K)
+				k := in[1].TotalSize() / in[1][0]
+				p.Gemms = append(p.Gemms, gemmCall{kindLinearDw, true, false, nn, k, m, nn, k, k})
 			}
-			m, nn, k := in[0][0], in[0][1], in[1].TotalSize()/in[1][0]
-			p.Gemms = append(p.Gemms, gemmCall{kindLinearDx, false, false, m, k, nn, nn, k, k})
-		case name == kindLinearDw: // dw (N,K) = dyᵀ (N,M) · x (M,K)
-			if len(in) != 2 {
-				return p, fmt.Errorf("floor: %s node %q has %d inputs", name, n.Name(), len(in))
-			}
-			m, nn, k := in[0][0], in[0][1], in[1].TotalSize()/in[1][0]
-			p.Gemms = append(p.Gemms, gemmCall{kindLinearDw, true, false, nn, k, m, nn, k, k})
-		case strings.HasPrefix(name, kindAttn+"("):
+		case strings.HasPrefix(name, kindAttn+"(") || strings.HasPrefix(name, kindAttn+"Eval("):
 			if len(in) != 1 || !in[0].Eq(tensor.Shape{batch * p.Tokens, 3 * p.Dim}) {
 				return p, fmt.Errorf("floor: %s node %q has inputs %v, want one (%d, %d)", name, n.Name(), in, batch*p.Tokens, 3*p.Dim)
 			}
@@ -151,6 +148,9 @@ func (f floorResult) EvalMs() float64  { return f.sum(f.Ms, true) }
 // eval forward timed alongside them.
 func (f floorResult) TrainShare() float64 { return f.TrainMs() / f.StepMs }
 func (f floorResult) EvalShare() float64  { return f.EvalMs() / f.EvalStepMs }
+
+// GFLOPS is the floor's training rate.
+func (f floorResult) GFLOPS() float64 { return f.TrainFLOPs() / 1e9 / (f.TrainMs() / 1000) }
 
 // TrainFLOPs counts the products the training floor times.
 func (f floorResult) TrainFLOPs() float64 { return f.sum(f.FLOPs, false) }
@@ -231,8 +231,8 @@ func (p floorPlan) calls() int {
 type floorBuffers struct {
 	a, b, c []float32 // linear products, sized for the largest
 	// attention: qkv and its gradient (B·T, 3D), the output and its
-	// gradient (B·T, D), probabilities and score gradients (B, H, T, T)
-	qkv, dqkv, y, dy, probs, dp []float32
+	// gradient (B·T, D)
+	qkv, dqkv, y, dy []float32
 }
 
 func newFloorBuffers(p floorPlan, seed uint64) *floorBuffers {
@@ -248,12 +248,8 @@ func newFloorBuffers(p floorPlan, seed uint64) *floorBuffers {
 		}
 		return s
 	}
-	bt, d, t := p.Batch*p.Tokens, p.Dim, p.Tokens
-	return &floorBuffers{
-		a: fill(na), b: fill(nb), c: fill(nc),
-		qkv: fill(bt * 3 * d), dqkv: fill(bt * 3 * d), y: fill(bt * d), dy: fill(bt * d),
-		probs: fill(p.Batch * p.Heads * t * t), dp: fill(p.Batch * p.Heads * t * t),
-	}
+	bt, d := p.Batch*p.Tokens, p.Dim
+	return &floorBuffers{a: fill(na), b: fill(nb), c: fill(nc), qkv: fill(bt * 3 * d), dqkv: fill(bt * 3 * d), y: fill(bt * d), dy: fill(bt * d)}
 }
 
 // run issues one step's products and returns the time spent on each kind.

@@ -22,14 +22,23 @@ package main
 
 import (
 	_ "embed"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
+	"github.com/vitgo/vit/train"
 )
 
 //go:embed readme.md.tmpl
@@ -151,17 +160,15 @@ func measure(e *harness.Env) (results, error) {
 			return nil
 		}
 		for round := range o.rounds {
-			peerFirst := o.peer && round%2 == 1
-			if peerFirst {
-				if err := peer(round); err != nil {
-					return results{}, err
+			order := []func(int) error{ours} // then the peer; the peer first in even rounds
+			if o.peer {
+				order = append(order, peer)
+				if round%2 == 1 {
+					order[0], order[1] = peer, ours
 				}
 			}
-			if err := ours(round); err != nil {
-				return results{}, err
-			}
-			if o.peer && !peerFirst {
-				if err := peer(round); err != nil {
+			for _, m := range order {
+				if err := m(round); err != nil {
 					return results{}, err
 				}
 			}
@@ -205,3 +212,122 @@ func profilePath(path, config string, nconfigs int) string {
 	}
 	return path[:dot] + "." + config + path[dot:]
 }
+
+// trainer holds one config's training step (train.Step, as train.Run builds
+// it), an evaluator of the same batch sharing its arena, and one fixed
+// random batch (vit_ref.py's bench also repeats one batch): MNIST-shaped
+// uniform pixels normalised with MNIST's mean and std, one-hot targets.
+type trainer struct {
+	batch  int
+	ts     *train.Step
+	tg     *layers.Graph // the step's graph, for the floor's plan
+	eval   *train.Evaluator
+	x, tgt []float32
+}
+
+func newTrainer(c layers.Config, j job) (*trainer, error) {
+	arena := graph.NewArena() // shared by both graphs, as train.Run does
+	lr := optim.DefaultConfig().LR
+	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena})
+	if err != nil {
+		return nil, err
+	}
+	tr := &trainer{batch: j.Batch, ts: ts, tg: ts.Graph().Graph}
+	if tr.eval, err = train.NewEvaluatorIn(m, j.Batch, arena); err != nil {
+		ts.Close()
+		return nil, err
+	}
+	tr.x, tr.tgt = harness.RandomBatch(rand.New(rand.NewPCG(j.Seed, 7)), j.Batch, c.InChans*c.ImgSize[0]*c.ImgSize[1], c.NumClasses,
+		func(r *rand.Rand) float64 { return (r.Float64() - mnistMean) / mnistStd })
+	return tr, nil
+}
+
+func (tr *trainer) close() {
+	tr.ts.Close()
+	tr.eval.Close()
+}
+
+// step is training step s as train.Run takes it (train.Step: forward and
+// backward on the tape machine, clipping, the finite checks, the AdamW
+// update). It returns the loss.
+func (tr *trainer) step(s int) (float32, error) {
+	st, err := tr.ts.Take(tr.x, tr.tgt, s)
+	return float32(st.Loss), err
+}
+
+// forward is one eval forward of the batch.
+func (tr *trainer) forward() error {
+	_, err := tr.eval.Logits(tr.x, tr.batch)
+	return err
+}
+
+// childEnv carries a job (JSON) to a re-executed copy of this binary.
+const childEnv = "VIT_BENCH_CHILD"
+
+// The child's modes.
+const (
+	modeSteps = "steps" // training steps and eval forwards → stepsResult
+	modeFloor = "floor" // the SGEMM calls of one step, alone → floorResult
+)
+
+// job is one measurement, run in a child process.
+type job struct {
+	Mode       string `json:"mode"`
+	Config     string `json:"config"`
+	Steps      int    `json:"steps"`
+	Threads    int    `json:"threads"`
+	Batch      int    `json:"batch"`
+	Warmup     int    `json:"warmup"` // untimed steps before the timed ones
+	Seed       uint64 `json:"seed"`
+	CPUProfile string `json:"cpu_profile,omitempty"`
+}
+
+// runChild runs j in a fresh process of this binary (GOMAXPROCS = threads)
+// and decodes its result line into out; rssKiB, if not nil, receives the
+// child's peak resident set (rusage ru_maxrss, KiB).
+func runChild(j job, out any, rssKiB *int64) error {
+	spec, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	exe, err := harness.Self()
+	if err != nil {
+		return err
+	}
+	rss, err := harness.RunResult(exec.Command(exe), harness.ResultPrefix, out,
+		childEnv+"="+string(spec), "GOMAXPROCS="+strconv.Itoa(j.Threads))
+	if err != nil {
+		return fmt.Errorf("child %s: %w", j.Mode, err)
+	}
+	if rssKiB != nil {
+		*rssKiB = rss
+	}
+	return nil
+}
+
+// child runs the job in spec and returns its result.
+func child(spec string) (any, error) {
+	var j job
+	if err := json.Unmarshal([]byte(spec), &j); err != nil {
+		return nil, fmt.Errorf("%s: %w", childEnv, err)
+	}
+	bc, ok := benchConfigs[j.Config]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown config %q", childEnv, j.Config)
+	}
+	runtime.GOMAXPROCS(j.Threads)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(20) // as cmd/train runs: ops own their buffers, so GC has little to do
+	}
+	switch j.Mode {
+	case modeSteps:
+		return measureSteps(bc.model(), j)
+	case modeFloor:
+		return measureFloor(bc.model(), j)
+	case modeScaling:
+		return measureScaling(bc.model(), j)
+	}
+	return nil, fmt.Errorf("%s: unknown mode %q", childEnv, j.Mode)
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }

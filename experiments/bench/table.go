@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/vitgo/vit/experiments/internal/harness"
 )
 
 // header describes the run the tables come from.
@@ -97,8 +95,8 @@ func median(v []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// ratios formats a round's ratios: "median (r1, r2, …)".
-func ratios(v []float64) string {
+// Ratios formats a round's ratios: "median (r1, r2, …)".
+func (r row) Ratios(v []float64) string {
 	parts := make([]string, len(v))
 	for i, x := range v {
 		parts[i] = fmt.Sprintf("%.2f", x)
@@ -106,6 +104,23 @@ func ratios(v []float64) string {
 	sorted := append([]float64(nil), v...)
 	return fmt.Sprintf("**%.2f** (%s)", median(sorted), strings.Join(parts, ", "))
 }
+
+// The tables' cells (readme.md.tmpl).
+
+// Label is the config's label.
+func (r row) Label() string { return r.Cfg.label() }
+
+// GF is the rate of imgS images/s at mult× forward FLOPs, in GFLOP/s.
+func (r row) GF(imgS, mult float64) float64 { return gflops(imgS, mult, r.Cfg) }
+
+// MiB is a peak RSS in MiB.
+func (r row) MiB(kib int64) float64 { return mib(kib) }
+
+// PeerStepMs is the peer's training step time.
+func (r row) PeerStepMs() float64 { return 1000 * float64(r.Cfg.Batch) / r.Peer.TrainImgS }
+
+// RSSRatio is the peak RSS ours/peer.
+func (r row) RSSRatio() float64 { return float64(r.OursRSS) / float64(r.Peer.RSS) }
 
 // gflops is the achieved rate of imgS images/s at mult× forward FLOPs each.
 func gflops(imgS, mult float64, bc benchConfig) float64 {
@@ -122,56 +137,8 @@ type results struct {
 // Busy says whether the machine was busy before the run.
 func (r results) Busy() bool { return busy(r.Header.Load) }
 
-// Main is the main table: both implementations per config.
-func (r results) Main() string {
-	t := harness.Table{Header: []string{"config", "impl", "params", "train img/s", "eval img/s", "train GFLOP/s", "eval GFLOP/s", "step ms",
-		"BLAS floor % of step", "peak RSS MiB"}, Align: "llrrrrrrrr"}
-	for _, w := range r.Rows {
-		o := w.Ours
-		t.Row(w.Cfg.label(), "ours", o.Params, f0(o.TrainImgS), f0(o.EvalImgS), f1(gflops(o.TrainImgS, 3, w.Cfg)), f1(gflops(o.EvalImgS, 1, w.Cfg)),
-			f1(o.StepMs), f0(100*w.Floor.TrainShare())+" %", f0(mib(w.OursRSS)))
-		if p := w.Peer; p != nil {
-			t.Row(w.Cfg.label(), "PyTorch", o.Params, f0(p.TrainImgS), f0(p.EvalImgS), f1(gflops(p.TrainImgS, 3, w.Cfg)), f1(gflops(p.EvalImgS, 1, w.Cfg)),
-				f1(1000*float64(w.Cfg.Batch)/p.TrainImgS), "—", f0(mib(p.RSS)))
-		}
-	}
-	return t.String()
-}
-
-// Ratios is the ours/peer table ("" without the peer).
-func (r results) Ratios() string {
-	t := harness.Table{Header: []string{"config", "train img/s ours/peer: median (each round)", "eval img/s ours/peer: median (each round)",
-		"peak RSS ours/peer", "peer"}, Align: "lrrrl"}
-	for _, w := range r.Rows {
-		if p := w.Peer; p != nil {
-			t.Row(w.Cfg.label(), ratios(w.TrainRatios), ratios(w.EvalRatios), fmt.Sprintf("%.2f", float64(w.OursRSS)/float64(p.RSS)), p.Torch+", "+p.BLAS)
-		}
-	}
-	if len(t.Rows) == 0 {
-		return ""
-	}
-	return t.String()
-}
-
-// Floor is the BLAS floor table.
-func (r results) Floor() string {
-	t := harness.Table{Header: append(append([]string{"config"}, floorKinds...), "train floor / step ms (%)", "eval floor / forward ms (%)",
-		"floor GFLOP/step", "floor GFLOP/s", "SGEMM calls/step (strided = 1)"), Align: "l" + strings.Repeat("r", len(floorKinds)+5)}
-	for _, w := range r.Rows {
-		f := w.Floor
-		row := []any{w.Cfg.label()}
-		for _, k := range floorKinds {
-			row = append(row, fmt.Sprintf("%.2f", f.Ms[k]))
-		}
-		t.Row(append(row, fmt.Sprintf("%.1f / %.1f (%.0f %%)", f.TrainMs(), f.StepMs, 100*f.TrainShare()),
-			fmt.Sprintf("%.1f / %.1f (%.0f %%)", f.EvalMs(), f.EvalStepMs, 100*f.EvalShare()),
-			fmt.Sprintf("%.2f", f.TrainFLOPs()/1e9), f1(f.TrainFLOPs()/1e9/(f.TrainMs()/1000)), f.Calls)...)
-	}
-	return t.String()
-}
-
-func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
-func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+// Peered says whether the peer ran (the ratio table is shown).
+func (r results) Peered() bool { return len(r.Rows) > 0 && r.Rows[0].Peer != nil }
 
 // label is the config's name and shape, e.g. "TINY (d64 L4 h4)", with the
 // input and batch where they are not MNIST's 28×28 at 128: "S16 (d384 L12 h6,

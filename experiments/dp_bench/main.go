@@ -81,13 +81,11 @@ type job struct {
 
 // result is one run's measurement, printed by rank 0.
 type result struct {
-	Name      string    `json:"name"`
-	Params    int       `json:"params"`
-	Ranks     int       `json:"ranks"`
-	StepMs    []float64 `json:"step_ms"` // mean step time of each rank
-	Share     []float64 `json:"share"`   // all-reduce time over step time, each rank
-	BareMs    float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
-	ComputeMs float64   `json:"-"`       // filled by the parent: the one-rank step
+	Name   string    `json:"name"`
+	Params int       `json:"params"`
+	StepMs []float64 `json:"step_ms"` // mean step time of each rank
+	Share  []float64 `json:"share"`   // all-reduce time over step time, each rank
+	BareMs float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
 }
 
 func main() {
@@ -109,8 +107,9 @@ func run(args []string, out io.Writer) error {
 	rows := defaultModelRows // -model alone: the figures measured for the README
 	if !*modelOnly {
 		rows = nil
-		t := harness.Table{Header: []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
-			"all-reduce share at 2 ranks", "bare all-reduce"}}
+		head := []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
+			"all-reduce share at 2 ranks", "bare all-reduce"}
+		var cells [][]string
 		for _, name := range strings.Split(*configs, ",") {
 			c, ok := benchConfigs[strings.TrimSpace(name)]
 			if !ok {
@@ -124,11 +123,12 @@ func run(args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			t.Row(c.label(), two.Params, c.Batch, fmt.Sprintf("%.1f ms", one.StepMs[0]), fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)),
-				fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)), fmt.Sprintf("%.2f ms", two.BareMs))
+			cells = append(cells, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
+				fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)), fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)),
+				fmt.Sprintf("%.2f ms", two.BareMs)})
 			rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
 		}
-		fmt.Fprintln(out, t)
+		fmt.Fprintln(out, table(head, cells))
 	}
 	fmt.Fprint(out, paperModel(rows))
 	return nil
@@ -222,7 +222,7 @@ func child(spec string) (any, error) {
 	if err := comm.AllreduceFloat64(stats); err != nil || comm.Rank() != 0 {
 		return nil, err
 	}
-	return result{Name: c.label(), Params: m.NumParams(), Ranks: n, StepMs: stats[:n], Share: stats[n:], BareMs: bare.Seconds() * 1e3 / 3}, nil
+	return result{Name: c.label(), Params: m.NumParams(), StepMs: stats[:n], Share: stats[n:], BareMs: bare.Seconds() * 1e3 / 3}, nil
 }
 
 // paperModel is the table of the predicted scaling efficiency of N nodes,
@@ -232,20 +232,30 @@ func child(spec string) (any, error) {
 // efficiency = compute / (compute + all-reduce).
 func paperModel(rows []modelRow) string {
 	ns := []int{2, 4, 8, 16, 32, 64}
-	t := harness.Table{Header: []string{"model", "step compute", "link"}}
+	head := []string{"model", "step compute", "link"}
 	for _, n := range ns {
-		t.Header = append(t.Header, fmt.Sprintf("N=%d", n))
+		head = append(head, fmt.Sprintf("N=%d", n))
 	}
+	var cells [][]string
 	for _, r := range rows {
 		for _, gbps := range []float64{10, 100} {
-			cells := []any{r.name, fmt.Sprintf("%.0f ms", r.computeMs), fmt.Sprintf("%g Gb/s", gbps)}
+			row := []string{r.name, fmt.Sprintf("%.0f ms", r.computeMs), fmt.Sprintf("%g Gb/s", gbps)}
 			for _, n := range ns {
 				bytes := 2 * float64(n-1) / float64(n) * 4 * float64(r.params)
 				arMs := 1e3 * bytes * 8 / (gbps * 1e9)
-				cells = append(cells, fmt.Sprintf("%.1f %%", 100*r.computeMs/(r.computeMs+arMs)))
+				row = append(row, fmt.Sprintf("%.1f %%", 100*r.computeMs/(r.computeMs+arMs)))
 			}
-			t.Row(cells...)
+			cells = append(cells, row)
 		}
 	}
-	return t.String()
+	return table(head, cells)
+}
+
+// table renders a markdown table, one line per row.
+func table(head []string, rows [][]string) string {
+	s := "| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n"
+	for _, r := range rows {
+		s += "| " + strings.Join(r, " | ") + " |\n"
+	}
+	return s
 }

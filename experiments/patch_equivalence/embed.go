@@ -20,8 +20,8 @@ type shape struct {
 	B, C, H, W, P, D int
 }
 
-// tokens is the patch count per image.
-func (s shape) tokens() int { return (s.H / s.P) * (s.W / s.P) }
+// Tokens is the patch count per image.
+func (s shape) Tokens() int { return (s.H / s.P) * (s.W / s.P) }
 
 // result is one form's output and gradients for the same inputs.
 type result struct {
@@ -50,7 +50,7 @@ func newProblem(s shape, seed uint64) problem {
 		x: fill(s.B*s.C*s.H*s.W, 1),
 		w: fill(s.D*s.C*s.P*s.P, 1/math.Sqrt(fanIn)),
 		b: fill(s.D, 0.1),
-		r: fill(s.B*s.tokens()*s.D, 1),
+		r: fill(s.B*s.Tokens()*s.D, 1),
 	}
 }
 
@@ -76,7 +76,7 @@ func run(pr problem, f layers.PatchEmbedForm, w []float64, grads bool, dt tensor
 	}
 	var gradNodes G.Nodes
 	if grads {
-		r := G.NewMatrix(g, dt, G.WithName("r"), G.WithValue(dense(pr.r, s.B*s.tokens(), s.D)))
+		r := G.NewMatrix(g, dt, G.WithName("r"), G.WithValue(dense(pr.r, s.B*s.Tokens(), s.D)))
 		prod, err := G.HadamardProd(y, r)
 		if err != nil {
 			return result{}, err

@@ -17,10 +17,13 @@ import (
 	"path/filepath"
 
 	"gonum.org/v1/gonum/floats"
-
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -93,6 +96,9 @@ func compare(pr problem, dt tensor.Dtype, rel bool) (diffs, result, error) {
 	return diffs{d(conv.out, lin.out), d(conv.dx, lin.dx), d(conv.dw, lin.dw), d(conv.db, lin.db)}, conv, nil
 }
 
+// rows are the measurements, one per shape.
+type rows []row
+
 func measure(e *harness.Env) (rows, error) {
 	var rs rows
 	for i, s := range shapes {
@@ -132,32 +138,6 @@ func measure(e *harness.Env) (rows, error) {
 	return rs, nil
 }
 
-// rows are the measurements, one per shape.
-type rows []row
-
-// Float64 is the README's float64 table.
-func (rs rows) Float64() string {
-	t := harness.Table{Header: []string{"shape", "tokens", `max \|y\|`, "Δ output", "Δ ∂x", "Δ ∂W", "Δ ∂b",
-		"control (P,P,C): Δ output", "control kernelᵀ: Δ output"}, Align: "lrrrrrrrr"}
-	for _, r := range rs {
-		t.Row(r.S.Name, r.S.tokens(), fmt.Sprintf("%.3g", r.Scale), e2(r.F64.Out), e2(r.F64.DX), e2(r.F64.DW), e2(r.F64.DB),
-			e2(r.CtrlCL), e2(r.CtrlT))
-	}
-	return t.String()
-}
-
-// Float32 is the README's float32 table, with the timings.
-func (rs rows) Float32() string {
-	t := harness.Table{Header: []string{"shape", "rel. Δ output", "rel. Δ ∂x", "rel. Δ ∂W", "rel. Δ ∂b", "conv fwd+bwd ms",
-		"linear fwd+bwd ms"}, Align: "lrrrrrr"}
-	for _, r := range rs {
-		t.Row(r.S.Name, e2(r.F32.Out), e2(r.F32.DX), e2(r.F32.DW), e2(r.F32.DB), fmt.Sprintf("%.2f", r.ConvMs), fmt.Sprintf("%.2f", r.LinearMs))
-	}
-	return t.String()
-}
-
-func e2(v float64) string { return fmt.Sprintf("%.2e", v) }
-
 func plotDiffs(rs rows, dir string) error {
 	names := []string{"float64 output", "float64 max over ∂x, ∂W, ∂b", "float32 output (relative)", "float32 max over ∂x, ∂W, ∂b (relative)",
 		"control (P,P,C) order, float64 output", "control kernelᵀ, float64 output"}
@@ -174,4 +154,55 @@ func plotDiffs(rs rows, dir string) error {
 	}
 	return logBars("conv vs unfold+linear patch embedding", "max |conv − linear| (0 drawn at 1e-18)", groups, ss,
 		filepath.Join(dir, "max_abs_diff.png"))
+}
+
+// floor is where the log-scale bars start; an exact zero is drawn at it.
+const floor = 1e-18
+
+// series is one bar per group.
+type series struct {
+	name   string
+	values []float64
+}
+
+// logBars draws grouped bars of positive values on a log y axis: each bar
+// stacks on an undrawn one of height floor, so it rises from floor instead
+// of from 0 (which a log scale cannot show).
+func logBars(title, ylabel string, groups []string, ss []series, path string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = harness.Decades{}
+	w := vg.Points(60 / float64(len(ss)))
+	for i, s := range ss {
+		base := make(plotter.Values, len(groups))
+		top := make(plotter.Values, len(groups))
+		var zeros plotter.XYLabels
+		for j, v := range s.values {
+			base[j] = floor
+			if v == 0 {
+				zeros.XYs = append(zeros.XYs, plotter.XY{X: float64(j), Y: floor * 3})
+				zeros.Labels = append(zeros.Labels, "0")
+			}
+			if !(v > floor) || math.IsInf(v, 0) {
+				v = floor * 1.0001 // zero (or below the axis): a stub at the floor
+			}
+			top[j] = v - floor
+		}
+		bars, err := harness.Bars(p, s.name, i, len(ss), w, top, base)
+		if err != nil {
+			return err
+		}
+		if len(zeros.XYs) > 0 {
+			if err := harness.Labels(p, zeros, vg.Point{X: bars.Offset - w/4}, nil); err != nil {
+				return err
+			}
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Y.Min, p.Y.Max = floor, 1e9 // headroom for the legend
+	p.NominalX(groups...)
+	return plotfile.SavePlot(path, p, 200*vg.Millimeter, 110*vg.Millimeter)
 }

@@ -14,11 +14,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -75,38 +79,27 @@ func measure(e *harness.Env) (results, error) {
 		return results{}, err
 	}
 	res, cfg := results{Source: src, Budget: e.Budget, Images: flags.images, Perms: flags.perms}, src.Cfg
-	load := func(dt tensor.Dtype, zero bool) (*layers.VisionTransformer, train.ModelMeta, error) {
-		m, meta, err := harness.Model(res.Checkpoint, dt)
-		if err == nil && zero {
-			zeroPos(m)
+	// The conditions' models: the checkpoint as is, then with its position
+	// table zeroed in float64 and float32; a random init with a non-zero
+	// head (a zero head would make every logit 0), then with it zeroed.
+	var ms [5]*layers.VisionTransformer
+	var meta train.ModelMeta
+	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float64, tensor.Float32} {
+		if ms[i], meta, err = harness.Model(res.Checkpoint, dt); err != nil {
+			return res, err
 		}
-		return m, meta, err
 	}
-	trained, meta, err := load(tensor.Float64, false)
-	if err != nil {
-		return res, err
-	}
-	trainedZero, _, err := load(tensor.Float64, true)
-	if err != nil {
-		return res, err
-	}
-	trainedZero32, _, err := load(tensor.Float32, true)
-	if err != nil {
-		return res, err
-	}
-	c := trained.Config
+	c := ms[0].Config
 	rc := c
-	rc.ZeroInitHead.Set(false) // a zero head would make every logit 0
-	random, err := layers.New(rc, tensor.Float64, e.Budget.Seed)
-	if err != nil {
-		return res, err
+	rc.ZeroInitHead.Set(false)
+	for i := 3; i < 5; i++ {
+		if ms[i], err = layers.New(rc, tensor.Float64, e.Budget.Seed); err != nil {
+			return res, err
+		}
 	}
-	randomZero, err := layers.New(rc, tensor.Float64, e.Budget.Seed)
-	if err != nil {
-		return res, err
+	for _, i := range []int{1, 2, 4} {
+		zeroPos(ms[i])
 	}
-	zeroPos(randomZero)
-
 	cfg.Model = c
 	x32, labels, err := harness.Images(cfg, flags.images, meta.Mean, meta.Std)
 	if err != nil {
@@ -121,11 +114,11 @@ func measure(e *harness.Env) (results, error) {
 		perms = append(perms, rng.Perm(gh*gw))
 	}
 	for _, cd := range []condition{
-		{"random init", "zeroed", randomZero},
-		{"random init", "random init (trunc. normal, std 0.02)", random},
-		{"trained", "zeroed", trainedZero},
-		{"trained", "zeroed", trainedZero32},
-		{"trained", "learned", trained},
+		{"random init", "zeroed", ms[4]},
+		{"random init", "random init (trunc. normal, std 0.02)", ms[3]},
+		{"trained", "zeroed", ms[1]},
+		{"trained", "zeroed", ms[2]},
+		{"trained", "learned", ms[0]},
 	} {
 		r, err := measureOne(cd, x, labels, perms)
 		if err != nil {
@@ -202,31 +195,57 @@ func measureOne(cd condition, x []float64, labels []int, perms [][]int) (result,
 	return r, nil
 }
 
-// Table is the README's main table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"weights", "pos_embed", "dtype", `max \|Δ\| final tokens`, "rel. Δ final tokens", "rel. Δ class token",
-		"rel. Δ logits", "predictions changed", "top-1 original → permuted"}, Align: "lllrrrrrl"}
-	for _, w := range r.Rows {
-		t.Row(w.Weights, w.Pos, w.Dtype, e2(w.MaxAbs), e2(w.Rel), e2(w.RelCLS), e2(w.RelLogits), fmt.Sprintf("%.1f%%", 100*w.Changed),
-			fmt.Sprintf("%.1f%% → %.1f%%", 100*w.Top1Orig, 100*w.Top1Permute))
-	}
-	return t.String()
-}
+// zeroPos sets the whole position table (class-token row included) to 0.
+func zeroPos(m *layers.VisionTransformer) { layers.InitConst(m.Param("pos_embed").Value, 0) }
 
-// Blocks is the README's per-block table.
-func (r results) Blocks() string {
-	t := harness.Table{Header: []string{"weights", "pos_embed", "dtype"}, Align: "lll" + strings.Repeat("r", r.Model.Depth)}
-	for i := 1; i <= r.Model.Depth; i++ {
-		t.Header = append(t.Header, fmt.Sprintf("block %d", i))
-	}
-	for _, w := range r.Rows {
-		row := []any{w.Weights, w.Pos, w.Dtype}
-		for _, v := range w.RelBlock {
-			row = append(row, e2(v))
+// permutePatches moves the P×P patches of n images (n, C, H, W) so that
+// patch j (row-major on the grid) of the result is patch perm[j] of x.
+func permutePatches(x []float64, n, c, h, w, p int, perm []int) []float64 {
+	out := make([]float64, len(x))
+	gw := w / p
+	for i := 0; i < n*c; i++ {
+		img, dst := x[i*h*w:(i+1)*h*w], out[i*h*w:(i+1)*h*w]
+		for j, src := range perm {
+			jy, jx := j/gw*p, j%gw*p
+			sy, sx := src/gw*p, src%gw*p
+			for y := 0; y < p; y++ {
+				copy(dst[(jy+y)*w+jx:(jy+y)*w+jx+p], img[(sy+y)*w+sx:(sy+y)*w+sx+p])
+			}
 		}
-		t.Row(row...)
 	}
-	return t.String()
+	return out
 }
 
-func e2(v float64) string { return fmt.Sprintf("%.2e", v) }
+// floor is where an exact zero is drawn on the log axis.
+const floor = 1e-18
+
+// plotRel draws each condition's relative error of the patch tokens after
+// each block on a log y axis.
+func plotRel(rs []result, depth int, path string) error {
+	p := plot.New()
+	p.Title.Text = "shuffled patches: ‖Δ‖/‖tokens‖ after un-shuffling"
+	p.X.Label.Text = "after block (normed residual stream)"
+	p.Y.Label.Text = "relative error"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = harness.Decades{}
+	p.Add(plotter.NewGrid())
+	for i, r := range rs {
+		var xy plotter.XYs
+		for b, v := range r.RelBlock {
+			xy = append(xy, plotter.XY{X: float64(b + 1), Y: math.Max(v, floor)})
+		}
+		l, s, err := harness.LinePoints(p, fmt.Sprintf("%s, pos %s, %s", r.Weights, r.Pos, r.Dtype), plotutil.Color(i), xy)
+		if err != nil {
+			return err
+		}
+		s.Shape = plotutil.Shape(i)
+		if r.Dtype == "float32" {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+	}
+	p.X.Tick.Marker = harness.Integers(1, depth, 1)
+	p.Y.Min, p.Y.Max = 1e-18, 1e3
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return plotfile.SavePlot(path, p, 180*vg.Millimeter, 120*vg.Millimeter)
+}

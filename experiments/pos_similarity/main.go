@@ -15,9 +15,15 @@ import (
 	"math"
 	"path/filepath"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -80,29 +86,6 @@ func measure(e *harness.Env) (results, error) {
 		filepath.Join(e.Dir, "pos_similarity_init.png"))
 }
 
-// Table has one column per model and position set.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"mean cosine similarity of pairs",
-		fmt.Sprintf("trained, all %d×%d", r.GH, r.GW), fmt.Sprintf("trained, interior %d×%d", r.GH-2, r.GW-2),
-		fmt.Sprintf("init, all %d×%d", r.GH, r.GW), fmt.Sprintf("init, interior %d×%d", r.GH-2, r.GW-2)}, Align: "lrrrr"}
-	line := func(label, format string, get func(stripeStats) float64) {
-		row := []any{label}
-		for _, s := range r.Stats {
-			row = append(row, fmt.Sprintf(format, get(s)))
-		}
-		t.Row(row...)
-	}
-	line("neighbours (d = 1)", "%.3f", func(s stripeStats) float64 { return s.Neighbour })
-	line("same row (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.SameRow })
-	line("same column (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.SameCol })
-	line("other pairs (d ≥ 2)", "%.3f", func(s stripeStats) float64 { return s.OffLine })
-	line("stripe score: same row/column − other", "%+.3f", func(s stripeStats) float64 { return s.Stripe() })
-	line("**distance-matched stripe score**", "**%+.3f**", func(s stripeStats) float64 { return s.Matched })
-	line("distance-matched, rows only", "%+.3f", func(s stripeStats) float64 { return s.MatchedRow })
-	line("distance-matched, columns only", "%+.3f", func(s stripeStats) float64 { return s.MatchedCol })
-	return t.String()
-}
-
 // Line is one direction's stripe scores and verdicts.
 type Line struct {
 	Name, Singular              string
@@ -138,4 +121,64 @@ func verdict(trained, init float64) string {
 	default:
 		return "no"
 	}
+}
+
+// tileGrid is one position's similarity to every position, shaped as the
+// patch grid, row 0 drawn at the top.
+type tileGrid struct {
+	p   posSim
+	pos int
+}
+
+func (g tileGrid) Dims() (c, r int)   { return g.p.GW, g.p.GH }
+func (g tileGrid) X(c int) float64    { return float64(c) }
+func (g tileGrid) Y(r int) float64    { return float64(g.p.GH - 1 - r) }
+func (g tileGrid) Z(c, r int) float64 { n := g.p.GH * g.p.GW; return g.p.Sim[g.pos*n+r*g.p.GW+c] }
+
+// plotGrid draws the ViT paper's Fig. 7 (center) layout: for each patch
+// position (row, column) a small heat map of its cosine similarity to every
+// position, the tiles arranged on the patch grid, colours from −1 to 1.
+func plotGrid(p posSim, title, path string) error {
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	pal := cm.Palette(255)
+	const tile, pad = 2.2 * vg.Centimeter, 0.15 * vg.Centimeter
+	gridW := vg.Length(p.GW)*tile + vg.Length(p.GW-1)*pad
+	gridH := vg.Length(p.GH)*tile + vg.Length(p.GH-1)*pad
+	top, left, right, bottom := 1.4*vg.Centimeter, 1.0*vg.Centimeter, 3.2*vg.Centimeter, 1.0*vg.Centimeter
+	img, dc, small := harness.Figure(left+gridW+right, bottom+gridH+top, left+gridW/2, title)
+	for c := range p.GW {
+		x := left + vg.Length(c)*(tile+pad) + tile/2
+		dc.FillText(small, vg.Point{X: x, Y: bottom / 2}, fmt.Sprint(c+1))
+	}
+	small.XAlign = draw.XRight
+	for r := range p.GH {
+		y := bottom + gridH - vg.Length(r)*(tile+pad) - tile/2
+		dc.FillText(small, vg.Point{X: left - 0.2*vg.Centimeter, Y: y}, fmt.Sprint(r+1))
+	}
+	for r := range p.GH {
+		for c := range p.GW {
+			x0 := left + vg.Length(c)*(tile+pad)
+			y0 := bottom + gridH - vg.Length(r+1)*tile - vg.Length(r)*pad
+			sub := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x0 + tile, Y: y0 + tile}}}
+			pl := plot.New()
+			pl.HideAxes()
+			pl.X.Padding, pl.Y.Padding = 0, 0
+			hm := plotter.NewHeatMap(tileGrid{p: p, pos: r*p.GW + c}, pal)
+			hm.Min, hm.Max = -1, 1
+			pl.Add(hm)
+			pl.Draw(sub)
+		}
+	}
+	// Colour bar on the right.
+	cb := plot.New()
+	cb.HideX()
+	cb.Y.Label.Text = "cosine similarity"
+	cb.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	x0 := left + gridW + 0.6*vg.Centimeter
+	cb.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: x0, Y: bottom}, Max: vg.Point{X: x0 + 2.4*vg.Centimeter, Y: bottom + gridH}}})
+
+	return plotfile.SavePNG(path, img)
 }

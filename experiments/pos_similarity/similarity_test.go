@@ -51,30 +51,6 @@ func TestCosineLineCode(t *testing.T) {
 	}
 }
 
-// An embedding that only encodes distance (a smooth 2-D code) has neighbours
-// more alike than far pairs but, matched for distance, no stripes.
-func TestStatsIsotropicHasNoMatchedStripes(t *testing.T) {
-	const g, k = 7, 24 // k random-free Fourier features on the plane
-	d := 2 * k
-	e := make([]float64, g*g*d)
-	for i := range g * g {
-		y, x := float64(i/g), float64(i%g)
-		for f := range k {
-			a := 2 * math.Pi * float64(f) / k // evenly spread directions
-			w := 0.5                          // one frequency: isotropic up to the direction sampling
-			ph := w * (x*math.Cos(a) + y*math.Sin(a))
-			e[i*d+2*f], e[i*d+2*f+1] = math.Cos(ph), math.Sin(ph)
-		}
-	}
-	s := cosine(e, g*g, d, g, g).stats()
-	if !(s.Neighbour > s.SameLine && s.SameLine > s.OffLine) {
-		t.Errorf("want similarity falling with distance, got %+v", s)
-	}
-	if math.Abs(s.Matched) > 0.05 {
-		t.Errorf("matched stripe score of an isotropic code = %v, want ≈ 0", s.Matched)
-	}
-}
-
 // Positions on the outer ring that share a code look like stripes over the
 // whole grid (the ring's rows and columns are all ring) but not in the interior.
 func TestInteriorIgnoresBorderCode(t *testing.T) {

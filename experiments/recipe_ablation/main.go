@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"image/color"
 	"math"
 	"path/filepath"
 	"slices"
@@ -19,8 +20,14 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/train"
 )
 
@@ -49,8 +56,7 @@ var experiment = harness.Experiment[results]{
 	},
 	Measure: measure,
 	Plot: func(r results, dir string) error {
-		mults, vs := r.axes()
-		return plotBars(r.Cells, mults, vs, filepath.Join(dir, "recipe_ablation.png"))
+		return plotBars(r.Cells, filepath.Join(dir, "recipe_ablation.png"))
 	},
 }
 
@@ -130,72 +136,159 @@ func measure(e *harness.Env) (results, error) {
 	return res, nil
 }
 
-// stats summarises the finite runs of a cell: mean and sample std of top-1,
-// and the minimum; NaN when every run diverged.
-func (c *cell) stats() (mean, std, lo float64, nan int) {
+// summary is a cell's finite runs: mean and sample std of top-1, the worst
+// and best (NaN when every run diverged); how many diverged (NaN) and how
+// many finite runs ended at or below 20 % top-1 (chance is 10 %: diverged
+// without a NaN).
+type summary struct {
+	Mean, Std, Worst, Best float64
+	Finite, NaN, Collapsed int
+}
+
+// Summary summarises the cell's runs.
+func (c *cell) Summary() summary {
 	var xs []float64
+	var s summary
 	for _, o := range c.Runs {
-		if o.NaN {
-			nan++
-		} else {
+		switch {
+		case o.NaN:
+			s.NaN++
+		case o.Top1 <= 0.2:
+			s.Collapsed++
+			fallthrough
+		default:
 			xs = append(xs, o.Top1)
 		}
 	}
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN(), math.NaN(), nan
+	if s.Finite = len(xs); s.Finite == 0 {
+		s.Mean, s.Std, s.Worst, s.Best = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		return s
 	}
-	if mean, std = stat.MeanStdDev(xs, nil); len(xs) == 1 {
-		std = 0
+	if s.Mean, s.Std = stat.MeanStdDev(xs, nil); len(xs) == 1 {
+		s.Std = 0
 	}
-	return mean, std, slices.Min(xs), nan
-}
-
-// collapsed counts finite runs that ended at or below 20 % top-1 (chance is
-// 10 %): diverged without a NaN.
-func (c *cell) collapsed() int {
-	n := 0
-	for _, o := range c.Runs {
-		if !o.NaN && o.Top1 <= 0.2 {
-			n++
-		}
-	}
-	return n
-}
-
-// Table renders one row per (learning rate, variant).
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"lr", "variant", "change", "val top-1 mean ± std (finite runs)", "worst", "non-finite runs",
-		"≤ 20 % (collapsed or on the plateau)"}, Align: "lllrrrr"}
-	for _, c := range r.Cells {
-		mean, std, lo, nan := c.stats()
-		acc, worst := "—", "—"
-		if !math.IsNaN(mean) {
-			acc = fmt.Sprintf("%.2f ± %.2f %%", 100*mean, 100*std)
-			worst = fmt.Sprintf("%.2f %%", 100*lo)
-		}
-		t.Row(fmt.Sprintf("%g (×%g)", c.LR, c.LRMult), c.V.Name, c.V.Change, acc, worst, fmt.Sprintf("%d / %d", nan, len(c.Runs)), c.collapsed())
-	}
-	return t.String()
+	s.Worst, s.Best = slices.Min(xs), slices.Max(xs)
+	return s
 }
 
 // Runs is the number of runs.
 func (r results) Runs() int { return len(r.Cells) * r.Seeds }
 
-// axes returns the learning-rate multipliers and variants of the cells in
-// the order they first appear.
-func (r results) axes() ([]float64, []variant) {
-	var mults []float64
-	var vs []variant
-	seenM, seenV := map[float64]bool{}, map[string]bool{}
-	for _, c := range r.Cells {
-		if !seenM[c.LRMult] {
-			seenM[c.LRMult] = true
-			mults = append(mults, c.LRMult)
-		}
-		if !seenV[c.V.Name] {
-			seenV[c.V.Name] = true
-			vs = append(vs, c.V)
+// variant is one recipe change against configs/mnist_vit_tiny.yaml, as
+// config overrides.
+type variant struct {
+	Name      string
+	Change    string   // what differs from the default recipe, for the table
+	Overrides []string // -set key=value pairs
+}
+
+// variants are the default recipe, each remedy switched off in turn, all of
+// them off at once, and Mixup/CutMix switched on (the default has it off).
+var variants = []variant{
+	{"default", "the recipe as in configs/mnist_vit_tiny.yaml", nil},
+	{"no_warmup", "optim.warmup_epochs → 0", []string{"optim.warmup_epochs=0"}},
+	{"no_zero_init_head", "model.zero_init_head true → false (head trunc-normal .02)", []string{"model.zero_init_head=false"}},
+	{"no_clip", "optim.clip_grad 1.0 → 0 (off)", []string{"optim.clip_grad=0"}},
+	{"no_drop_path", "model.drop_path_rate 0.05 → 0", []string{"model.drop_path_rate=0"}},
+	{"no_remedies", "all four above off at once", []string{"optim.warmup_epochs=0", "model.zero_init_head=false", "optim.clip_grad=0", "model.drop_path_rate=0"}},
+	{"mixup_cutmix_on", "ON: mixup.mixup_alpha 0 → 0.8, mixup.cutmix_alpha 0 → 1.0 (DeiT)", []string{"mixup.mixup_alpha=0.8", "mixup.cutmix_alpha=1.0"}},
+}
+
+// pickVariants returns the named variants in table order ("all" = every one).
+func pickVariants(list string) ([]variant, error) {
+	if list == "all" {
+		return variants, nil
+	}
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+		if !slices.ContainsFunc(variants, func(v variant) bool { return v.Name == names[i] }) {
+			return nil, fmt.Errorf("-variants: unknown variant %q", names[i])
 		}
 	}
-	return mults, vs
+	return slices.DeleteFunc(slices.Clone(variants), func(v variant) bool { return !slices.Contains(names, v.Name) }), nil
+}
+
+// plotBars draws one group of bars per variant, one bar per learning-rate
+// multiplier: mean final top-1 over the finite runs, whiskers from the
+// worst to the best run, and the count of non-finite runs written above.
+// The cells are a grid, as measure appends them: for each multiplier, the
+// variants in order.
+func plotBars(cells []*cell, path string) error {
+	nv := 0 // variants
+	for nv < len(cells) && cells[nv].LRMult == cells[0].LRMult {
+		nv++
+	}
+	if nv == 0 || len(cells)%nv != 0 {
+		return fmt.Errorf("plot: %d cells are not a grid of learning rates × %d variants", len(cells), nv)
+	}
+	colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255},
+		color.RGBA{44, 160, 44, 255}, color.RGBA{148, 103, 189, 255}}
+	pl := plot.New()
+	pl.Title.Text = "Recipe ablation: final validation top-1 (bars: mean of finite runs; whiskers: worst…best run)"
+	pl.Y.Label.Text = "val top-1 (%)"
+	pl.Y.Min, pl.Y.Max = 0, 112
+	pl.Add(plotter.NewGrid())
+	w := vg.Points(16)
+	var labels plotter.XYLabels
+	const group = 0.3 // data units between the bars of one variant
+	for k := range len(cells) / nv {
+		mult := cells[k*nv].LRMult
+		shift := (float64(k) - float64(len(cells)/nv-1)/2) * group
+		vals := make(plotter.Values, nv)
+		var errs plotter.XYs
+		var lows, highs []float64
+		for i, c := range cells[k*nv : (k+1)*nv] {
+			sm := c.Summary()
+			mean, lo, hi, nan := sm.Mean, sm.Worst, sm.Best, sm.NaN
+			if sm.Finite == 0 {
+				mean, lo, hi = 0, 0, 0
+			}
+			vals[i] = 100 * mean
+			x := float64(i) + shift
+			errs = append(errs, plotter.XY{X: x, Y: 100 * mean})
+			lows, highs = append(lows, 100*(mean-lo)), append(highs, 100*(hi-mean))
+			if nan > 0 {
+				labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: 100*mean + 4})
+				labels.Labels = append(labels.Labels, fmt.Sprintf("%d NaN", nan))
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		bars.Color = colors[k%len(colors)]
+		bars.LineStyle.Width = 0
+		bars.XMin = shift
+		pl.Add(bars)
+		pl.Legend.Add(fmt.Sprintf("lr ×%g", mult), bars)
+		yerr := make(plotter.YErrors, len(lows))
+		for i := range lows {
+			yerr[i].Low, yerr[i].High = lows[i], highs[i]
+		}
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{errs, yerr})
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		pl.Add(eb)
+	}
+	if len(labels.Labels) > 0 {
+		if err := harness.Labels(pl, labels, vg.Point{}, func(s *text.Style) {
+			s.Color, s.XAlign = color.RGBA{200, 0, 0, 255}, draw.XCenter
+		}); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	var names []string
+	for _, c := range cells[:nv] {
+		names = append(names, c.V.Name)
+	}
+	pl.NominalX(names...)
+	pl.X.Min, pl.X.Max = -0.7, float64(nv)-0.3
+	pl.Legend.Top = true
+	pl.Legend.Left = true
+	return plotfile.SavePlot(path, pl, 26*vg.Centimeter, 12*vg.Centimeter)
 }

@@ -17,8 +17,16 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gorgonia.org/tensor"
+
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/internal/plotfile"
+	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
 
@@ -167,32 +175,6 @@ func measure(e *harness.Env) (results, error) {
 	return rep, nil
 }
 
-// Table is the README's table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"position table"}, Align: "l"}
-	for _, s := range r.Sizes {
-		t.Header = append(t.Header, fmt.Sprintf("%d×%d top-1 (loss)", s, s))
-		t.Align += "r"
-	}
-	for _, w := range r.Rows {
-		row := []any{w.Name}
-		for i := range r.Sizes {
-			row = append(row, fmt.Sprintf("%.2f%% (%.3f)", 100*w.Top1[i], w.Loss[i]))
-		}
-		t.Row(row...)
-	}
-	return t.String()
-}
-
-// Timeline lists the phases' wall times.
-func (r results) Timeline() string {
-	var s []string
-	for _, p := range r.Phases {
-		s = append(s, fmt.Sprintf("%s %.0f s", p.Name, p.S))
-	}
-	return strings.Join(s, ", ")
-}
-
 // FtTop1 is the fine-tuned model's top-1 at 56×56 (-1 when not evaluated there).
 func (r results) FtTop1() float64 {
 	for i, s := range r.Sizes {
@@ -210,17 +192,105 @@ func (r results) Short() bool {
 		r.Ft.Epochs != 1 || r.Ft.LimitTrain != 0 || r.Ft.MaxSteps != 0)
 }
 
-// BaseBudget and FtBudget print the training budgets as the overrides
-// they stand for.
-func (r results) BaseBudget() string { return budgetText(r.Base) }
+// method is how a 28×28 model's position table reaches a larger grid.
+type method struct {
+	name, short string
+	interp      string // bicubic | bilinear | nearest; "" = zero-padded
+}
 
-// FtBudget: see BaseBudget.
-func (r results) FtBudget() string { return budgetText(r.Ft) }
+var methods = []method{
+	{"bicubic (timm default)", "bicubic", "bicubic"},
+	{"bilinear", "bilinear", "bilinear"},
+	{"naive: nearest (each position repeated)", "nearest", "nearest"},
+	{"naive: zero-padded (7×7 table top-left, zeros elsewhere)", "zero-padded", ""},
+}
 
-func budgetText(b harness.Budget) string {
-	s := fmt.Sprintf("train.epochs=%d, data.limit_train=%d", b.Epochs, b.LimitTrain)
-	if b.MaxSteps > 0 {
-		s += fmt.Sprintf(", train.max_steps=%d", b.MaxSteps)
+// loadAt rebuilds a checkpoint's model at img_size size×size with the
+// method's position table.
+func loadAt(ckpt string, size int, m method) (*layers.VisionTransformer, train.ModelMeta, error) {
+	sz := layers.Size2{size, size}
+	if m.interp != "" {
+		vit, meta, _, err := train.LoadModel(ckpt, tensor.Float32, &sz, m.interp)
+		return vit, meta, err
 	}
-	return s
+	src, meta, _, err := train.LoadModel(ckpt, tensor.Float32, nil, "")
+	if err != nil {
+		return nil, meta, err
+	}
+	vit, err := zeroPadded(src, sz)
+	return vit, meta, err
+}
+
+// zeroPadded copies src into a model at img_size sz whose position table
+// holds src's class-token row and its gh×gw grid in the top-left corner of
+// the new grid, zeros elsewhere: what "just use the old table" amounts to.
+func zeroPadded(src *layers.VisionTransformer, sz layers.Size2) (*layers.VisionTransformer, error) {
+	c := src.Config
+	c.ImgSize = sz
+	dst, err := layers.New(c, tensor.Float32, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range dst.Params {
+		s := src.Param(p.Name).Value.Data().([]float32)
+		d := p.Value.Data().([]float32)
+		if p.Name != "pos_embed" {
+			copy(d, s)
+			continue
+		}
+		dim := c.EmbedDim
+		oh, ow := src.Config.Grid()
+		nh, nw := c.Grid()
+		if nh < oh || nw < ow {
+			return nil, fmt.Errorf("zero-padding: grid %dx%d is smaller than the trained %dx%d", nh, nw, oh, ow)
+		}
+		clear(d)
+		copy(d[:dim], s[:dim]) // class token
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				copy(d[(1+i*nw+j)*dim:(2+i*nw+j)*dim], s[(1+i*ow+j)*dim:(2+i*ow+j)*dim])
+			}
+		}
+	}
+	return dst, nil
+}
+
+// plotBars draws top-1 as grouped bars: a group per evaluation size, a bar
+// per table row, its value written above it.
+func plotBars(rep results, path string) error {
+	p := plot.New()
+	p.Title.Text = "MNIST top-1 of a 28×28-trained ViT run at larger inputs"
+	p.Y.Label.Text = "top-1 (%)"
+	p.X.Label.Text = "evaluation size"
+	n := len(rep.Rows)
+	w := vg.Points(90 / float64(n))
+	for i, r := range rep.Rows {
+		v := make(plotter.Values, len(rep.Sizes))
+		var lab plotter.XYLabels
+		for j := range rep.Sizes {
+			v[j] = 100 * r.Top1[j]
+			lab.XYs = append(lab.XYs, plotter.XY{X: float64(j), Y: v[j] + 1})
+			lab.Labels = append(lab.Labels, fmt.Sprintf("%.1f", v[j]))
+		}
+		bars, err := harness.Bars(p, r.Name, i, n, w, v, nil)
+		if err != nil {
+			return err
+		}
+		if err := harness.Labels(p, lab, vg.Point{X: bars.Offset}, func(s *text.Style) {
+			s.Font.Size, s.XAlign = vg.Points(7), -0.5
+		}); err != nil {
+			return err
+		}
+	}
+	names := make([]string, len(rep.Sizes))
+	for j, s := range rep.Sizes {
+		names[j] = fmt.Sprintf("%d×%d", s, s)
+	}
+	p.NominalX(names...)
+	p.Y.Min, p.Y.Max = 0, 150 // headroom for the legend
+	p.Y.Tick.Marker = harness.Integers(0, 100, 20)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return plotfile.SavePlot(path, p, 190*vg.Millimeter, 120*vg.Millimeter)
 }

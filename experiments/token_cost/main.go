@@ -11,11 +11,15 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/train"
 )
 
 //go:embed readme.md.tmpl
@@ -72,13 +76,27 @@ var cases = []struct {
 
 // row is one (input size, patch size) case.
 type row struct {
-	Cfg    layers.Config
+	Cfg    shape
 	Batch  int
 	Flops  harness.Flops
 	StepMs float64 // per image; 0 when not measured
 }
 
-func (r row) tokens() int { return r.Cfg.NumPatches() + 1 }
+// shape is the part of a case's layers.Config the table shows.
+type shape struct {
+	ImgSize                             layers.Size2
+	PatchSize, InChans, NumHeads, Depth int
+}
+
+// Tokens is the case's token count T.
+func (r row) Tokens() int { gh, gw := r.grid(); return gh*gw + 1 }
+
+// Grid is the case's patch grid, rows×columns.
+func (r row) Grid() string { gh, gw := r.grid(); return fmt.Sprintf("%dx%d", gh, gw) }
+
+func (r row) grid() (int, int) {
+	return r.Cfg.ImgSize[0] / r.Cfg.PatchSize, r.Cfg.ImgSize[1] / r.Cfg.PatchSize
+}
 
 func measure(e *harness.Env) (results, error) {
 	o := flags.w
@@ -91,7 +109,7 @@ func measure(e *harness.Env) (results, error) {
 			if err := c.Validate(); err != nil {
 				return res, err
 			}
-			r := row{Cfg: c, Batch: flags.batch28, Flops: harness.ForwardFLOPs(c)}
+			r := row{Cfg: shape{c.ImgSize, c.PatchSize, c.InChans, c.NumHeads, c.Depth}, Batch: flags.batch28, Flops: harness.ForwardFLOPs(c)}
 			if cs.size != 28 {
 				r.Batch = flags.batch224
 			}
@@ -101,7 +119,7 @@ func measure(e *harness.Env) (results, error) {
 					return res, fmt.Errorf("%v p%d: %w", c.ImgSize, p, err)
 				}
 				r.StepMs = float64(d.Microseconds()) / 1000 / float64(r.Batch)
-				e.Log.Infof("%v p%d: T=%d, %.2f ms/image", c.ImgSize, p, r.tokens(), r.StepMs)
+				e.Log.Infof("%v p%d: T=%d, %.2f ms/image", c.ImgSize, p, r.Tokens(), r.StepMs)
 			}
 			res.Rows = append(res.Rows, r)
 		}
@@ -109,40 +127,13 @@ func measure(e *harness.Env) (results, error) {
 	return res, nil
 }
 
-// gflops is achieved training throughput, counting a step as 3× the forward
+// GFLOPs is achieved training throughput, counting a step as 3× the forward
 // FLOPs (backward ≈ 2× forward).
-func (r row) gflops() float64 {
+func (r row) GFLOPs() float64 {
 	if r.StepMs == 0 {
 		return 0
 	}
 	return 3 * r.Flops.Total() / (r.StepMs / 1000) / 1e9
-}
-
-// Table is the README's table.
-func (r results) Table() string {
-	t := harness.Table{Header: []string{"input", "P", "grid", "tokens T", "score elements H·T² per block", "×depth"}, Align: "lrlrrr"}
-	for _, p := range harness.Parts {
-		t.Header = append(t.Header, p)
-		t.Align += "r"
-	}
-	t.Header = append(t.Header, "total", "T² share", "train step ms/image", "achieved GFLOP/s")
-	t.Align += "rrrr"
-	for _, w := range r.Rows {
-		c := w.Cfg
-		gh, gw := c.Grid()
-		n := w.tokens()
-		cells := []any{fmt.Sprintf("%dx%d C%d", c.ImgSize[0], c.ImgSize[1], c.InChans), c.PatchSize, fmt.Sprintf("%dx%d", gh, gw), n,
-			harness.Commas(c.NumHeads * n * n), harness.Commas(c.Depth * c.NumHeads * n * n)}
-		for _, p := range harness.Parts {
-			cells = append(cells, mflop(w.Flops[p]))
-		}
-		step, gf := "–", "–"
-		if w.StepMs > 0 {
-			step, gf = fmt.Sprintf("%.2f (B=%d)", w.StepMs, w.Batch), fmt.Sprintf("%.1f", w.gflops())
-		}
-		t.Row(append(cells, mflop(w.Flops.Total()), fmt.Sprintf("%.0f%%", 100*w.Flops.QuadShare()), step, gf)...)
-	}
-	return t.String()
 }
 
 // Hidden, Linear and Crossover are the prose's derived numbers: the MLP
@@ -153,22 +144,35 @@ func (w width) Linear() float64    { return 8 + 4*w.MLP }
 func (w width) Crossover() float64 { return 2 + w.MLP }
 func (w width) CrossoverT() string { return fmt.Sprintf("%.0f", (2+w.MLP)*float64(w.Dim)) }
 
-// mflop formats FLOPs as MFLOPs with three significant digits.
-func mflop(f float64) string {
-	m := f / 1e6
-	switch {
-	case m >= 100:
-		return fmt.Sprintf("%.0f", m)
-	case m >= 1:
-		return fmt.Sprintf("%.3g", m)
-	default:
-		return fmt.Sprintf("%.2g", m)
-	}
-}
-
 // byTokens returns the rows sorted by token count (stable).
 func byTokens(rows []row) []row {
 	s := append([]row(nil), rows...)
-	sort.SliceStable(s, func(i, j int) bool { return s[i].tokens() < s[j].tokens() })
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Tokens() < s[j].Tokens() })
 	return s
+}
+
+// stepTime measures one training step of the model as train.Run takes it
+// (train.Step: forward, soft-target cross entropy, backward, gradient
+// clipping, the finite checks, the AdamW update) on random images and
+// labels, float32: the fastest of steps timed steps after one warm-up step
+// (the least disturbed by other processes on a shared machine).
+func stepTime(c layers.Config, batch, steps int, seed uint64) (time.Duration, error) {
+	step, _, err := harness.NewStep(c, batch, seed, train.StepConfig{LR: func(int) float64 { return 1e-4 }})
+	if err != nil {
+		return 0, err
+	}
+	defer step.Close()
+	in, tgt := harness.RandomBatch(rand.New(rand.NewPCG(seed, 3)), batch, c.InChans*c.ImgSize[0]*c.ImgSize[1], c.NumClasses,
+		(*rand.Rand).NormFloat64)
+	var ts []time.Duration
+	for s := 0; s <= steps; s++ {
+		t0 := time.Now()
+		if _, err := step.Take(in, tgt, s); err != nil {
+			return 0, err
+		}
+		if s > 0 {
+			ts = append(ts, time.Since(t0))
+		}
+	}
+	return slices.Min(ts), nil
 }

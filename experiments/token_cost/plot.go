@@ -66,11 +66,8 @@ func flopsPanel(rows []row, o width) (*plot.Plot, error) {
 		}
 		xy := curve(rows, 0, func(r row) float64 { return r.Flops[part] })
 		label := part + " (∝T)"
-		switch part {
-		case "scores QKᵀ":
-			label = part + " (∝T²)"
-		case "weighted sum PV":
-			label = part + " (∝T², = QKᵀ)"
+		if q, ok := map[string]string{"scores QKᵀ": " (∝T²)", "weighted sum PV": " (∝T², = QKᵀ)"}[part]; ok {
+			label = part + q
 		}
 		l, _, err := harness.LinePoints(p, label, plotutil.Color(i), xy)
 		if err != nil {
@@ -112,7 +109,7 @@ func timePanel(rows []row) (*plot.Plot, error) {
 	p := logLog("measured training step (float32, 2 shared cores)", "tokens T", "ms per image")
 	var rates []float64
 	for _, r := range rows {
-		rates = append(rates, r.gflops())
+		rates = append(rates, r.GFLOPs())
 	}
 	rate := medianF(rates)
 	for j, size := range []int{28, 224} {
@@ -152,7 +149,7 @@ func curve(rows []row, size int, y func(row) float64) plotter.XYs {
 	var xy plotter.XYs
 	for _, r := range byTokens(rows) {
 		if size == 0 || r.Cfg.ImgSize[0] == size {
-			xy = append(xy, plotter.XY{X: float64(r.tokens()), Y: y(r)})
+			xy = append(xy, plotter.XY{X: float64(r.Tokens()), Y: y(r)})
 		}
 	}
 	return xy

@@ -1,8 +1,10 @@
 // Package harness is what the experiments share, so that each keeps only
 // its own measurement and plot: the common flags, training a run on a
-// budget (or reading a finished one back), evaluating a model, markdown
-// tables, and README.md rendered from the experiment's readme.md.tmpl with
-// the numbers of its run.
+// budget (or reading a finished one back), evaluating a model, and
+// README.md rendered from the experiment's readme.md.tmpl with the numbers
+// of its run (tables included: the template ranges over the results, with
+// Funcs to format numbers), chart pieces, and for the benchmarks child
+// processes and a training step on a random batch.
 //
 // An experiment is one Experiment value run by Main. Every run saves what
 // it measured as results.json beside README.md; -render redraws the README
@@ -16,11 +18,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"gonum.org/v1/plot"
+
+	"github.com/vitgo/vit/internal/cliflag"
 )
 
 // Experiment is one experiment: its flags, its measurement and its plot.
@@ -144,7 +153,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 
 // TestReadme fails t unless dir's README.md is what the template makes of
 // dir's results.json. Each experiment's test calls it on its own folder.
-func (x Experiment[R]) TestReadme(t TB, dir string) {
+func (x Experiment[R]) TestReadme(t testing.TB, dir string) {
 	t.Helper()
 	got, committed, err := x.Rerender(dir)
 	if err != nil {
@@ -153,13 +162,6 @@ func (x Experiment[R]) TestReadme(t TB, dir string) {
 	if !bytes.Equal(got, committed) {
 		t.Errorf("%s/README.md differs from the template's rendering of results.json (run with -render):\n%s", dir, got)
 	}
-}
-
-// TB is the part of testing.TB that TestReadme uses.
-type TB interface {
-	Helper()
-	Fatal(args ...any)
-	Errorf(format string, args ...any)
 }
 
 // Rerender renders the README from dir's results.json and returns it with
@@ -209,4 +211,123 @@ func commandLine(name string, fs *flag.FlagSet) string {
 		}
 	})
 	return s
+}
+
+// Sets is a repeatable key=value flag: config overrides applied last.
+type Sets = cliflag.Strings
+
+// Budget is the size of an experiment's training runs, as flags and as
+// config overrides.
+type Budget struct {
+	LimitTrain int    // data.limit_train; 0 = the whole training set
+	LimitVal   int    // data.limit_val; 0 = the whole validation set
+	Epochs     int    // train.epochs
+	MaxSteps   int    // train.max_steps; 0 = off
+	Seed       uint64 // train.seed
+	Sets       Sets   // -set key=value, applied after everything else
+}
+
+// Flags registers -limit-train, -limit-val, -epochs, -max-steps, -seed and
+// -set on fs with def's values as defaults.
+func (b *Budget) Flags(fs *flag.FlagSet, def Budget) {
+	fs.IntVar(&b.LimitTrain, "limit-train", def.LimitTrain, "training images per run (data.limit_train; 0 = all)")
+	fs.IntVar(&b.LimitVal, "limit-val", def.LimitVal, "validation images (data.limit_val; 0 = all)")
+	fs.IntVar(&b.Epochs, "epochs", def.Epochs, "epochs per run (train.epochs)")
+	fs.IntVar(&b.MaxSteps, "max-steps", def.MaxSteps, "stop each run after this many steps (train.max_steps; 0 = off)")
+	fs.Uint64Var(&b.Seed, "seed", def.Seed, "seed (train.seed)")
+	fs.Var(&b.Sets, "set", "extra config override for every run, key=value (repeatable)")
+}
+
+// Overrides returns the config overrides of a run into outDir: the budget,
+// then extra, then the -set ones (so that those win).
+func (b Budget) Overrides(outDir string, extra ...string) []string {
+	o := []string{
+		fmt.Sprintf("data.limit_train=%d", b.LimitTrain),
+		fmt.Sprintf("data.limit_val=%d", b.LimitVal),
+		fmt.Sprintf("train.epochs=%d", b.Epochs),
+		fmt.Sprintf("train.max_steps=%d", b.MaxSteps),
+		fmt.Sprintf("train.seed=%d", b.Seed),
+		"train.out_dir=" + outDir,
+	}
+	o = append(o, extra...)
+	return append(o, b.Sets...)
+}
+
+// render executes the README template with rep.
+func (x Experiment[R]) render(rep Report[R]) ([]byte, error) {
+	t, err := template.New(x.Name + "/readme.md.tmpl").Funcs(Funcs).Option("missingkey=error").Parse(x.Readme)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, rep); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Funcs are the README templates' formatting functions.
+var Funcs = template.FuncMap{
+	"pct":  func(x float64) string { return fmt.Sprintf("%.2f", 100*x) }, // a fraction as a percentage, 2 decimals
+	"x100": func(x float64) float64 { return 100 * x },
+	"div":  func(a, b float64) float64 { return a / b },
+	"sub":  func(a, b int) int { return a - b },
+	"mul":  func(a, b int) int { return a * b },
+	"seq": func(n int) []int { // 1, 2, …, n
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i + 1
+		}
+		return s
+	},
+	"commas": Commas,
+	"parts":  func() []string { return Parts },
+	"mflop": func(f float64) string { // FLOPs as MFLOPs, three significant digits
+		switch m := f / 1e6; {
+		case m >= 100:
+			return fmt.Sprintf("%.0f", m)
+		case m >= 1:
+			return fmt.Sprintf("%.3g", m)
+		default:
+			return fmt.Sprintf("%.2g", m)
+		}
+	},
+}
+
+// RoundWall prints a wall time to the second, or to 0.1 s under 10 s.
+func RoundWall(d time.Duration) string {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// Commas groups an integer's digits by thousands.
+func Commas(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && ch != '-' && s[i-1] != '-' && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
+}
+
+// Decades is a log-axis ticker: every power of ten is marked, every third
+// one labelled 1e±k.
+type Decades struct{}
+
+// Ticks implements plot.Ticker.
+func (Decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		t := plot.Tick{Value: math.Pow(10, float64(e))}
+		if e%3 == 0 {
+			t.Label = fmt.Sprintf("1e%d", e)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }

@@ -75,17 +75,6 @@ func TestFinishedReadsBackOnlyCompleteMatchingRuns(t *testing.T) {
 	}
 }
 
-func TestTable(t *testing.T) {
-	tb := Table{Header: []string{"a", "b"}, Align: "lr"}
-	tb.Row("x", 1.5)
-	if got, want := tb.String(), "| a | b |\n|---|---:|\n| x | 1.5 |\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if got := Commas(-1234567); got != "-1,234,567" {
-		t.Errorf("Commas = %q", got)
-	}
-}
-
 // TestRunAndRender runs a tiny experiment, then -render reproduces its
 // README from results.json alone.
 func TestRunAndRender(t *testing.T) {
@@ -166,18 +155,6 @@ func TestTrainNonFinite(t *testing.T) {
 	}
 	if !r.NonFinite {
 		t.Errorf("lr 1e38: run not marked non-finite (top-1 %v)", r.Top1)
-	}
-}
-
-func TestDecodeResultTakesLastLine(t *testing.T) {
-	var v struct{ A int }
-	if err := DecodeResult([]byte("RESULT {\"A\":1}\nnoise\nRESULT {\"A\":2}\n"), ResultPrefix, &v); err != nil || v.A != 2 {
-		t.Errorf("DecodeResult: %+v, %v; want A=2", v, err)
-	}
-	for _, bad := range []string{"noise\n", "RESULT {not json\n"} {
-		if err := DecodeResult([]byte(bad), ResultPrefix, &v); err == nil {
-			t.Errorf("DecodeResult(%q): no error", bad)
-		}
 	}
 }
 
