@@ -158,12 +158,15 @@ func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 }
 
 // BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
-// what a Classifier runs) against the plain evaluation graph
-// (train.NewEvaluatorIn) on the same random ViT-Ti/16 or ViT-S/16 at 224,
+// what a Classifier runs) against the evaluation graph that keeps attention
+// maps (train.NewMapsEvaluator: Linear and Attention as training runs them,
+// the classifier's graph before Frozen) on the same random ViT-Ti/16 or
+// ViT-S/16 at 224,
 // alternating one forward of each per iteration so that both see the same
-// load: the fastest ms per image of each, and the median over iterations of
-// the ratio of the two adjacent forwards. On a shared machine compare the
-// ratio, not the times.
+// load: the fastest ms per image of each, the median over iterations of
+// the ratio of the two adjacent forwards' times, and the ratio of the CPU
+// time (user + system, both cores) the two spent in all. On a shared machine
+// compare the ratios, not the times.
 //
 //	go test ./classify -run '^$' -bench FrozenAB -cpu 2 -benchtime 10x
 func BenchmarkFrozenAB(b *testing.B) {
@@ -177,7 +180,7 @@ func BenchmarkFrozenAB(b *testing.B) {
 		}
 		for _, n := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/batch%d", preset, n), func(b *testing.B) {
-				plain, err := train.NewEvaluatorIn(m, n, graph.NewArena())
+				plain, err := train.NewMapsEvaluator(m, n)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -192,15 +195,23 @@ func BenchmarkFrozenAB(b *testing.B) {
 				for i := range x {
 					x[i] = float32(i%255)/127 - 1
 				}
+				var cpuPlain, cpuFrozen time.Duration
 				run := func(ev *train.Evaluator) time.Duration {
-					t0 := time.Now()
+					c0, t0 := processCPU(), time.Now()
 					if _, err := ev.Logits(x, n); err != nil {
 						b.Fatal(err)
 					}
-					return time.Since(t0)
+					d, cpu := time.Since(t0), processCPU()-c0
+					if ev == plain {
+						cpuPlain += cpu
+					} else {
+						cpuFrozen += cpu
+					}
+					return d
 				}
 				run(plain)
 				run(frozen)
+				cpuPlain, cpuFrozen = 0, 0
 				tp, tf := make([]time.Duration, b.N), make([]time.Duration, b.N)
 				ratio := make([]float64, b.N)
 				b.ResetTimer()
@@ -223,6 +234,9 @@ func BenchmarkFrozenAB(b *testing.B) {
 				b.ReportMetric(ms(tp), "plain_min_ms/img")
 				b.ReportMetric(ms(tf), "frozen_min_ms/img")
 				b.ReportMetric(ratio[len(ratio)/2], "speedup_median")
+				if cpuFrozen > 0 {
+					b.ReportMetric(float64(cpuPlain)/float64(cpuFrozen), "cpu_ratio")
+				}
 			})
 		}
 	}

@@ -250,3 +250,54 @@ func TestGatherSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchifyRuns: Patchify's permutation is copied by runs of a patch
+// row, in both directions (the gradient scatters back the same way), and
+// gives what the element-wise gather gives; a permutation without long
+// runs keeps the element-wise gather.
+func TestPatchifyRuns(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		g := G.NewGraph()
+		img := randNode(g, dt, "img", 1, 7, 2, 3, 64, 64)
+		y, err := Patchify(img, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := y.Op().(*permuteOp)
+		if op.runs == nil || len(op.runs)*16 > len(op.perm) {
+			t.Fatalf("%v: %d runs for %d elements, want runs of 16 or more", dt, len(op.runs), len(op.perm))
+		}
+		runOnce(t, g)
+		src, got := valueF64s(t, img.Value()), valueF64s(t, y.Value())
+		for i, j := range op.perm {
+			if got[i] != src[j] {
+				t.Fatalf("%v: y[%d] = %v, want x[%d] = %v", dt, i, got[i], j, src[j])
+			}
+		}
+		back, err := op.SymDiff(G.Nodes{img}, y, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bop := back[0].Op().(*permuteOp)
+		if bop.runs == nil || len(bop.runs)*16 > len(bop.perm) {
+			t.Errorf("%v: the gradient's scatter has %d runs for %d elements, want runs of 16 or more", dt, len(bop.runs), len(bop.perm))
+		}
+		v, err := bop.Do(y.Value()) // the scatter of y is the image again
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range valueF64s(t, v) {
+			if x != src[i] {
+				t.Fatalf("%v: scatter back gives %v at %d, image %v", dt, x, i, src[i])
+			}
+		}
+	}
+	g := G.NewGraph()
+	cl, err := ChannelsLast(randNode(g, tensor.Float32, "x", 1, 1, 2, 8, 4, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cl.Op().(*permuteOp).runs; r != nil {
+		t.Errorf("ChannelsLast got %d runs; its permutation has none to speak of", len(r))
+	}
+}

@@ -85,7 +85,43 @@ func Permute(x *G.Node, out tensor.Shape, perm []int32, name string) (*G.Node, e
 		inv[p] = int32(i)
 	}
 	op := &permuteOp{opBase: newOpBase(), name: name, in: x.Shape().Clone(), outShape: out.Clone(), perm: perm, inv: inv}
+	op.runs = contiguousRuns(perm)
 	return G.ApplyOp(op, x)
+}
+
+// contiguousRuns returns the starts (in perm) of perm's runs of consecutive
+// source indices when they average at least 8 elements (Patchify's are a
+// patch row, P elements), else nil: the gather then copies runs instead of
+// single elements.
+func contiguousRuns(perm []int32) []int32 {
+	var starts []int32
+	for i := range perm {
+		if i == 0 || perm[i] != perm[i-1]+1 {
+			starts = append(starts, int32(i))
+			if len(starts)*8 > len(perm) {
+				return nil
+			}
+		}
+	}
+	return starts
+}
+
+// gatherRuns is gather for a perm cut into runs of consecutive source
+// indices starting at starts, split over the cores by runs.
+func gatherRuns[T Float](dst, src []T, perm, starts []int32) {
+	n := len(starts)
+	grain := max(1, (1<<14)*n/max(len(perm), 1))
+	parallelForGrain(n, grain, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a := int(starts[r])
+			b := len(perm)
+			if r+1 < n {
+				b = int(starts[r+1])
+			}
+			s := int(perm[a])
+			copy(dst[a:b], src[s:s+b-a])
+		}
+	})
 }
 
 type permuteOp struct {
@@ -93,6 +129,7 @@ type permuteOp struct {
 	name         string
 	in, outShape tensor.Shape
 	perm, inv    []int32
+	runs         []int32 // starts of perm's contiguous runs, or nil (contiguousRuns)
 	out          buffer
 }
 
@@ -113,8 +150,12 @@ func (op *permuteOp) Do(vs ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: input %v, want %v", op.name, in[0].Shape(), op.in)
 	}
 	y := op.out.get(in[0].Dtype(), op.outShape...)
-	switch in[0].Dtype() {
-	case tensor.Float32:
+	switch {
+	case op.runs != nil && in[0].Dtype() == tensor.Float32:
+		gatherRuns(data[float32](y), data[float32](in[0]), op.perm, op.runs)
+	case op.runs != nil:
+		gatherRuns(data[float64](y), data[float64](in[0]), op.perm, op.runs)
+	case in[0].Dtype() == tensor.Float32:
 		gather(data[float32](y), data[float32](in[0]), op.perm)
 	default:
 		gather(data[float64](y), data[float64](in[0]), op.perm)
@@ -140,7 +181,7 @@ func (op *permuteOp) Hashcode() uint32   { return hashOf(op) }
 func (op *permuteOp) String() string     { return op.name }
 func (op *permuteOp) DiffWRT(int) []bool { return []bool{true} }
 func (op *permuteOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	back := &permuteOp{opBase: newOpBase(), name: op.name + "Grad", in: op.outShape, outShape: op.in, perm: op.inv, inv: op.perm}
+	back := &permuteOp{opBase: newOpBase(), name: op.name + "Grad", in: op.outShape, outShape: op.in, perm: op.inv, inv: op.perm, runs: contiguousRuns(op.inv)}
 	d, err := G.ApplyOp(back, grad)
 	if err != nil {
 		return nil, err
