@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg" // register JPEG
 	_ "image/png"  // register PNG
 	"os"
+	"sync"
 )
 
 // ImageTooLargeError is returned for an image whose header claims more
@@ -86,7 +87,7 @@ func toCHW(img image.Image, c int) Image {
 	r := img.Bounds()
 	h, w := r.Dy(), r.Dx()
 	hw := h * w
-	out := Image{C: c, H: h, W: w, Pix: make([]uint8, c*hw)}
+	out := Image{C: c, H: h, W: w, Pix: getPix(c * hw)}
 	if g, ok := img.(*image.Gray); ok {
 		for y := 0; y < h; y++ {
 			row := g.Pix[y*g.Stride : y*g.Stride+w]
@@ -190,43 +191,64 @@ func ycbcrToPlanes(out Image, m *image.YCbCr) bool {
 		yrow := m.Y[y*m.YStride : y*m.YStride+w]
 		crow := (ay>>sy - cy0) * m.CStride
 		cbRow, crRow := m.Cb[crow:], m.Cr[crow:]
+		if out.C != 3 {
+			for x, yv := range yrow {
+				ci := (r.Min.X+x)>>sx - cx0
+				out.Pix[y*w+x] = lumaU8(ycbcrToRGB(yv, cbRow[ci], crRow[ci]))
+			}
+			continue
+		}
+		R := out.Pix[y*w : y*w+w]
+		G := out.Pix[hw+y*w : hw+y*w+w]
+		B := out.Pix[2*hw+y*w : 2*hw+y*w+w]
 		for x, yv := range yrow {
 			ci := (r.Min.X+x)>>sx - cx0
-			cr, cg, cb := ycbcrToRGB(yv, cbRow[ci], crRow[ci])
-			i := y*w + x
-			if out.C == 3 {
-				out.Pix[i], out.Pix[hw+i], out.Pix[2*hw+i] = cr, cg, cb
-			} else {
-				out.Pix[i] = lumaU8(cr, cg, cb)
-			}
+			// color.YCbCrToRGB's arithmetic, inlined.
+			yy1 := int32(yv) * 0x10101
+			cb1 := int32(cbRow[ci]) - 128
+			cr1 := int32(crRow[ci]) - 128
+			R[x] = clamp16(yy1 + 91881*cr1)
+			G[x] = clamp16(yy1 - 22554*cb1 - 46802*cr1)
+			B[x] = clamp16(yy1 + 116130*cb1)
 		}
 	}
 	return true
 }
 
-// ycbcrToRGB is color.YCbCrToRGB, written out so that the loop above
-// inlines it (TestYCbCrToRGBMatchesColor compares all 2²⁴ inputs).
+// clamp16 is color.YCbCrToRGB's rounding: v>>16 clamped to [0, 255].
+func clamp16(v int32) uint8 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint8(v >> 16)
+	}
+	return uint8(^(v >> 31))
+}
+
+// ycbcrToRGB is color.YCbCrToRGB, written out (TestYCbCrToRGBMatchesColor
+// compares all 2²⁴ inputs).
 func ycbcrToRGB(y, cb, cr uint8) (uint8, uint8, uint8) {
 	yy1 := int32(y) * 0x10101
 	cb1 := int32(cb) - 128
 	cr1 := int32(cr) - 128
-	r := yy1 + 91881*cr1
-	if uint32(r)&0xff000000 == 0 {
-		r >>= 16
-	} else {
-		r = ^(r >> 31)
+	return clamp16(yy1 + 91881*cr1), clamp16(yy1 - 22554*cb1 - 46802*cr1), clamp16(yy1 + 116130*cb1)
+}
+
+// pixPool recycles the pixel buffers of decoded folder images: the loader
+// hands each image back (Folder.releasePix) once its transform has read it,
+// which saves the garbage collector most of a JPEG's allocations.
+var pixPool sync.Pool // of *[]uint8
+
+// getPix returns a buffer of n bytes, from the pool when one is large
+// enough; its contents are stale, the caller writes every byte.
+func getPix(n int) []uint8 {
+	if p, ok := pixPool.Get().(*[]uint8); ok && cap(*p) >= n {
+		return (*p)[:n]
 	}
-	g := yy1 - 22554*cb1 - 46802*cr1
-	if uint32(g)&0xff000000 == 0 {
-		g >>= 16
-	} else {
-		g = ^(g >> 31)
+	return make([]uint8, n)
+}
+
+// putPix gives b back to the pool; b must not be used afterwards.
+func putPix(b []uint8) {
+	if cap(b) > 0 {
+		pixPool.Put(&b)
 	}
-	b := yy1 + 116130*cb1
-	if uint32(b)&0xff000000 == 0 {
-		b >>= 16
-	} else {
-		b = ^(b >> 31)
-	}
-	return uint8(r), uint8(g), uint8(b)
 }

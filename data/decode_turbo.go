@@ -70,13 +70,14 @@ func decodeJPEGTurbo(b []byte, c, width, height int) (img Image, ok bool, err er
 		return Image{}, false, nil
 	}
 	W, H := int(w), int(h)
-	rgb := make([]uint8, W*H*3)
+	rgb := getPix(W * H * 3)
+	defer putPix(rgb)
 	var msg [200]C.char
 	if C.vit_decode_rgb(src, C.ulong(len(b)), (*C.uchar)(unsafe.Pointer(&rgb[0])), w, h, &msg[0], C.int(len(msg))) != 0 {
 		return Image{}, false, fmt.Errorf("libjpeg-turbo: %s", C.GoString(&msg[0]))
 	}
 	hw := W * H
-	img = Image{C: c, H: H, W: W, Pix: make([]uint8, c*hw)}
+	img = Image{C: c, H: H, W: W, Pix: getPix(c * hw)}
 	if c == 3 {
 		R, G, B := img.Pix[:hw], img.Pix[hw:2*hw], img.Pix[2*hw:3*hw]
 		for i := range R {

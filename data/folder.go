@@ -32,6 +32,7 @@ type Folder struct {
 	maxPixels   int64
 	log         Logger
 	skipped     atomic.Int64
+	released    atomic.Int64 // images handed back by the loader (releasePix)
 }
 
 var _ Dataset = (*Folder)(nil)
@@ -294,4 +295,11 @@ func (f *Folder) Item(i int) (Image, int, error) {
 		f.skip(f.files[j], err)
 	}
 	return Image{}, 0, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
+}
+
+// releasePix takes back the pixels of an image Item returned, for the next
+// decode; the loader calls it once the image is transformed.
+func (f *Folder) releasePix(img Image) {
+	f.released.Add(1)
+	putPix(img.Pix)
 }

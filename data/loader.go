@@ -349,6 +349,10 @@ func (l *Loader) Epoch(epoch, startStep int) *Iter {
 	return it
 }
 
+// pixReleaser is a data set whose Item decodes into pooled buffers (a
+// Folder): the loader gives each image back once transformed.
+type pixReleaser interface{ releasePix(Image) }
+
 // runTask transforms one sample into its batch slot; the worker finishing a
 // batch's last sample mixes the batch and closes its done channel.
 func (l *Loader) runTask(t sampleTask, s *scratch) {
@@ -367,6 +371,9 @@ func (l *Loader) runTask(t sampleTask, s *scratch) {
 			b.Labels[t.i] = label
 			if err := l.pipe.apply(b.X[t.i*size:(t.i+1)*size], img, job.epoch, pos, s); err != nil {
 				job.fail(fmt.Errorf("epoch %d step %d: item %d: %w", job.epoch, b.Step, idx, err))
+			}
+			if r, ok := l.ds.(pixReleaser); ok {
+				r.releasePix(img) // the transform has read it
 			}
 		}
 	}
