@@ -54,17 +54,7 @@ func (p *PackedB) N() int { return p.n }
 // into C m×n (row stride ldc), overwriting C; large products are split over
 // GOMAXPROCS goroutines as Sgemm's are, and the sums are Sgemm's.
 func SgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) {
-	if m < 0 {
-		panic(fmt.Sprintf("kernels.SgemmPacked: negative m=%d", m))
-	}
-	checkLd("SgemmPacked", "lda", lda, b.k)
-	checkLd("SgemmPacked", "ldc", ldc, b.n)
-	checkLen("SgemmPacked", "a", len(a), m, b.k, lda)
-	checkLen("SgemmPacked", "c", len(c), m, b.n, ldc)
-	if m == 0 {
-		return
-	}
-	sgemmPacked(m, a, lda, b, c, ldc, nil)
+	sgemmPackedChecked("SgemmPacked", m, a, lda, b, c, ldc, nil)
 }
 
 // SgemmPackedThen is SgemmPacked followed by epi(i0, i1, j0, j1) on each
@@ -73,13 +63,19 @@ func SgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int) 
 // fused epilogue (bias, activation, residual) instead of further passes
 // over C. The blocks cover C once; epi must touch only its block.
 func SgemmPackedThen(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
+	sgemmPackedChecked("SgemmPackedThen", m, a, lda, b, c, ldc, epi)
+}
+
+// sgemmPackedChecked checks the operands of fn (panicking with its name, as
+// Sgemm does) and runs the product.
+func sgemmPackedChecked(fn string, m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
 	if m < 0 {
-		panic(fmt.Sprintf("kernels.SgemmPackedThen: negative m=%d", m))
+		panic(fmt.Sprintf("kernels.%s: negative m=%d", fn, m))
 	}
-	checkLd("SgemmPackedThen", "lda", lda, b.k)
-	checkLd("SgemmPackedThen", "ldc", ldc, b.n)
-	checkLen("SgemmPackedThen", "a", len(a), m, b.k, lda)
-	checkLen("SgemmPackedThen", "c", len(c), m, b.n, ldc)
+	checkLd(fn, "lda", lda, b.k)
+	checkLd(fn, "ldc", ldc, b.n)
+	checkLen(fn, "a", len(a), m, b.k, lda)
+	checkLen(fn, "c", len(c), m, b.n, ldc)
 	if m == 0 {
 		return
 	}
