@@ -117,17 +117,9 @@ type PlanStats struct {
 // one (other than keep and sinks) are gone once another has run.
 func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 	var st PlanStats
-	order, err := G.Sort(g)
+	order, pos, err := tapeOrder(g)
 	if err != nil {
 		return st, fmt.Errorf("plan buffers: %w", err)
-	}
-	// The tape machine runs the reverse of Sort's order (gorgonia.Compile).
-	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-		order[i], order[j] = order[j], order[i]
-	}
-	pos := make(map[*G.Node]int, len(order))
-	for i, n := range order {
-		pos[n] = i
 	}
 
 	// alias[n]: the planned outputs n's value may be: n's own for our ops,
@@ -242,6 +234,23 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 	}
 	st.ArenaMiB = float64(a.Bytes()) / (1 << 20)
 	return st, nil
+}
+
+// tapeOrder returns g's nodes in the order the tape machine runs them (the
+// reverse of G.Sort's, as gorgonia.Compile does) and each node's position.
+func tapeOrder(g *G.ExprGraph) ([]*G.Node, map[*G.Node]int, error) {
+	order, err := G.Sort(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+		order[i], order[j] = order[j], order[i]
+	}
+	pos := make(map[*G.Node]int, len(order))
+	for i, n := range order {
+		pos[n] = i
+	}
+	return order, pos, nil
 }
 
 // pick returns the smallest free slot holding at least size elements, or
