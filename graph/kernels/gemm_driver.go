@@ -270,27 +270,7 @@ const sharedBMaxRows = 48
 // holding op(A)(i0+r·MR+i, p0+p) at dst[r·kc·MR + p·MR + i], zero-padding
 // the last panel's rows past mr.
 func packAColPanels(dst, a []float32, lda, i0, mr, p0, kc, MR int) {
-	full := mr / MR * MR
-	for p := 0; p < kc; p++ {
-		src := a[(p0+p)*lda+i0:]
-		src = src[:mr]
-		d := dst[p*MR:]
-		if MR == 6 { // the AVX2 kernel's: register moves, no memmove calls
-			for ir := 0; ir < full; ir += 6 {
-				dd, ss := d[ir*kc:ir*kc+6], src[ir:ir+6]
-				dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
-			}
-		} else {
-			for ir := 0; ir < full; ir += MR {
-				copy(d[ir*kc:ir*kc+MR], src[ir:ir+MR])
-			}
-		}
-		if full < mr {
-			row := d[full*kc : full*kc+MR]
-			copy(row, src[full:])
-			clear(row[mr-full:])
-		}
-	}
+	packPanels(dst, a, lda, i0, mr, p0, kc, MR)
 }
 
 // packBTrans packs columns [j0, j0+nr) × depth [p0, p0+kc) of op(B) = Bᵀ
@@ -304,27 +284,43 @@ func packBTrans(dst, b []float32, ldb, j0, nr, p0, kc, NR int) {
 // B(p0+p, j0+r·NR+j) at dst[r·kc·NR + p·NR + j], zero-padding the last
 // panel's columns past nc.
 func packBPanels(dst, b []float32, ldb, j0, nc, p0, kc, NR int) {
-	full := nc / NR * NR
+	packPanels(dst, b, ldb, j0, nc, p0, kc, NR)
+}
+
+// packPanels cuts columns [c0, c0+n) × rows [p0, p0+kc) of a row-major
+// matrix (row stride ld) into ⌈n/w⌉ panels of kc×w floats, panel r holding
+// src(p0+p, c0+r·w+j) at dst[r·kc·w + p·w + j], zero-padding the last
+// panel past n: the layout of both a transposed A's panels (w = MR) and a
+// plain B's (w = NR). The AVX2 kernel's widths, 6 and 16, move their floats
+// through registers instead of a memmove call each.
+func packPanels(dst, src []float32, ld, c0, n, p0, kc, w int) {
+	full := n / w * w
 	for p := 0; p < kc; p++ {
-		src := b[(p0+p)*ldb+j0:]
-		src = src[:nc]
-		d := dst[p*NR:]
-		if NR == 16 { // the AVX2 kernel's: register moves, no memmove calls
-			for jr := 0; jr < full; jr += 16 {
-				dd, ss := d[jr*kc:jr*kc+16], src[jr:jr+16]
+		row := src[(p0+p)*ld+c0:]
+		row = row[:n]
+		d := dst[p*w:]
+		switch w {
+		case 6:
+			for c := 0; c < full; c += 6 {
+				dd, ss := d[c*kc:c*kc+6], row[c:c+6]
+				dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
+			}
+		case 16:
+			for c := 0; c < full; c += 16 {
+				dd, ss := d[c*kc:c*kc+16], row[c:c+16]
 				for j := range 16 {
 					dd[j] = ss[j]
 				}
 			}
-		} else {
-			for jr := 0; jr < full; jr += NR {
-				copy(d[jr*kc:jr*kc+NR], src[jr:jr+NR])
+		default:
+			for c := 0; c < full; c += w {
+				copy(d[c*kc:c*kc+w], row[c:c+w])
 			}
 		}
-		if full < nc {
-			row := d[full*kc : full*kc+NR]
-			copy(row, src[full:])
-			clear(row[nc-full:])
+		if full < n {
+			tail := d[full*kc : full*kc+w]
+			copy(tail, row[full:])
+			clear(tail[n-full:])
 		}
 	}
 }

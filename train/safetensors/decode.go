@@ -42,19 +42,31 @@ func (f *File) Names() []string {
 
 // ReadFile reads and validates the safetensors file at path.
 func ReadFile(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("read safetensors: %w", err)
+		return nil, err
 	}
 	defer f.Close()
+	return Decode(f, size, path)
+}
+
+// openRegular opens path for reading and returns its size; anything but a
+// regular file (a directory, a device, a FIFO) is an error naming path.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read safetensors: %w", err)
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		f.Close()
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
+		f.Close()
+		return nil, 0, fmt.Errorf("read %s: not a regular file", path)
 	}
-	return Decode(f, st.Size(), path)
+	return f, st.Size(), nil
 }
 
 // Decode reads and validates a safetensors file of size bytes from r; name
@@ -72,19 +84,12 @@ func Decode(r io.ReaderAt, size int64, name string) (*File, error) {
 // ReadMetadata reads and validates only the header of the safetensors file
 // at path and returns its metadata; no tensor data is read.
 func ReadMetadata(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("read safetensors: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
-	}
-	meta, _, _, err := decodeHeader(f, st.Size())
+	meta, _, _, err := decodeHeader(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
