@@ -126,3 +126,47 @@ func BenchmarkElementwise(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPack times the panel packs of ViT-S/16@224's products at batch
+// 32, with the AVX2 assembly ("asm") and with the Go loops ("go"): a
+// weight gradient's transposed-A blocks (1536 rows × 485 of dYᵀ in blocks of 120, lda 1536),
+// a dX product's B block (W 384×1152 read at ldb 1152), and the forward
+// products' Bᵀ panels (qkv weight 1152×384, 16 rows per panel).
+func BenchmarkPack(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	dy, w := randSlice(r, 6304*1536), randSlice(r, 1152*384)
+	dst := make([]float32, 1152*485)
+	cases := []struct {
+		name   string
+		floats int
+		run    func()
+	}{
+		{"dW_A_1536x485_ld1536", 1536 * 485, func() {
+			for ic := 0; ic < 1536; ic += 120 {
+				packAColPanels(dst, dy, 1536, ic, min(120, 1536-ic), 970, 485, 6)
+			}
+		}},
+		{"dX_B_384x1152", 384 * 1152, func() { packBPanels(dst, w, 1152, 0, 1152, 0, 384, 16) }},
+		{"fwd_Bt_1152x384", 1152 * 384, func() {
+			for j := 0; j < 1152; j += 16 {
+				packBTrans(dst[j*384:], w, 384, j, 16, 0, 384, 16)
+			}
+		}},
+	}
+	for _, c := range cases {
+		for _, asm := range []bool{true, false} {
+			name := c.name + "/go"
+			if asm {
+				name = c.name + "/asm"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(old bool) { packAVX2 = old }(packAVX2)
+				packAVX2 = packAVX2 && asm
+				for b.Loop() {
+					c.run()
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(c.floats), "ns/float")
+			})
+		}
+	}
+}

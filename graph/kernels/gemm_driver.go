@@ -295,17 +295,19 @@ func packBPanels(dst, b []float32, ldb, j0, nc, p0, kc, NR int) {
 // through registers instead of a memmove call each.
 func packPanels(dst, src []float32, ld, c0, n, p0, kc, w int) {
 	full := n / w * w
+	done := packFullPanels(dst, src[p0*ld+c0:], ld, full/w, kc, w)
 	for p := 0; p < kc; p++ {
 		row := src[(p0+p)*ld+c0:]
 		row = row[:n]
 		d := dst[p*w:]
-		switch w {
-		case 6:
+		switch {
+		case done:
+		case w == 6:
 			for c := 0; c < full; c += 6 {
 				dd, ss := d[c*kc:c*kc+6], row[c:c+6]
 				dd[0], dd[1], dd[2], dd[3], dd[4], dd[5] = ss[0], ss[1], ss[2], ss[3], ss[4], ss[5]
 			}
-		case 16:
+		case w == 16:
 			for c := 0; c < full; c += 16 {
 				dd, ss := d[c*kc:c*kc+16], row[c:c+16]
 				for j := range 16 {
@@ -360,9 +362,16 @@ func packTransposed(dst, src []float32, ld, r0, w, c0, kc, R int) {
 	if packTrans(dst, R, src[r0*ld+c0:], ld, w, R, kc) {
 		return
 	}
+	// AVX2 8×8 transposes for whole blocks, then their depth tail in Go.
+	i, pd := packTransBlocks(dst, R, src[r0*ld+c0:], ld, w, kc)
+	for ii := 0; ii < i && pd < kc; ii++ {
+		s := src[(r0+ii)*ld+c0:]
+		for p := pd; p < kc; p++ {
+			dst[p*R+ii] = s[p]
+		}
+	}
 	// Eight rows at a time: each depth step p writes eight neighbouring
 	// floats of one dst row, instead of one float in each of kc lines.
-	i := 0
 	for ; i+8 <= w; i += 8 {
 		o := (r0+i)*ld + c0
 		s0, s1, s2, s3 := src[o:o+kc], src[o+ld:o+ld+kc], src[o+2*ld:o+2*ld+kc], src[o+3*ld:o+3*ld+kc]
