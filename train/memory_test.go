@@ -178,7 +178,7 @@ func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
 	}
 }
 
-// TestEstimateMatchesMeasuredRSS trains TINY (configs/mnist_vit_tiny.yaml)
+// TestEstimateMatchesMeasuredRSS trains TINY (configs/mnist_vit_tiny_p4.yaml)
 // for a few steps in a child process, as cmd/train runs it (GOGC 20), and
 // compares the child's peak RSS (VmHWM) with EstimateMemory: within 15%.
 // SMALL and ViT-S/16 were compared by hand (README).
@@ -193,7 +193,7 @@ func TestEstimateMatchesMeasuredRSS(t *testing.T) {
 	if _, err := data.Open(data.Config{LimitTrain: 1, LimitVal: 1}, data.Val, 1); err != nil {
 		t.Skipf("MNIST not available: %v", err)
 	}
-	cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", []string{"train.max_steps=3", "data.limit_val=512"})
+	cfg, err := LoadConfig("../configs/mnist_vit_tiny_p4.yaml", []string{"train.max_steps=3", "data.limit_val=512"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestEstimateMatchesMeasuredRSS(t *testing.T) {
 // rssChild is the child of TestEstimateMatchesMeasuredRSS.
 func rssChild() {
 	debug.SetGCPercent(20) // as cmd/train
-	cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", []string{"train.max_steps=3", "data.limit_val=512",
+	cfg, err := LoadConfig("../configs/mnist_vit_tiny_p4.yaml", []string{"train.max_steps=3", "data.limit_val=512",
 		"train.out_dir=" + os.Getenv("VIT_RSS_CHILD")})
 	if err == nil {
 		_, err = Run(context.Background(), cfg, Options{Log: quietLog()})

@@ -35,7 +35,7 @@ import (
 //go:embed readme.md.tmpl
 var readme string
 
-const recipe = "configs/mnist_vit_tiny.yaml"
+const recipe = "configs/mnist_vit_tiny_p4.yaml"
 
 // inkThresh is the mean pixel (0…255) above which a patch counts as ink.
 const inkThresh = 0.1 * 255

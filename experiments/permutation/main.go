@@ -74,7 +74,7 @@ type condition struct {
 }
 
 func measure(e *harness.Env) (results, error) {
-	src, err := e.TrainOrLoad("configs/mnist_vit_tiny.yaml")
+	src, err := e.TrainOrLoad("configs/mnist_vit_tiny_p4.yaml")
 	if err != nil {
 		return results{}, err
 	}

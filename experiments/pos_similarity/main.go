@@ -30,7 +30,7 @@ import (
 //go:embed readme.md.tmpl
 var readme string
 
-const recipe = "configs/mnist_vit_tiny.yaml"
+const recipe = "configs/mnist_vit_tiny_p4.yaml"
 
 var experiment = harness.Experiment[results]{
 	Name:    "pos_similarity",

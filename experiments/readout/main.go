@@ -51,7 +51,7 @@ func measure(e *harness.Env) (results, error) {
 	res := results{LimitVal: e.Budget.LimitVal}
 	for _, readout := range []string{"cls", "mean"} {
 		dir := filepath.Join(e.Runs, readout)
-		r, err := e.Train("configs/mnist_vit_tiny.yaml", e.Budget.Overrides(dir, "model.readout="+readout)...)
+		r, err := e.Train("configs/mnist_vit_tiny_p4.yaml", e.Budget.Overrides(dir, "model.readout="+readout)...)
 		if err != nil {
 			return res, err
 		}

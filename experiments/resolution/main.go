@@ -1,5 +1,5 @@
-// Command resolution trains the default MNIST ViT at 28×28 (patch 4, a 7×7
-// grid) and evaluates it at larger input sizes with the position table
+// Command resolution trains the patch-4 MNIST ViT at 28×28
+// (configs/mnist_vit_tiny_p4.yaml, a 7×7 grid) and evaluates it at larger input sizes with the position table
 // carried over four ways — resampled bicubically (timm's default) or
 // bilinearly, and two naive ways: repeated (nearest) and zero-padded — then
 // fine-tunes it for one epoch at 56×56 (configs/mnist_finetune_56.yaml) and
@@ -116,7 +116,7 @@ func measure(e *harness.Env) (results, error) {
 	ckpt := flags.checkpoint
 	if ckpt == "" {
 		t0 := time.Now()
-		r, err := e.Train("configs/mnist_vit_tiny.yaml", rep.Base.Overrides(filepath.Join(e.Runs, "train28"))...)
+		r, err := e.Train("configs/mnist_vit_tiny_p4.yaml", rep.Base.Overrides(filepath.Join(e.Runs, "train28"))...)
 		if err != nil {
 			return rep, fmt.Errorf("training at 28: %w", err)
 		}
