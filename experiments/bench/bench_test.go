@@ -14,13 +14,14 @@ import (
 	"github.com/vitgo/vit/train"
 )
 
-// vit_ref.py's forward_flops(28, 4, dim, depth)["total"], computed by the
+// vit_ref.py's forward_flops(img, patch, dim, depth, in_chans=…)["total"] for
+// TINY, SMALL (28, patch 4) and ViT-S/B/16 (224, patch 16, 3 channels), computed by the
 // peer's own function.
 func TestForwardFLOPsMatchesPeer(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  string
 		want float64
-	}{{"tiny", 22322432}, {"small", 277245696}} {
+	}{{"tiny", 22322432}, {"small", 277245696}, {"s16", 9197004288}, {"b16", 35126135808}} {
 		if got := forwardFLOPs(benchConfigs[tc.cfg].model()); got != tc.want {
 			t.Errorf("%s: forwardFLOPs = %.0f, want %.0f", tc.cfg, got, tc.want)
 		}
@@ -157,10 +158,29 @@ func TestParsePeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := peerResult{TrainImgS: 1001.5, EvalImgS: 3700.2, TrainGFLOPS: 67.07, EvalGFLOPS: 82.6,
+	// img/s from the GFLOP/s and the banner's 22.322 MFLOP/img (refine).
+	train, eval := 67.07, 82.6
+	want := peerResult{TrainImgS: train * 1e9 / (3 * 22.322e6), EvalImgS: eval * 1e9 / (1 * 22.322e6), TrainGFLOPS: 67.07, EvalGFLOPS: 82.6,
 		Torch: "torch 1.13.0a0", BLAS: "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"}
 	if p != want {
 		t.Errorf("parsePeer = %+v, want %+v", p, want)
+	}
+	// ViT-B/16's 1.0 img/s (rounded to 0.1) and 105.4 GFLOP/s at 35.13
+	// GFLOP a forward: the GFLOP/s give 1.00009 img/s; eval 3.1 img/s at
+	// 108.9 GFLOP/s gives 3.09991. A GFLOP/s that disagrees (2.0 img/s)
+	// leaves the rounded rate.
+	for _, tc := range []struct{ img, gf, mult, want float64 }{
+		{1.0, 105.4, 3, 105.4e9 / (3 * 35.13e9)}, {3.1, 108.9, 1, 108.9e9 / 35.13e9}, {2.0, 105.4, 3, 2.0}, {1.0, 0, 3, 1.0},
+	} {
+		r := peerResult{TrainImgS: tc.img, TrainGFLOPS: tc.gf, EvalImgS: tc.img, EvalGFLOPS: tc.gf}
+		r.refine(35.13e9)
+		got := r.TrainImgS
+		if tc.mult == 1 {
+			got = r.EvalImgS
+		}
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("refine(%v img/s, %v GFLOP/s, ×%v) = %v, want %v", tc.img, tc.gf, tc.mult, got, tc.want)
+		}
 	}
 	for _, bad := range []string{
 		"torch 1.13 threads 2 blas x\n",
