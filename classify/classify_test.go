@@ -118,7 +118,7 @@ func TestGrayImageGivesEqualChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(p[0]) != fmt.Sprint(p[1]) {
+	if !classify.SamePredictions(p[0], p[1]) {
 		t.Errorf("gray %v != rgb %v", p[0], p[1])
 	}
 }

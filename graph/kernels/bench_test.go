@@ -177,7 +177,7 @@ func BenchmarkPack(b *testing.B) {
 // second: the arithmetic peak of the kernel without memory traffic. With
 // -cpu 1,2 it shows how the cores scale when memory is out of the way.
 func BenchmarkMicroKernelL1(b *testing.B) {
-	kern := nativeKernel
+	kern := bestKernel() // the native build's kernel, also under -tags openblas
 	const kc = 256
 	b.RunParallel(func(pb *testing.PB) {
 		r := rand.New(rand.NewPCG(5, 5))

@@ -12,6 +12,13 @@ var (
 
 const narrowWidth = 16
 
+// SplitInvariant reports whether every element of an Sgemm product comes
+// out the same bit for bit however the product is split over the cores or
+// batched with other rows: true for the native kernels, whose summation
+// order only the depth blocks fix (TestPackingIsBitIdentical). Tests that
+// pin bits across core counts or batch sizes check it.
+const SplitInvariant = true
+
 // sgemm runs a checked, non-trivial product (m, n, k > 0, alpha != 0) on
 // the native kernels; parallel allows splitting it over the cores.
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {

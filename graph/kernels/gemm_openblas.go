@@ -22,6 +22,11 @@ import (
 // side by side this was as fast as or faster than OpenBLAS's own two
 // threads (README.md).
 
+// SplitInvariant is false with OpenBLAS: it picks its own kernels and
+// blocking from each call's shape, so a row of C can differ in its last
+// bits with the split over the cores or the rows batched beside it.
+const SplitInvariant = false
+
 var openblasInit sync.Once
 
 func initOpenBLAS() { openblasInit.Do(func() { openblas.SetNumThreads(1) }) }
