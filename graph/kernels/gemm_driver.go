@@ -105,12 +105,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 	} else {
 		ws.b = alignedFloats(ws.b, kstep*NR)
 	}
-	for pc := 0; pc < k; pc += kstep {
-		kc := min(kstep, k-pc)
-		be := beta
-		if pc > 0 {
-			be = 1
-		}
+	forDepthBlocks(k, beta, func(pc, kc int, be float32) {
 		for jc := 0; jc < n; jc += ncBlock {
 			nc := min(ncBlock, n-jc)
 			if packB {
@@ -121,6 +116,21 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 			}
 			blockRows(kern, transA, m, n, nc, kc, pc, jc, alpha, a, lda, b, ldb, packB, ws.b, be, c, ldc, ws)
 		}
+	})
+}
+
+// forDepthBlocks calls body for each depth block [pc, pc+kc) of a product
+// of depth k, in order (depthStep wide), with the beta the block applies to
+// C: beta for the first, 1 for the others, which add into C. These blocks
+// alone fix the summation order of every element.
+func forDepthBlocks(k int, beta float32, body func(pc, kc int, be float32)) {
+	kstep := depthStep(k)
+	for pc := 0; pc < k; pc += kstep {
+		be := beta
+		if pc > 0 {
+			be = 1
+		}
+		body(pc, min(kstep, k-pc), be)
 	}
 }
 
@@ -215,12 +225,7 @@ func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha floa
 	defer workspaces.Put(shared)
 	shared.b = alignedFloats(shared.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
 	bpack := shared.b
-	for pc := 0; pc < k; pc += kstep {
-		kc := min(kstep, k-pc)
-		be := beta
-		if pc > 0 {
-			be = 1
-		}
+	forDepthBlocks(k, beta, func(pc, kc int, be float32) {
 		for jc := 0; jc < n; jc += ncBlock {
 			nc := min(ncBlock, n-jc)
 			panels := (nc + NR - 1) / NR
@@ -237,7 +242,7 @@ func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha floa
 				workspaces.Put(ws)
 			})
 		}
-	}
+	})
 }
 
 // packTransA, when set, makes sgemmSerial pack each mc×kc block of a

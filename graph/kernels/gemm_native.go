@@ -22,11 +22,15 @@ const SplitInvariant = true
 // sgemm runs a checked, non-trivial product (m, n, k > 0, alpha != 0) on
 // the native kernels; parallel allows splitting it over the cores.
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	kern := nativeKernel
+	sgemmNative(kernelFor(n), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+}
+
+// kernelFor returns the micro-kernel for a product n columns wide.
+func kernelFor(n int) *gemmKernel {
 	if n <= narrowWidth && narrowNative != nil {
-		kern = narrowNative
+		return narrowNative
 	}
-	sgemmNative(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+	return nativeKernel
 }
 
 // Backend names the SGEMM implementation in use, e.g. "native avx512 14x32"
