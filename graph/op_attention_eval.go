@@ -129,23 +129,10 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 		}
 	})
 	nq := op.queries
-	rows := (nq + blocks - 1) / blocks
-	parallelFor(pairs*blocks, func(lo, hi int) {
-		sp := getScratch[float32](rows * t)
-		defer putScratch(sp)
-		for u := lo; u < hi; u++ {
-			pair, blk := u/blocks, u%blocks
-			b, h := pair/nh, pair%nh
-			r0 := blk * rows
-			r := min(rows, nq-r0)
-			if r <= 0 {
-				continue
-			}
-			p := (*sp)[:r*t]
-			kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, packK[pair], p, t) // S = scale·Q·Kᵀ
-			kernels.SoftmaxRows(p, r, t)
-			kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*nq+r0)*d+h*hd:], d) // O = P·V
-		}
+	forQueryBlocks(op, blocks, func(p []float32, pair, b, h, r0, r int) {
+		kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, packK[pair], p, t) // S = scale·Q·Kᵀ
+		kernels.SoftmaxRows(p, r, t)
+		kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*nq+r0)*d+h*hd:], d) // O = P·V
 	})
 }
 
@@ -154,24 +141,31 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 func attnEvalForward[T Float](op *attentionEvalOp, y, qkv []T, blocks int) {
 	t, nh, d, nq := op.tokens, op.heads, op.dim, op.queries
 	hd, scale := d/nh, T(op.scale())
+	forQueryBlocks(op, blocks, func(p []T, _, b, h, r0, r int) {
+		base := b * t * 3 * d
+		q := qkv[base+r0*3*d+h*hd:]
+		gemmSerial(false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
+		softmax(p, r, t)
+		gemmSerial(false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*nq+r0)*d+h*hd:], d) // O = P·V
+	})
+}
+
+// forQueryBlocks cuts each (image b, head h) pair's first op.queries query
+// rows into blocks equal blocks and runs body for every (pair, block) over
+// the cores, with the block's rows [r0, r0+r) and a scratch p of r·tokens
+// floats for its scores.
+func forQueryBlocks[T Float](op *attentionEvalOp, blocks int, body func(p []T, pair, b, h, r0, r int)) {
+	t, nh, nq := op.tokens, op.heads, op.queries
 	rows := (nq + blocks - 1) / blocks
 	parallelFor(op.batch*nh*blocks, func(lo, hi int) {
 		sp := getScratch[T](rows * t)
 		defer putScratch(sp)
 		for u := lo; u < hi; u++ {
 			pair, blk := u/blocks, u%blocks
-			b, h := pair/nh, pair%nh
 			r0 := blk * rows
-			r := min(rows, nq-r0)
-			if r <= 0 {
-				continue
+			if r := min(rows, nq-r0); r > 0 {
+				body((*sp)[:r*t], pair, pair/nh, pair%nh, r0, r)
 			}
-			p := (*sp)[:r*t]
-			base := b * t * 3 * d
-			q := qkv[base+r0*3*d+h*hd:]
-			gemmSerial(false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
-			softmax(p, r, t)
-			gemmSerial(false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*nq+r0)*d+h*hd:], d) // O = P·V
 		}
 	})
 }
