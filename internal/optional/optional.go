@@ -23,113 +23,82 @@ import (
 	"github.com/vitgo/vit/internal/cfgerr"
 )
 
-// Float is a float64 that records whether it was set. The zero value is
-// unset.
-type Float struct {
-	v   float64
+// Opt is a T that records whether it was set. The zero value is unset.
+type Opt[T float64 | bool] struct {
+	v   T
 	set bool
 }
+
+// Float is a float64 that records whether it was set (clip_grad, …).
+type Float = Opt[float64]
+
+// Bool is a bool that records whether it was set (qkv_bias, …).
+type Bool = Opt[bool]
+
+// Of returns a set Opt holding v.
+func Of[T float64 | bool](v T) Opt[T] { return Opt[T]{v: v, set: true} }
 
 // FloatOf returns a set Float holding v.
-func FloatOf(v float64) Float { return Float{v: v, set: true} }
-
-// Value returns the value, 0 when unset. The sections' WithDefaults set
-// every Float, so read it from a resolved config.
-func (f Float) Value() float64 { return f.v }
-
-// IsSet reports whether a value was given (0 included).
-func (f Float) IsSet() bool { return f.set }
-
-// Or returns f when it is set, else def: WithDefaults' step for one field.
-func (f Float) Or(def Float) Float {
-	if f.set {
-		return f
-	}
-	return def
-}
-
-// Set sets the value to v.
-func (f *Float) Set(v float64) { *f = FloatOf(v) }
-
-// String formats the value as strconv does, or "unset".
-func (f Float) String() string {
-	if !f.set {
-		return "unset"
-	}
-	return strconv.FormatFloat(f.v, 'g', -1, 64)
-}
-
-// UnmarshalYAML reads a number (an integer or a float) and marks f set; a
-// string, bool or list is an error.
-func (f *Float) UnmarshalYAML(n *yaml.Node) error {
-	v, err := cfgerr.Float(n)
-	if err != nil {
-		return err
-	}
-	f.Set(v)
-	return nil
-}
-
-// MarshalYAML writes the plain number; an unset Float is written as null,
-// which the config parser refuses, so it cannot be read back as 0.
-func (f Float) MarshalYAML() (any, error) {
-	if !f.set {
-		return nil, nil
-	}
-	return f.v, nil
-}
-
-// Bool is a bool that records whether it was set. The zero value is unset.
-type Bool struct {
-	v   bool
-	set bool
-}
+func FloatOf(v float64) Float { return Of(v) }
 
 // BoolOf returns a set Bool holding v.
-func BoolOf(v bool) Bool { return Bool{v: v, set: true} }
+func BoolOf(v bool) Bool { return Of(v) }
 
-// Value returns the value, false when unset. The sections' WithDefaults set
-// every Bool, so read it from a resolved config.
-func (b Bool) Value() bool { return b.v }
+// Value returns the value, 0 or false when unset. The sections'
+// WithDefaults set every field, so read it from a resolved config.
+func (o Opt[T]) Value() T { return o.v }
 
-// IsSet reports whether a value was given (false included).
-func (b Bool) IsSet() bool { return b.set }
+// IsSet reports whether a value was given (0 and false included).
+func (o Opt[T]) IsSet() bool { return o.set }
 
-// Or returns b when it is set, else def: WithDefaults' step for one field.
-func (b Bool) Or(def Bool) Bool {
-	if b.set {
-		return b
+// Or returns o when it is set, else def: WithDefaults' step for one field.
+func (o Opt[T]) Or(def Opt[T]) Opt[T] {
+	if o.set {
+		return o
 	}
 	return def
 }
 
 // Set sets the value to v.
-func (b *Bool) Set(v bool) { *b = BoolOf(v) }
+func (o *Opt[T]) Set(v T) { *o = Of(v) }
 
-// String formats the value as "true" or "false", or "unset".
-func (b Bool) String() string {
-	if !b.set {
+// String formats the value as strconv does ("0.05", "false"), or "unset".
+func (o Opt[T]) String() string {
+	if !o.set {
 		return "unset"
 	}
-	return strconv.FormatBool(b.v)
+	switch v := any(o.v).(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	default:
+		return strconv.FormatBool(v.(bool))
+	}
 }
 
-// UnmarshalYAML reads true or false and marks b set; anything else (yes,
-// 1, a list) is an error.
-func (b *Bool) UnmarshalYAML(n *yaml.Node) error {
-	v, err := cfgerr.Bool(n)
+// UnmarshalYAML reads a number (an integer or a float) for a Float, true or
+// false for a Bool, and marks o set; anything else (a string, yes, 1 for a
+// Bool, a list) is an error.
+func (o *Opt[T]) UnmarshalYAML(n *yaml.Node) error {
+	var v any
+	var err error
+	switch any(o.v).(type) {
+	case float64:
+		v, err = cfgerr.Float(n)
+	default:
+		v, err = cfgerr.Bool(n)
+	}
 	if err != nil {
 		return err
 	}
-	b.Set(v)
+	o.Set(v.(T))
 	return nil
 }
 
-// MarshalYAML writes the plain bool; an unset Bool is written as null,
-// which the config parser refuses, so it cannot be read back as false.
-func (b Bool) MarshalYAML() (any, error) {
-	if !b.set {
+// MarshalYAML writes the plain scalar; an unset value is written as null,
+// which the config parser refuses, so it cannot be read back as 0 or false.
+func (o Opt[T]) MarshalYAML() (any, error) {
+	if !o.set {
 		return nil, nil
 	}
-	return b.v, nil
+	return o.v, nil
 }

@@ -70,6 +70,11 @@ func TestBoolYAML(t *testing.T) {
 			t.Errorf("Marshal(%v) = %q, %v; want %q", tc.b, out, err, tc.want)
 		}
 	}
+	for b, want := range map[Bool]string{BoolOf(false): "false", BoolOf(true): "true", {}: "unset"} {
+		if got := b.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
 }
 
 // TestOr: Or keeps a set value, 0 and false included, and replaces only an
