@@ -16,18 +16,7 @@ func parallelFor(n int, f func(lo, hi int)) { parallelForGrain(n, 1, f) }
 // light units (elements), below 2·grain units it runs inline.
 func parallelForGrain(n, grain int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
-	size := max(grain, (n+4*w-1)/(4*w), 1)
-	chunks := (n + size - 1) / size
-	if w <= 1 || chunks <= 1 {
-		if n > 0 {
-			f(0, n)
-		}
-		return
-	}
-	parallel.Run(chunks, func(c int) {
-		lo := c * size
-		f(lo, min(lo+size, n))
-	})
+	parallel.For(n, max(grain, (n+4*w-1)/(4*w), 1), 1, f)
 }
 
 // ParallelFor is parallelFor for callers outside the package that must

@@ -13,6 +13,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
+	"github.com/vitgo/vit/internal/parallel"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
@@ -32,12 +33,59 @@ const (
 var projectAt = []int{8, 16, 32, 64}
 
 // scalingResult is what a modeScaling child measured at one thread count:
-// the mean training step and, per part (an op kind of our graph, AdamW,
-// clipping, the gradient finite check), its mean ms per step.
+// the training step and, per part (an op kind of our graph, AdamW,
+// clipping, the gradient finite check), its ms per step, each the minimum
+// over the rounds; and how many cores were busy working on average while
+// each ran (the process's CPU time, less the pool's polling, over the wall
+// time, summed over the rounds), where the system tells the process's CPU
+// time.
 type scalingResult struct {
-	Threads int                `json:"threads"`
-	StepMs  float64            `json:"step_ms"`
-	Parts   map[string]float64 `json:"parts"`
+	Threads  int                `json:"threads"`
+	StepMs   float64            `json:"step_ms"`
+	Parts    map[string]float64 `json:"parts"`
+	StepBusy float64            `json:"step_busy,omitempty"`
+	Busy     map[string]float64 `json:"busy,omitempty"`
+}
+
+// stopwatch measures one part's wall time and the CPU time the process
+// spent working: its CPU time less the time the parallel pool's goroutines
+// spent polling for work (parallel.Polled).
+type stopwatch struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func startWatch() stopwatch {
+	return stopwatch{wall: time.Now(), cpu: workCPU()}
+}
+
+func workCPU() time.Duration {
+	c, _ := processCPU()
+	return c - parallel.Polled()
+}
+
+// lap returns the wall and working CPU milliseconds since the watch started.
+func (w stopwatch) lap() (wall, cpu float64) {
+	return ms(time.Since(w.wall)), ms(workCPU() - w.cpu)
+}
+
+// busyTally sums a part's wall and CPU time over the rounds.
+type busyTally map[string][2]float64
+
+func (b busyTally) add(part string, wall, cpu float64) {
+	t := b[part]
+	b[part] = [2]float64{t[0] + wall, t[1] + cpu}
+}
+
+// cores is the average number of busy cores of each part: CPU over wall.
+func (b busyTally) cores() map[string]float64 {
+	out := map[string]float64{}
+	for k, t := range b {
+		if t[0] > 0 {
+			out[k] = t[1] / t[0]
+		}
+	}
+	return out
 }
 
 // parseThreads reads a comma-separated list of positive thread counts.
@@ -64,8 +112,8 @@ func parseThreads(s string) ([]int, error) {
 // learning rate 0 (all the arithmetic, the weights unchanged) on the
 // replayed gradients. Each part's time is its minimum over the rounds, as
 // is the step's: on a shared machine the minimum is the least disturbed.
-// What the step took beyond the parts is its rest: the tape machine,
-// Gorgonia's own ops, the weight check and the loop's bookkeeping.
+// What the step took beyond the parts is its rest (withRest): the tape
+// machine, Gorgonia's own ops, the weight check and the loop's bookkeeping.
 func measureScaling(c layers.Config, j job) (scalingResult, error) {
 	res := scalingResult{Threads: j.Threads, Parts: map[string]float64{}, StepMs: math.Inf(1)}
 	tr, err := newTrainer(c, j)
@@ -94,50 +142,75 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 	if err != nil {
 		return res, err
 	}
+	busy := busyTally{}
 	for s := range j.Steps {
-		t := time.Now()
+		w := startWatch()
 		if _, err := tr.step(j.Warmup + s); err != nil {
 			return res, err
 		}
-		res.StepMs = min(res.StepMs, ms(time.Since(t)))
+		wall, cpu := w.lap()
+		res.StepMs = min(res.StepMs, wall)
+		busy.add("", wall, cpu)
 		parts := map[string]float64{}
+		timed := func(part string, f func() error) error {
+			w := startWatch()
+			err := f()
+			wall, cpu := w.lap()
+			parts[part] += wall
+			busy.add(part, wall, cpu)
+			return err
+		}
 		for _, o := range ops {
-			t := time.Now()
-			if _, err := o.node.Op().Do(o.inputs()...); err != nil {
+			if err := timed(o.kind, func() error {
+				_, err := o.node.Op().Do(o.inputs()...)
+				return err
+			}); err != nil {
 				return res, fmt.Errorf("replay %s: %w", o.kind, err)
 			}
-			parts[o.kind] += ms(time.Since(t))
 		}
-		t = time.Now()
-		optim.ClipGradNorm(params, oc.ClipGrad.Value())
-		parts[partClip] = ms(time.Since(t))
-		t = time.Now()
-		if name, ok := optim.GradsFinite(params); !ok {
-			return res, fmt.Errorf("gradient %s is non-finite", name)
+		timed(partClip, func() error { optim.ClipGradNorm(params, oc.ClipGrad.Value()); return nil })
+		var bad string
+		timed(partFinite, func() error {
+			if name, ok := optim.GradsFinite(params); !ok {
+				bad = name
+			}
+			return nil
+		})
+		if bad != "" {
+			return res, fmt.Errorf("gradient %s is non-finite", bad)
 		}
-		parts[partFinite] = ms(time.Since(t))
 		if s == 0 {
 			if err := opt.Step(params, 0); err != nil { // allocates the moments
 				return res, err
 			}
 		}
-		t = time.Now()
-		if err := opt.Step(params, 0); err != nil {
+		if err := timed(partAdamW, func() error { return opt.Step(params, 0) }); err != nil {
 			return res, err
 		}
-		parts[partAdamW] = ms(time.Since(t))
 		for k, v := range parts {
 			if cur, ok := res.Parts[k]; !ok || v < cur {
 				res.Parts[k] = v
 			}
 		}
 	}
-	rest := res.StepMs
-	for _, v := range res.Parts {
-		rest -= v
+	if _, ok := processCPU(); ok {
+		res.Busy = busy.cores()
+		res.StepBusy = res.Busy[""]
+		delete(res.Busy, "")
 	}
-	res.Parts[partRest] = rest
 	return res, nil
+}
+
+// withRest sets r's "rest of the step": the step's time less its parts'.
+func withRest(r scalingResult) scalingResult {
+	rest := r.StepMs
+	for k, v := range r.Parts {
+		if k != partRest {
+			rest -= v
+		}
+	}
+	r.Parts[partRest] = rest
+	return r
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
@@ -222,6 +295,7 @@ type scalingOpts struct {
 	warmup       int
 	seed         uint64
 	batch, steps int
+	rounds       int
 	configsFlag  string
 	threadsFlag  string
 }
@@ -235,6 +309,7 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	fs.IntVar(&o.batch, "batch", 0, "batch size (0: the config's own)")
 	fs.IntVar(&o.steps, "steps", 0, "timed steps, each followed by a replay of the ops (0: the config's own)")
 	fs.IntVar(&o.warmup, "warmup", 1, "untimed steps first")
+	fs.IntVar(&o.rounds, "rounds", 1, "child processes per config and thread count, the thread counts taking turns (1, 2, 1, 2, …) so that a slow spell of a shared host falls on both; each time is the minimum over all rounds")
 	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -242,8 +317,8 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.batch < 0 || o.steps < 0 || o.warmup < 1 {
-		return o, fmt.Errorf("-batch and -steps must be >= 0 and -warmup >= 1, got %d, %d, %d", o.batch, o.steps, o.warmup)
+	if o.batch < 0 || o.steps < 0 || o.warmup < 1 || o.rounds < 1 {
+		return o, fmt.Errorf("-batch and -steps must be >= 0, -warmup and -rounds >= 1, got %d, %d, %d, %d", o.batch, o.steps, o.warmup, o.rounds)
 	}
 	var err error
 	if o.threads, err = parseThreads(o.threadsFlag); err != nil {
@@ -273,21 +348,27 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "bench: scaling sweep %v, load %s\n", o.threads, load)
 	var all [][]scalingResult
 	for _, bc := range o.configs {
-		var per []scalingResult
-		for _, t := range o.threads {
-			var r scalingResult
-			j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
-			if err := runChild(j, &r, nil); err != nil {
-				return fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
+		per := make([]scalingResult, len(o.threads))
+		for round := range o.rounds {
+			for i, t := range o.threads {
+				var r scalingResult
+				j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
+				if err := runChild(j, &r, nil); err != nil {
+					return fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
+				}
+				fmt.Fprintf(stderr, "bench: %s at %d threads, round %d: step %.1f ms, %.2f cores busy (%.0fs)\n",
+					bc.Name, t, round+1, r.StepMs, r.StepBusy, time.Since(start).Seconds())
+				per[i] = mergeRounds(per[i], r, round)
 			}
-			fmt.Fprintf(stderr, "bench: %s at %d threads: step %.1f ms (%.0fs)\n", bc.Name, t, r.StepMs, time.Since(start).Seconds())
-			per = append(per, r)
+		}
+		for i := range per {
+			per[i] = withRest(per[i])
 		}
 		all = append(all, per)
 	}
 	var parts []string
 	for _, bc := range o.configs {
-		parts = append(parts, fmt.Sprintf("%s batch %d, %d rounds", bc.Name, bc.Batch, bc.Steps))
+		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d rounds", bc.Name, bc.Batch, o.rounds, bc.Steps))
 	}
 	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s of a timed step and a replay of its parts; "+
 		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
@@ -303,6 +384,27 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// mergeRounds folds round r's result into acc (the rounds before it): the
+// step and every part keep their minimum time, and the busy cores their
+// mean over the rounds.
+func mergeRounds(acc, r scalingResult, round int) scalingResult {
+	if round == 0 {
+		return r
+	}
+	mean := func(a, b float64) float64 { return (a*float64(round) + b) / float64(round+1) }
+	acc.StepMs = min(acc.StepMs, r.StepMs)
+	acc.StepBusy = mean(acc.StepBusy, r.StepBusy)
+	for k, v := range r.Parts {
+		if cur, ok := acc.Parts[k]; !ok || v < cur {
+			acc.Parts[k] = v
+		}
+	}
+	for k, v := range r.Busy {
+		acc.Busy[k] = mean(acc.Busy[k], v)
+	}
+	return acc
+}
+
 // writeScaling prints one config's table: per part, ms per step at each
 // thread count, the speedup from the first count to each other, and the
 // share of the step at each count.
@@ -311,6 +413,12 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		return
 	}
 	first := per[0]
+	var busyAt []scalingResult // the thread counts above one whose busy cores were measured
+	for _, r := range per {
+		if r.Threads > 1 && r.Busy != nil {
+			busyAt = append(busyAt, r)
+		}
+	}
 	fmt.Fprintf(w, "#### %s\n\n", bc.label())
 	fmt.Fprint(w, "| part | pass |")
 	for _, r := range per {
@@ -322,8 +430,11 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	for _, r := range per {
 		fmt.Fprintf(w, " share at %d |", r.Threads)
 	}
+	for _, r := range busyAt {
+		fmt.Fprintf(w, " busy cores at %d |", r.Threads)
+	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1))
+	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1+len(busyAt)))
 	var kinds []string
 	for k := range first.Parts {
 		if k != partRest {
@@ -332,7 +443,7 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	}
 	sort.Slice(kinds, func(a, b int) bool { return first.Parts[kinds[a]] > first.Parts[kinds[b]] })
 	kinds = append(kinds, partRest)
-	line := func(name, pass string, v func(r scalingResult) float64) {
+	line := func(name, pass string, v, busy func(r scalingResult) float64) {
 		fmt.Fprintf(w, "| %s | %s |", name, pass)
 		for _, r := range per {
 			fmt.Fprintf(w, " %.2f |", v(r))
@@ -342,6 +453,13 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		}
 		for _, r := range per {
 			fmt.Fprintf(w, " %.1f %% |", 100*v(r)/r.StepMs)
+		}
+		for _, r := range busyAt {
+			if b := busy(r); b > 0 {
+				fmt.Fprintf(w, " %.2f |", b)
+			} else {
+				fmt.Fprint(w, " — |")
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -353,9 +471,9 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		case backwardKind(k):
 			pass = "bwd"
 		}
-		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] })
+		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Busy[k] })
 	}
-	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs })
+	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.StepBusy })
 	fmt.Fprintln(w)
 }
 

@@ -101,12 +101,71 @@ func TestMeasureScalingParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	res = withRest(res)
 	for _, k := range []string{"Linear", "LinearDw", "Attention", "AttentionGrad", "LayerNormDx", "Residual", partAdamW, partClip, partFinite, partRest} {
 		if _, ok := res.Parts[k]; !ok {
 			t.Errorf("no %q among the parts %v", k, res.Parts)
 		}
+		if _, ok := res.Busy[k]; !ok && k != partRest {
+			if _, clock := processCPU(); clock {
+				t.Errorf("no busy cores for %q: %v", k, res.Busy)
+			}
+		}
 	}
 	if !(res.StepMs > 0) {
 		t.Errorf("step %v ms", res.StepMs)
+	}
+}
+
+// Rounds merge to each part's minimum time and the mean busy cores, and the
+// rest of the step is taken from the merged times, not from any one round.
+func TestMergeRounds(t *testing.T) {
+	r1 := scalingResult{Threads: 2, StepMs: 100, Parts: map[string]float64{"Linear": 60, "GELU": 10}, StepBusy: 1.8, Busy: map[string]float64{"Linear": 1.9, "GELU": 1.5}}
+	r2 := scalingResult{Threads: 2, StepMs: 90, Parts: map[string]float64{"Linear": 65, "GELU": 8}, StepBusy: 1.6, Busy: map[string]float64{"Linear": 1.7, "GELU": 1.9}}
+	got := withRest(mergeRounds(mergeRounds(scalingResult{}, r1, 0), r2, 1))
+	want := map[string]float64{"Linear": 60, "GELU": 8, partRest: 90 - 60 - 8}
+	if got.StepMs != 90 || len(got.Parts) != len(want) {
+		t.Fatalf("merged %+v", got)
+	}
+	for k, v := range want {
+		if got.Parts[k] != v {
+			t.Errorf("%s: %v ms, want %v", k, got.Parts[k], v)
+		}
+	}
+	for k, v := range map[string]float64{"Linear": 1.8, "GELU": 1.7} {
+		if math.Abs(got.Busy[k]-v) > 1e-12 {
+			t.Errorf("%s: %v busy cores, want %v", k, got.Busy[k], v)
+		}
+	}
+	if math.Abs(got.StepBusy-1.7) > 1e-12 {
+		t.Errorf("step: %v busy cores, want 1.7", got.StepBusy)
+	}
+}
+
+// busyTally divides each part's summed CPU time by its summed wall time.
+func TestBusyTally(t *testing.T) {
+	b := busyTally{}
+	b.add("a", 10, 20)
+	b.add("a", 30, 40)
+	b.add("b", 0, 5) // no wall time: no figure
+	c := b.cores()
+	if c["a"] != 1.5 || len(c) != 1 {
+		t.Errorf("cores = %v, want a: 1.5 only", c)
+	}
+}
+
+// The process CPU clock moves forward with work, where the system has one.
+func TestProcessCPU(t *testing.T) {
+	c0, ok := processCPU()
+	if !ok {
+		t.Skip("no process CPU clock on this system")
+	}
+	x := 1.0
+	for i := range 20_000_000 {
+		x += math.Sqrt(float64(i))
+	}
+	c1, _ := processCPU()
+	if c1 <= c0 || x == 0 {
+		t.Errorf("process CPU time went from %v to %v over a busy loop", c0, c1)
 	}
 }

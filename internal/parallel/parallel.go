@@ -2,19 +2,37 @@
 // worker loop behind the kernels', the graph ops' and the optimizer's
 // parallel passes; each of those keeps its own rule for cutting the work
 // into chunks.
+//
+// A training step calls Run a few hundred to a few thousand times, one op
+// after another. Starting a goroutine for each call costs little, but on a
+// virtual machine the idle core it lands on takes 50–100 µs to wake, and
+// that is idle time of every core but the caller's at the start of every
+// call. So Run hands its chunks to a pool of helper goroutines, one per
+// extra core, that spin for a short while (spinFor) after each call,
+// yielding to any other goroutine, before they sleep: calls that follow each
+// other closely find the helpers awake.
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinFor is how long a helper, and a caller waiting for the helpers'
+// last chunks, polls before it sleeps. It covers the gaps between one op's
+// parallel pass and the next (the tape machine, small serial ops), not the
+// time between training steps.
+const spinFor = 500 * time.Microsecond
 
 // Run calls body(c) once for every chunk c in [0, chunks), on up to
 // GOMAXPROCS goroutines, the calling one included. Chunks are handed out
 // dynamically, so a core slowed by other work takes fewer. With one core or
 // one chunk it runs the chunks in order on the calling goroutine. Run
-// returns when every call has returned.
+// returns when every call has returned. Run may be called from several
+// goroutines at once and from inside a body; such calls start goroutines of
+// their own instead of using the pool.
 func Run(chunks int, body func(c int)) {
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	if workers <= 1 {
@@ -23,24 +41,184 @@ func Run(chunks int, body func(c int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	run := func() {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= chunks {
-				return
-			}
-			body(c)
+	j := &job{body: body, chunks: int64(chunks), helpers: workers - 1, fin: make(chan struct{})}
+	if !pool.mu.TryLock() {
+		j.spawn()
+		return
+	}
+	pool.publish(j)
+	j.work()
+	j.wait()
+	pool.mu.Unlock()
+}
+
+// job is one call of Run.
+type job struct {
+	body    func(c int)
+	chunks  int64
+	helpers int           // helpers that may take part: pool workers [0, helpers)
+	next    atomic.Int64  // the next chunk to hand out
+	done    atomic.Int64  // chunks finished
+	fin     chan struct{} // closed when the last chunk has finished
+}
+
+// work runs chunks until none is left to hand out.
+func (j *job) work() {
+	for {
+		c := j.next.Add(1) - 1
+		if c >= j.chunks {
+			return
+		}
+		j.body(int(c))
+		if j.done.Add(1) == j.chunks {
+			close(j.fin)
 		}
 	}
+}
+
+// wait returns once every chunk has finished, polling for spinFor first.
+func (j *job) wait() {
+	if spinUntil(func() bool { return j.done.Load() == j.chunks }) {
+		return
+	}
+	<-j.fin
+}
+
+// spawn runs the job on helpers goroutines of its own and the caller.
+func (j *job) spawn() {
 	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for range workers - 1 {
+	wg.Add(j.helpers)
+	for range j.helpers {
 		go func() {
 			defer wg.Done()
-			run()
+			j.work()
 		}()
 	}
-	run()
+	j.work()
 	wg.Wait()
+}
+
+// spinUntil polls cond, yielding the processor between polls, until it
+// holds (true) or spinFor has passed (false).
+func spinUntil(cond func() bool) bool {
+	if cond() {
+		return true
+	}
+	start := time.Now()
+	defer func() { polled.Add(int64(time.Since(start))) }()
+	for i := 0; ; i++ {
+		runtime.Gosched()
+		if cond() {
+			return true
+		}
+		if i%64 == 63 && time.Since(start) > spinFor {
+			return cond()
+		}
+	}
+}
+
+// polled is the time spent in spinUntil, in nanoseconds.
+var polled atomic.Int64
+
+// Polled returns the time helpers and callers have spent polling for work
+// or for the last chunks so far, summed over goroutines. That time is CPU
+// time but not work: a measurement of busy cores subtracts it.
+func Polled() time.Duration { return time.Duration(polled.Load()) }
+
+// pool is the helpers Run hands its chunks to: one job at a time (mu).
+var pool workerPool
+
+type workerPool struct {
+	mu      sync.Mutex
+	cur     atomic.Pointer[job] // the latest job
+	workers []*worker           // grows to the largest helper count asked for; guarded by mu
+}
+
+// worker is one helper goroutine.
+type worker struct {
+	id       int
+	sleeping atomic.Bool
+	wake     chan struct{} // a token: a job may be waiting
+}
+
+// publish makes j the current job and wakes the helpers it may use,
+// starting those that do not exist yet. The caller holds p.mu.
+func (p *workerPool) publish(j *job) {
+	for len(p.workers) < j.helpers {
+		w := &worker{id: len(p.workers), wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go w.loop(p, p.cur.Load())
+	}
+	p.cur.Store(j)
+	for _, w := range p.workers[:j.helpers] {
+		if w.sleeping.Load() {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// loop runs every job after seen that the worker may take part in. Between
+// jobs it polls for spinFor, then sleeps until publish wakes it.
+func (w *worker) loop(p *workerPool, seen *job) {
+	for {
+		var j *job
+		fresh := func() bool {
+			j = p.cur.Load()
+			return j != seen
+		}
+		if !spinUntil(fresh) {
+			w.sleeping.Store(true)
+			// publish stores the job before it reads sleeping, and we set
+			// sleeping before this second look: one of the two sees the other.
+			for !fresh() {
+				<-w.wake
+			}
+			w.sleeping.Store(false)
+		}
+		seen = j
+		if w.id < j.helpers {
+			j.work()
+		}
+	}
+}
+
+// For calls body(lo, hi) over [0, n) in chunks of about size units, each
+// starting at a multiple of align, through Run. It evens the chunks out over
+// the cores: their count is rounded up to a multiple of GOMAXPROCS (three
+// chunks on two cores become four smaller ones), so that no core waits
+// while another runs a last, lone chunk. With one core or one chunk it
+// calls body(0, n) inline.
+func For(n, size, align int, body func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	size, chunks := Balance(n, size, align, runtime.GOMAXPROCS(0))
+	if chunks <= 1 {
+		body(0, n)
+		return
+	}
+	Run(chunks, func(c int) {
+		lo := c * size
+		body(lo, min(lo+size, n))
+	})
+}
+
+// Balance returns the chunk size and count For uses for n units in chunks
+// of about size, aligned to align, on workers cores.
+func Balance(n, size, align, workers int) (int, int) {
+	align = max(align, 1)
+	roundUp := func(x, m int) int { return (x + m - 1) / m * m }
+	size = roundUp(max(size, align), align)
+	chunks := (n + size - 1) / size
+	if workers <= 1 || chunks <= 1 {
+		return n, 1
+	}
+	if even := roundUp(chunks, workers); even != chunks {
+		size = roundUp((n+even-1)/even, align)
+		chunks = (n + size - 1) / size
+	}
+	return size, chunks
 }

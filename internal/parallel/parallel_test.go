@@ -2,8 +2,10 @@ package parallel
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRunCallsEveryChunkOnce checks that every chunk runs exactly once, at
@@ -38,4 +40,87 @@ func TestRunInOrderOnOneCore(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("ran %d chunks, want 5", len(got))
 	}
+}
+
+// Balance evens a few chunks out over the cores and keeps them aligned.
+func TestBalance(t *testing.T) {
+	for _, c := range []struct {
+		n, size, align, workers int
+		wantSize, wantChunks    int
+	}{
+		{256, 96, 6, 2, 66, 4},    // three chunks of 96 rows on two cores: four of 66
+		{256, 96, 6, 1, 256, 1},   // one core: one chunk
+		{6304, 792, 6, 2, 792, 8}, // already even
+		{100, 200, 1, 2, 100, 1},  // one chunk
+		{9, 1, 1, 2, 1, 9},        // nine rounds up to ten, but unit chunks cannot shrink
+		{90, 10, 1, 4, 8, 12},     // nine on four cores: twelve of 8 (the last 2)
+		{10, 0, 0, 2, 1, 10},      // size and align below one count as one
+	} {
+		size, chunks := Balance(c.n, c.size, c.align, c.workers)
+		if size != c.wantSize || chunks != c.wantChunks {
+			t.Errorf("Balance(%d, %d, %d, %d) = %d, %d; want %d, %d", c.n, c.size, c.align, c.workers, size, chunks, c.wantSize, c.wantChunks)
+		}
+		if chunks > 1 && (size%max(c.align, 1) != 0 || (chunks-1)*size >= c.n || chunks*size < c.n) {
+			t.Errorf("Balance(%d, %d, %d, %d) = %d, %d: not an aligned cover of [0, n)", c.n, c.size, c.align, c.workers, size, chunks)
+		}
+	}
+}
+
+// For covers [0, n) exactly once, at one and several cores.
+func TestForCoversOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 5, 256, 1000} {
+			hits := make([]atomic.Int32, n)
+			For(n, 96, 6, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+			})
+			for i := range hits {
+				if h := hits[i].Load(); h != 1 {
+					t.Fatalf("GOMAXPROCS %d, n %d: unit %d ran %d times", procs, n, i, h)
+				}
+			}
+		}
+	}
+}
+
+// Calls from several goroutines at once, calls from inside a body, and
+// thousands of calls in a row (the pool's helpers awake or asleep between
+// them) all run every chunk exactly once. Run under -race in CI.
+func TestRunConcurrentAndNested(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				chunks := 1 + (g+i)%9
+				calls := make([]atomic.Int32, chunks)
+				Run(chunks, func(c int) {
+					calls[c].Add(1)
+					if c == 0 && i%50 == 0 { // nested
+						var inner atomic.Int32
+						Run(5, func(int) { inner.Add(1) })
+						if inner.Load() != 5 {
+							t.Errorf("nested Run ran %d of 5 chunks", inner.Load())
+						}
+					}
+				})
+				for c := range calls {
+					if n := calls[c].Load(); n != 1 {
+						t.Errorf("goroutine %d call %d: chunk %d ran %d times", g, i, c, n)
+						return
+					}
+				}
+				if i%100 == 99 {
+					time.Sleep(2 * spinFor) // let the helpers fall asleep
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
