@@ -124,3 +124,18 @@ func TestRunConcurrentAndNested(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkRunAfterSerialWork is one op's parallel pass as a training step
+// makes it: 20 µs of serial work (the tape machine, a small op), then eight
+// chunks of 100 µs. On two cores the ideal is 420 µs a call; the rest is
+// the time the other core takes to join.
+func BenchmarkRunAfterSerialWork(b *testing.B) {
+	spin := func(d time.Duration) {
+		for t := time.Now(); time.Since(t) < d; {
+		}
+	}
+	for b.Loop() {
+		spin(20 * time.Microsecond)
+		Run(8, func(int) { spin(100 * time.Microsecond) })
+	}
+}
