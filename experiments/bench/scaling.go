@@ -77,11 +77,18 @@ func (b busyTally) add(part string, wall, cpu float64) {
 	b[part] = [2]float64{t[0] + wall, t[1] + cpu}
 }
 
-// cores is the average number of busy cores of each part: CPU over wall.
+// minBusyWallMs is the least wall time, summed over the rounds, for which
+// a part's busy cores are given. Linux brings another running thread's CPU
+// time up to date only at scheduler ticks, a few ms apart, so one reading
+// can be off by that much, and a part of a few ms reads 0.7 or 4 cores.
+const minBusyWallMs = 100
+
+// cores is the average number of busy cores of each part with at least
+// minBusyWallMs of wall time: CPU over wall.
 func (b busyTally) cores() map[string]float64 {
 	out := map[string]float64{}
 	for k, t := range b {
-		if t[0] > 0 {
+		if t[0] >= minBusyWallMs {
 			out[k] = t[1] / t[0]
 		}
 	}
@@ -275,14 +282,28 @@ func serialFraction(a, b int, ta, tb float64) float64 {
 // amdahl is the speedup over one thread at n threads for serial fraction s.
 func amdahl(s float64, n int) float64 { return 1 / (s + (1-s)/float64(n)) }
 
-// wantsScaling says whether the command line asks for the per-op sweep.
+// wantsScaling says whether the command line asks for the per-op sweep:
+// -scaling, or -threads with a list of counts (-threads 1,2,4; a single
+// count is the main bench's GOMAXPROCS).
 func wantsScaling(args []string) bool {
-	for _, a := range args {
+	for i, a := range args {
 		if a == "--" {
 			return false
 		}
-		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "scaling" {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "scaling" {
 			return true
+		}
+		if name == "threads" {
+			if !hasVal && i+1 < len(args) {
+				val = args[i+1]
+			}
+			if strings.Contains(val, ",") {
+				return true
+			}
 		}
 	}
 	return false
@@ -305,6 +326,7 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	fs := flag.NewFlagSet("bench -scaling", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.threadsFlag, "scaling", "1,2", "comma-separated thread counts (GOMAXPROCS) to time the step's parts at")
+	fs.StringVar(&o.threadsFlag, "threads", "1,2", "the same as -scaling")
 	fs.StringVar(&o.configsFlag, "configs", "tiny,small", "comma-separated configs: "+strings.Join(configNames(), ", "))
 	fs.IntVar(&o.batch, "batch", 0, "batch size (0: the config's own)")
 	fs.IntVar(&o.steps, "steps", 0, "timed steps, each followed by a replay of the ops (0: the config's own)")
