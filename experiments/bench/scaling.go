@@ -437,7 +437,7 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	first := per[0]
 	var busyAt []scalingResult // the thread counts above one whose busy cores were measured
 	for _, r := range per {
-		if r.Threads > 1 && r.Busy != nil {
+		if r.Threads > 1 && (r.StepBusy > 0 || len(r.Busy) > 0) {
 			busyAt = append(busyAt, r)
 		}
 	}

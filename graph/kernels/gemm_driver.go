@@ -61,7 +61,8 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 		// least minRowTiles row tiles unless that would idle a core.
 		grain := splitGrain(mt, 4, 1)
 		grain = max(grain, min(minRowTiles, splitGrain(mt, 1, 1))) * kern.mr
-		if sharePackedB && grain <= sharedBMaxRows*kern.mr && (transB || packNN && grain > 4*kern.mr && n > 4*kern.nr) {
+		shareB := grain <= sharedBMaxRows*kern.mr || depthStep(k)*min(n, ncBlock) >= sharedBMinFloats
+		if sharePackedB && shareB && (transB || packNN && grain > 4*kern.mr && n > 4*kern.nr) {
 			sgemmSharedB(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, grain)
 			return
 		}
@@ -269,6 +270,17 @@ var sharePackedB = true
 // weight gradient's chunks), ~5 % at 800 (the forward products, whose
 // chunks then keep their own B panels in their own core's caches).
 const sharedBMaxRows = 48
+
+// sharedBMinFloats is the size of a packed B block (depth block × columns)
+// from which a row split shares it whatever its chunks' rows: a block this
+// large no longer fits a core's L2 (512 KiB on the AVX2 machine), so each
+// chunk's private copy streams from L3 like the shared one does, and
+// packing it per chunk only costs. ViT-S/16's forward products (X·Wᵀ, B
+// 384×1152 and 384×1536) and its fc2 input gradient run 2–8 % faster on two
+// cores shared (`go test -bench 'Sgemm/s16_(fwd|dX)' ./graph/kernels`,
+// 2 threads, five rounds taking turns); SMALL's (192×576, 442 KiB) ran
+// 1–9 % slower, so they keep their own copies.
+const sharedBMinFloats = 3 << 16
 
 // packAColPanels packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) = Aᵀ
 // (A stored k×m) into dst as ⌈mr/MR⌉ panels of kc×MR floats, panel r
