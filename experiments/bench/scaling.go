@@ -279,6 +279,20 @@ func serialFraction(a, b int, ta, tb float64) float64 {
 	return (1/fa - r/fb) / (r - r/fb - 1 + 1/fa)
 }
 
+// busySerialFraction is the serial fraction implied by busy cores b at n
+// threads, if in a fraction u of the step one core works and all n do in
+// the rest: b = n(1−u) + u, so u = (n−b)/(n−1), and of the work (u + n(1−u)
+// core-seconds of the step) the serial part is u. It counts only waiting:
+// work that costs more CPU time at n threads than at 1 does not lower b.
+func busySerialFraction(n int, b float64) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	fn := float64(n)
+	u := min(max((fn-b)/(fn-1), 0), 1)
+	return u / (u + fn*(1-u))
+}
+
 // amdahl is the speedup over one thread at n threads for serial fraction s.
 func amdahl(s float64, n int) float64 { return 1 / (s + (1-s)/float64(n)) }
 
@@ -505,13 +519,14 @@ func writeProjection(w io.Writer, cfgs []benchConfig, all [][]scalingResult) {
 	if len(all) == 0 || len(all[0]) < 2 {
 		return // one thread count: nothing to fit
 	}
-	fmt.Fprintln(w, "Amdahl fit of the whole step (serial fraction s from the first and last thread counts) and the **projected**, not measured, speedup over one thread:")
+	fmt.Fprintln(w, "Amdahl fit of the whole step (serial fraction s from the first and last thread counts) and the **projected**, not measured, speedup over one thread; "+
+		"beside it, the serial fraction that the last count's busy cores alone imply (the waiting, without the extra CPU work):")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| config | measured speedup | serial fraction s |")
+	fmt.Fprint(w, "| config | measured speedup | serial fraction s | s from busy cores |")
 	for _, n := range projectAt {
 		fmt.Fprintf(w, " projected at %d |", n)
 	}
-	fmt.Fprintf(w, "\n|---|---:|---:|%s\n", strings.Repeat("---:|", len(projectAt)))
+	fmt.Fprintf(w, "\n|---|---:|---:|---:|%s\n", strings.Repeat("---:|", len(projectAt)))
 	for i, bc := range cfgs {
 		per := all[i]
 		if len(per) < 2 {
@@ -520,6 +535,11 @@ func writeProjection(w io.Writer, cfgs []benchConfig, all [][]scalingResult) {
 		a, b := per[0], per[len(per)-1]
 		s := serialFraction(a.Threads, b.Threads, a.StepMs, b.StepMs)
 		fmt.Fprintf(w, "| %s | %.2f× (%d→%d) | %.1f %% |", bc.label(), a.StepMs/b.StepMs, a.Threads, b.Threads, 100*s)
+		if sb := busySerialFraction(b.Threads, b.StepBusy); b.StepBusy > 0 && !math.IsNaN(sb) {
+			fmt.Fprintf(w, " %.1f %% |", 100*sb)
+		} else {
+			fmt.Fprint(w, " — |")
+		}
 		for _, n := range projectAt {
 			if s < 0 || math.IsNaN(s) {
 				fmt.Fprint(w, " — |")

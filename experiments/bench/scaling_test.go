@@ -169,3 +169,20 @@ func TestProcessCPU(t *testing.T) {
 		t.Errorf("process CPU time went from %v to %v over a busy loop", c0, c1)
 	}
 }
+
+// A step whose busy cores come from Amdahl's law (one core busy for the
+// serial part, n for the rest) gives back its serial fraction.
+func TestBusySerialFraction(t *testing.T) {
+	for _, s := range []float64{0, 0.03, 0.2, 1} {
+		for _, n := range []int{2, 4, 16} {
+			serialT, parallelT := s, (1-s)/float64(n) // time at n threads, one thread's step = 1
+			busy := (serialT + float64(n)*parallelT) / (serialT + parallelT)
+			if got := busySerialFraction(n, busy); math.Abs(got-s) > 1e-12 {
+				t.Errorf("s=%v n=%d: busy %v gives %v", s, n, busy, got)
+			}
+		}
+	}
+	if !math.IsNaN(busySerialFraction(1, 1)) {
+		t.Error("one thread: want NaN")
+	}
+}
