@@ -139,3 +139,34 @@ func BenchmarkRunAfterSerialWork(b *testing.B) {
 		Run(8, func(int) { spin(100 * time.Microsecond) })
 	}
 }
+
+// For's split covers [0, n) in order without gaps or overlaps, aligned, with
+// the last chunks a quarter of the others where they can be cut.
+func TestPlanCutsTheTail(t *testing.T) {
+	for _, c := range []struct {
+		n, size, align, workers int
+		wantChunks              int
+	}{
+		{6304, 792, 6, 2, 6 + 8},  // 8 chunks of 792 rows: the last 2 as 4 of 198 each
+		{256, 66, 6, 2, 2 + 7},    // Balance's 4 chunks of 66; the tail, 124 rows, in 18-row pieces
+		{100, 200, 1, 2, 1},       // one chunk
+		{9, 1, 1, 2, 9},           // unit chunks cannot be cut
+		{1000, 100, 1, 4, 8 + 16}, // 10 chunks round up to 12 of 84: 8 whole, then the last 328 in pieces of 21
+	} {
+		p := plan(c.n, c.size, c.align, c.workers)
+		prev := 0
+		for i := range p.chunks() {
+			lo, hi := p.bounds(i)
+			if lo != prev || hi <= lo || hi > c.n || lo%max(c.align, 1) != 0 {
+				t.Fatalf("%+v: chunk %d is [%d, %d) after %d", c, i, lo, hi, prev)
+			}
+			prev = hi
+		}
+		if prev != c.n {
+			t.Errorf("%+v: chunks end at %d", c, prev)
+		}
+		if got := p.chunks(); got != c.wantChunks {
+			t.Errorf("%+v: %d chunks, want %d", c, got, c.wantChunks)
+		}
+	}
+}
