@@ -45,6 +45,10 @@ type scalingResult struct {
 	Parts    map[string]float64 `json:"parts"`
 	StepBusy float64            `json:"step_busy,omitempty"`
 	Busy     map[string]float64 `json:"busy,omitempty"`
+	// StepWaitMs is the mean time per step that the step's goroutine
+	// waited, its own chunks done, for the pool's helpers to finish theirs
+	// (parallel.Waited).
+	StepWaitMs float64 `json:"step_wait_ms,omitempty"`
 }
 
 // stopwatch measures one part's wall time and the CPU time the process
@@ -151,11 +155,12 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 	}
 	busy := busyTally{}
 	for s := range j.Steps {
-		w := startWatch()
+		w, w0 := startWatch(), parallel.Waited()
 		if _, err := tr.step(j.Warmup + s); err != nil {
 			return res, err
 		}
 		wall, cpu := w.lap()
+		res.StepWaitMs += ms(parallel.Waited()-w0) / float64(j.Steps)
 		res.StepMs = min(res.StepMs, wall)
 		busy.add("", wall, cpu)
 		parts := map[string]float64{}
@@ -430,6 +435,7 @@ func mergeRounds(acc, r scalingResult, round int) scalingResult {
 	mean := func(a, b float64) float64 { return (a*float64(round) + b) / float64(round+1) }
 	acc.StepMs = min(acc.StepMs, r.StepMs)
 	acc.StepBusy = mean(acc.StepBusy, r.StepBusy)
+	acc.StepWaitMs = mean(acc.StepWaitMs, r.StepWaitMs)
 	for k, v := range r.Parts {
 		if cur, ok := acc.Parts[k]; !ok || v < cur {
 			acc.Parts[k] = v
@@ -510,6 +516,13 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Busy[k] })
 	}
 	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.StepBusy })
+	fmt.Fprintln(w)
+	for _, r := range per {
+		if r.Threads > 1 {
+			fmt.Fprintf(w, "At %d threads the step's goroutine waited %.2f ms a step (%.1f %% of the step, mean over the rounds) for the helpers' last chunks (`parallel.Waited`).\n",
+				r.Threads, r.StepWaitMs, 100*r.StepWaitMs/r.StepMs)
+		}
+	}
 	fmt.Fprintln(w)
 }
 

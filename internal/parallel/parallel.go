@@ -48,9 +48,22 @@ func Run(chunks int, body func(c int)) {
 	}
 	pool.publish(j)
 	j.work()
-	j.wait()
+	if j.done.Load() != j.chunks {
+		start := time.Now()
+		j.wait()
+		waited.Add(int64(time.Since(start)))
+	}
 	pool.mu.Unlock()
 }
+
+// waited is the time callers of Run spent waiting for the helpers' last
+// chunks, in nanoseconds.
+var waited atomic.Int64
+
+// Waited returns the time callers of Run (through the pool) have spent so
+// far waiting, their own chunks done, for the helpers to finish theirs: the
+// one core's worth of idle time at the end of every parallel pass.
+func Waited() time.Duration { return time.Duration(waited.Load()) }
 
 // job is one call of Run.
 type job struct {
