@@ -46,6 +46,7 @@ func Run(chunks int, body func(c int)) {
 		j.spawn()
 		return
 	}
+	defer pool.mu.Unlock() // also if a body panics on this goroutine and the panic is recovered above
 	pool.publish(j)
 	j.work()
 	if j.done.Load() != j.chunks {
@@ -53,7 +54,6 @@ func Run(chunks int, body func(c int)) {
 		j.wait()
 		waited.Add(int64(time.Since(start)))
 	}
-	pool.mu.Unlock()
 }
 
 // waited is the time callers of Run spent waiting for the helpers' last
