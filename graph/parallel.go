@@ -12,8 +12,10 @@ import (
 // work takes fewer. With one core, or n = 1, it runs inline.
 func parallelFor(n int, f func(lo, hi int)) { parallelForGrain(n, 1, f) }
 
-// parallelForGrain is parallelFor with chunks of at least grain units: for
-// light units (elements), below 2·grain units it runs inline.
+// parallelForGrain is parallelFor with chunks of at least grain units, but
+// for the last ones, which parallel.For cuts in quarters when there are four
+// chunks per core or more: for light units (elements), up to grain units it
+// runs inline.
 func parallelForGrain(n, grain int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
 	parallel.For(n, max(grain, (n+4*w-1)/(4*w), 1), 1, f)

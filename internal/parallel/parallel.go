@@ -202,10 +202,13 @@ func (w *worker) loop(p *workerPool, seen *job) {
 // starting at a multiple of align, through Run. It evens the chunks out over
 // the cores: their count is rounded up to a multiple of GOMAXPROCS (three
 // chunks on two cores become four smaller ones), so that no core waits
-// while another runs a last, lone chunk; and it cuts the last GOMAXPROCS
-// chunks in quarters, so that the cores, which take chunks as they free up,
-// finish within about a quarter of a chunk of each other instead of half a
-// chunk on average. With one core or one chunk it calls body(0, n) inline.
+// while another runs a last, lone chunk. When there are at least tailCut
+// chunks per core, it also cuts the last GOMAXPROCS chunks in quarters, so
+// that the cores, which take chunks as they free up, finish within about a
+// quarter of a chunk of each other instead of half a chunk on average. With
+// fewer chunks it leaves them whole: their size is then the caller's floor
+// (a product's fewest rows per chunk), which a cut would undercut. With one
+// core or one chunk it calls body(0, n) inline.
 func For(n, size, align int, body func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -221,6 +224,10 @@ func For(n, size, align int, body func(lo, hi int)) {
 	})
 }
 
+// tailCut is the fewest chunks per core for which For cuts the last ones:
+// the callers ask for about four per core unless their floor gives fewer.
+const tailCut = 4
+
 // chunking is For's split of [0, n): head chunks of size units, then the
 // rest, from tail = head·size, in pieces of sub units.
 type chunking struct {
@@ -230,14 +237,12 @@ type chunking struct {
 // plan returns For's split of n units in chunks of about size, aligned to
 // align, on workers cores.
 func plan(n, size, align, workers int) chunking {
-	size, chunks := Balance(n, size, align, workers)
-	if chunks <= 1 {
-		return chunking{n: n, size: n, head: 1, tail: n, sub: 1}
+	size, chunks := balance(n, size, align, workers)
+	if chunks < tailCut*workers {
+		return chunking{n: n, size: size, head: chunks, tail: n, sub: 1}
 	}
-	align = max(align, 1)
-	head := max(chunks-workers, 0)
-	sub := ((size+3)/4 + align - 1) / align * align
-	return chunking{n: n, size: size, head: head, tail: head * size, sub: sub}
+	head := chunks - workers
+	return chunking{n: n, size: size, head: head, tail: head * size, sub: roundUp((size+3)/4, max(align, 1))}
 }
 
 func (p chunking) chunks() int { return p.head + (p.n-p.tail+p.sub-1)/p.sub }
@@ -252,12 +257,11 @@ func (p chunking) bounds(c int) (lo, hi int) {
 	return lo, min(lo+p.sub, p.n)
 }
 
-// Balance returns the chunk size and count of For's split of n units in
-// chunks of about size, aligned to align, on workers cores, before it cuts
-// the last chunks in quarters.
-func Balance(n, size, align, workers int) (int, int) {
+// balance returns the chunk size and count of n units in chunks of about
+// size, aligned to align, their count rounded up to a multiple of workers:
+// For's split before it cuts the last chunks.
+func balance(n, size, align, workers int) (int, int) {
 	align = max(align, 1)
-	roundUp := func(x, m int) int { return (x + m - 1) / m * m }
 	size = roundUp(max(size, align), align)
 	chunks := (n + size - 1) / size
 	if workers <= 1 || chunks <= 1 {
@@ -269,3 +273,6 @@ func Balance(n, size, align, workers int) (int, int) {
 	}
 	return size, chunks
 }
+
+// roundUp rounds x up to a multiple of m.
+func roundUp(x, m int) int { return (x + m - 1) / m * m }

@@ -42,7 +42,7 @@ func TestRunInOrderOnOneCore(t *testing.T) {
 	}
 }
 
-// Balance evens a few chunks out over the cores and keeps them aligned.
+// balance evens a few chunks out over the cores and keeps them aligned.
 func TestBalance(t *testing.T) {
 	for _, c := range []struct {
 		n, size, align, workers int
@@ -56,12 +56,12 @@ func TestBalance(t *testing.T) {
 		{90, 10, 1, 4, 8, 12},     // nine on four cores: twelve of 8 (the last 2)
 		{10, 0, 0, 2, 1, 10},      // size and align below one count as one
 	} {
-		size, chunks := Balance(c.n, c.size, c.align, c.workers)
+		size, chunks := balance(c.n, c.size, c.align, c.workers)
 		if size != c.wantSize || chunks != c.wantChunks {
-			t.Errorf("Balance(%d, %d, %d, %d) = %d, %d; want %d, %d", c.n, c.size, c.align, c.workers, size, chunks, c.wantSize, c.wantChunks)
+			t.Errorf("balance(%d, %d, %d, %d) = %d, %d; want %d, %d", c.n, c.size, c.align, c.workers, size, chunks, c.wantSize, c.wantChunks)
 		}
 		if chunks > 1 && (size%max(c.align, 1) != 0 || (chunks-1)*size >= c.n || chunks*size < c.n) {
-			t.Errorf("Balance(%d, %d, %d, %d) = %d, %d: not an aligned cover of [0, n)", c.n, c.size, c.align, c.workers, size, chunks)
+			t.Errorf("balance(%d, %d, %d, %d) = %d, %d: not an aligned cover of [0, n)", c.n, c.size, c.align, c.workers, size, chunks)
 		}
 	}
 }
@@ -140,33 +140,36 @@ func BenchmarkRunAfterSerialWork(b *testing.B) {
 	}
 }
 
-// For's split covers [0, n) in order without gaps or overlaps, aligned, with
-// the last chunks a quarter of the others where they can be cut.
+// For's split covers [0, n) in order without gaps or overlaps, aligned; at
+// four chunks or more per core the last ones are a quarter of the others,
+// with fewer they stay whole (the caller's floor).
 func TestPlanCutsTheTail(t *testing.T) {
 	for _, c := range []struct {
 		n, size, align, workers int
-		wantChunks              int
+		wantChunks, wantLast    int
 	}{
-		{6304, 792, 6, 2, 6 + 8},  // 8 chunks of 792 rows: the last 2 as 4 of 198 each
-		{256, 66, 6, 2, 2 + 7},    // Balance's 4 chunks of 66; the tail, 124 rows, in 18-row pieces
-		{100, 200, 1, 2, 1},       // one chunk
-		{9, 1, 1, 2, 9},           // unit chunks cannot be cut
-		{1000, 100, 1, 4, 8 + 16}, // 10 chunks round up to 12 of 84: 8 whole, then the last 328 in pieces of 21
+		{6304, 792, 6, 2, 6 + 8, 1552 - 7*198}, // 8 chunks of 792 rows: the last 2 as 8 of 198 (the last 166)
+		{1000, 100, 1, 2, 8 + 8, 25},           // 10 chunks of 100: 8 whole, then the last 200 in pieces of 25
+		{1000, 100, 1, 4, 12, 76},              // 12 chunks of 84 on 4 cores: 3 a core, left whole
+		{256, 66, 6, 2, 4, 58},                 // 4 chunks on 2 cores: whole, so none is under 66 rows
+		{192, 96, 6, 2, 2, 96},                 // a small product's floor of 96 rows is kept
+		{100, 200, 1, 2, 1, 100},               // one chunk
+		{9, 1, 1, 2, 9, 1},                     // unit chunks
 	} {
 		p := plan(c.n, c.size, c.align, c.workers)
-		prev := 0
+		prev, last := 0, 0
 		for i := range p.chunks() {
 			lo, hi := p.bounds(i)
 			if lo != prev || hi <= lo || hi > c.n || lo%max(c.align, 1) != 0 {
 				t.Fatalf("%+v: chunk %d is [%d, %d) after %d", c, i, lo, hi, prev)
 			}
-			prev = hi
+			prev, last = hi, hi-lo
 		}
 		if prev != c.n {
 			t.Errorf("%+v: chunks end at %d", c, prev)
 		}
-		if got := p.chunks(); got != c.wantChunks {
-			t.Errorf("%+v: %d chunks, want %d", c, got, c.wantChunks)
+		if got := p.chunks(); got != c.wantChunks || last != c.wantLast {
+			t.Errorf("%+v: %d chunks, the last of %d; want %d, %d", c, got, last, c.wantChunks, c.wantLast)
 		}
 	}
 }
