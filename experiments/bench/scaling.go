@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"sort"
@@ -35,16 +36,14 @@ var projectAt = []int{8, 16, 32, 64}
 // scalingResult is what a modeScaling child measured at one thread count:
 // the training step and, per part (an op kind of our graph, AdamW,
 // clipping, the gradient finite check), its ms per step, each the minimum
-// over the rounds; and how many cores were busy working on average while
-// each ran (the process's CPU time, less the pool's polling, over the wall
-// time, summed over the rounds), where the system tells the process's CPU
-// time.
+// over the rounds; and, where the system tells the process's CPU time, each
+// part's wall and working CPU time summed over the rounds (Tally, the
+// step's under ""), from which busyCores derives how many cores were busy.
 type scalingResult struct {
-	Threads  int                `json:"threads"`
-	StepMs   float64            `json:"step_ms"`
-	Parts    map[string]float64 `json:"parts"`
-	StepBusy float64            `json:"step_busy,omitempty"`
-	Busy     map[string]float64 `json:"busy,omitempty"`
+	Threads int                `json:"threads"`
+	StepMs  float64            `json:"step_ms"`
+	Parts   map[string]float64 `json:"parts"`
+	Tally   busyTally          `json:"tally,omitempty"`
 	// StepWaitMs is the mean time per step that the step's goroutine
 	// waited, its own chunks done, for the pool's helpers to finish theirs
 	// (parallel.Waited).
@@ -87,16 +86,29 @@ func (b busyTally) add(part string, wall, cpu float64) {
 // can be off by that much, and a part of a few ms reads 0.7 or 4 cores.
 const minBusyWallMs = 100
 
-// cores is the average number of busy cores of each part with at least
-// minBusyWallMs of wall time: CPU over wall.
-func (b busyTally) cores() map[string]float64 {
-	out := map[string]float64{}
-	for k, t := range b {
-		if t[0] >= minBusyWallMs {
-			out[k] = t[1] / t[0]
-		}
+// cores is the average number of cores busy working during part (the
+// whole step for ""): CPU over wall, or 0 for a part with less than
+// minBusyWallMs of wall time or none measured.
+func (b busyTally) cores(part string) float64 {
+	t := b[part]
+	if t[0] < minBusyWallMs {
+		return 0
 	}
-	return out
+	return t[1] / t[0]
+}
+
+// merge adds o's sums into b (nil when both are empty).
+func (b busyTally) merge(o busyTally) busyTally {
+	if len(o) == 0 {
+		return b
+	}
+	if b == nil {
+		b = busyTally{}
+	}
+	for k, t := range o {
+		b.add(k, t[0], t[1])
+	}
+	return b
 }
 
 // parseThreads reads a comma-separated list of positive thread counts.
@@ -206,9 +218,7 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 		}
 	}
 	if _, ok := processCPU(); ok {
-		res.Busy = busy.cores()
-		res.StepBusy = res.Busy[""]
-		delete(res.Busy, "")
+		res.Tally = busy
 	}
 	return res, nil
 }
@@ -290,7 +300,7 @@ func serialFraction(a, b int, ta, tb float64) float64 {
 // core-seconds of the step) the serial part is u. It counts only waiting:
 // work that costs more CPU time at n threads than at 1 does not lower b.
 func busySerialFraction(n int, b float64) float64 {
-	if n < 2 {
+	if n < 2 || b <= 0 { // one thread, or no busy cores measured
 		return math.NaN()
 	}
 	fn := float64(n)
@@ -398,7 +408,7 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 					return fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
 				}
 				fmt.Fprintf(stderr, "bench: %s at %d threads, round %d: step %.1f ms, %.2f cores busy (%.0fs)\n",
-					bc.Name, t, round+1, r.StepMs, r.StepBusy, time.Since(start).Seconds())
+					bc.Name, t, round+1, r.StepMs, r.Tally.cores(""), time.Since(start).Seconds())
 				per[i] = mergeRounds(per[i], r, round)
 			}
 		}
@@ -426,23 +436,22 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 }
 
 // mergeRounds folds round r's result into acc (the rounds before it): the
-// step and every part keep their minimum time, and the busy cores their
-// mean over the rounds.
+// step and every part keep their minimum time, the wall and CPU sums add
+// up, and the waiting is the mean over the rounds.
 func mergeRounds(acc, r scalingResult, round int) scalingResult {
-	if round == 0 {
+	if round == 0 { // a copy: merging later rounds must not change r's maps
+		r.Parts = maps.Clone(r.Parts)
+		r.Tally = busyTally(nil).merge(r.Tally)
 		return r
 	}
 	mean := func(a, b float64) float64 { return (a*float64(round) + b) / float64(round+1) }
 	acc.StepMs = min(acc.StepMs, r.StepMs)
-	acc.StepBusy = mean(acc.StepBusy, r.StepBusy)
+	acc.Tally = acc.Tally.merge(r.Tally)
 	acc.StepWaitMs = mean(acc.StepWaitMs, r.StepWaitMs)
 	for k, v := range r.Parts {
 		if cur, ok := acc.Parts[k]; !ok || v < cur {
 			acc.Parts[k] = v
 		}
-	}
-	for k, v := range r.Busy {
-		acc.Busy[k] = mean(acc.Busy[k], v)
 	}
 	return acc
 }
@@ -457,7 +466,7 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	first := per[0]
 	var busyAt []scalingResult // the thread counts above one whose busy cores were measured
 	for _, r := range per {
-		if r.Threads > 1 && (r.StepBusy > 0 || len(r.Busy) > 0) {
+		if r.Threads > 1 && r.Tally.cores("") > 0 {
 			busyAt = append(busyAt, r)
 		}
 	}
@@ -513,9 +522,9 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		case backwardKind(k):
 			pass = "bwd"
 		}
-		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Busy[k] })
+		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Tally.cores(k) })
 	}
-	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.StepBusy })
+	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") })
 	fmt.Fprintln(w)
 	for _, r := range per {
 		if r.Threads > 1 {
@@ -548,7 +557,7 @@ func writeProjection(w io.Writer, cfgs []benchConfig, all [][]scalingResult) {
 		a, b := per[0], per[len(per)-1]
 		s := serialFraction(a.Threads, b.Threads, a.StepMs, b.StepMs)
 		fmt.Fprintf(w, "| %s | %.2f× (%d→%d) | %.1f %% |", bc.label(), a.StepMs/b.StepMs, a.Threads, b.Threads, 100*s)
-		if sb := busySerialFraction(b.Threads, b.StepBusy); b.StepBusy > 0 && !math.IsNaN(sb) {
+		if sb := busySerialFraction(b.Threads, b.Tally.cores("")); !math.IsNaN(sb) {
 			fmt.Fprintf(w, " %.1f %% |", 100*sb)
 		} else {
 			fmt.Fprint(w, " — |")

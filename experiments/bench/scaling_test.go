@@ -116,11 +116,15 @@ func TestMeasureScalingParts(t *testing.T) {
 	}
 }
 
-// Rounds merge to each part's minimum time and the mean busy cores, and the
-// rest of the step is taken from the merged times, not from any one round.
+// Rounds merge to each part's minimum time and to the wall and CPU time
+// summed over the rounds, from which the busy cores come; a part too short
+// to read in one round counts once the rounds together are long enough; and
+// the rest of the step is taken from the merged times, not any one round.
 func TestMergeRounds(t *testing.T) {
-	r1 := scalingResult{Threads: 2, StepMs: 100, Parts: map[string]float64{"Linear": 60, "GELU": 10}, StepBusy: 1.8, Busy: map[string]float64{"Linear": 1.9, "GELU": 1.5}}
-	r2 := scalingResult{Threads: 2, StepMs: 90, Parts: map[string]float64{"Linear": 65, "GELU": 8}, StepBusy: 1.6, Busy: map[string]float64{"Linear": 1.7, "GELU": 1.9}}
+	r1 := scalingResult{Threads: 2, StepMs: 100, Parts: map[string]float64{"Linear": 60, "GELU": 10},
+		Tally: busyTally{"": {100, 180}, "Linear": {120, 228}, "GELU": {60, 90}}}
+	r2 := scalingResult{Threads: 2, StepMs: 90, Parts: map[string]float64{"Linear": 65, "GELU": 8},
+		Tally: busyTally{"": {90, 144}, "Linear": {130, 221}, "GELU": {50, 95}}}
 	got := withRest(mergeRounds(mergeRounds(scalingResult{}, r1, 0), r2, 1))
 	want := map[string]float64{"Linear": 60, "GELU": 8, partRest: 90 - 60 - 8}
 	if got.StepMs != 90 || len(got.Parts) != len(want) {
@@ -131,26 +135,30 @@ func TestMergeRounds(t *testing.T) {
 			t.Errorf("%s: %v ms, want %v", k, got.Parts[k], v)
 		}
 	}
-	for k, v := range map[string]float64{"Linear": 1.8, "GELU": 1.7} {
-		if math.Abs(got.Busy[k]-v) > 1e-12 {
-			t.Errorf("%s: %v busy cores, want %v", k, got.Busy[k], v)
+	for k, v := range map[string]float64{"": 324.0 / 190, "Linear": 449.0 / 250, "GELU": 185.0 / 110} {
+		if c := got.Tally.cores(k); math.Abs(c-v) > 1e-12 {
+			t.Errorf("%q: %v busy cores, want %v", k, c, v)
 		}
 	}
-	if math.Abs(got.StepBusy-1.7) > 1e-12 {
-		t.Errorf("step: %v busy cores, want 1.7", got.StepBusy)
+	if r1.Tally.cores("GELU") != 0 {
+		t.Error("one round's 60 ms of GELU gave a busy-cores figure")
+	}
+	noClock := mergeRounds(mergeRounds(scalingResult{}, scalingResult{StepMs: 1, Parts: map[string]float64{}}, 0), r2, 1)
+	if noClock.Tally.cores("Linear") != 221.0/130 {
+		t.Errorf("a first round without a clock: %v", noClock.Tally)
 	}
 }
 
-// busyTally divides each part's summed CPU time by its summed wall time.
+// busyTally divides each part's summed CPU time by its summed wall time,
+// and gives nothing for parts too short to read.
 func TestBusyTally(t *testing.T) {
 	b := busyTally{}
 	b.add("a", 100, 200)
 	b.add("a", 300, 400)
 	b.add("b", 0, 5)                  // no wall time: no figure
 	b.add("c", minBusyWallMs-1, 5000) // too short to read: no figure
-	c := b.cores()
-	if c["a"] != 1.5 || len(c) != 1 {
-		t.Errorf("cores = %v, want a: 1.5 only", c)
+	if b.cores("a") != 1.5 || b.cores("b") != 0 || b.cores("c") != 0 || b.cores("none") != 0 {
+		t.Errorf("cores: a %v, b %v, c %v, none %v; want 1.5, 0, 0, 0", b.cores("a"), b.cores("b"), b.cores("c"), b.cores("none"))
 	}
 }
 
@@ -182,7 +190,7 @@ func TestBusySerialFraction(t *testing.T) {
 			}
 		}
 	}
-	if !math.IsNaN(busySerialFraction(1, 1)) {
-		t.Error("one thread: want NaN")
+	if !math.IsNaN(busySerialFraction(1, 1)) || !math.IsNaN(busySerialFraction(2, 0)) {
+		t.Error("one thread, or no busy cores measured: want NaN")
 	}
 }
