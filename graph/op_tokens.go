@@ -340,7 +340,10 @@ func tokensBackward[T Float](op *tokensGradOp, dst, dy []T) {
 		if op.part == 2 {
 			w = t * d
 		}
-		parallelForGrain(w, 1<<12, func(lo, hi int) {
+		// A chunk of columns sums them over every sample: at least
+		// 2^14 additions a chunk (TINY's position gradient, 50×64
+		// columns over 128 samples, is eight chunks, not one).
+		parallelForGrain(w, max(64, (1<<14)/max(f.batch, 1)), func(lo, hi int) {
 			o := dst[lo:hi]
 			clear(o)
 			for b := 0; b < f.batch; b++ {

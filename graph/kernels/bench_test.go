@@ -17,6 +17,7 @@ var vitGemmShapes = []gemmShape{
 	{"bwd_d64_dW_qkv", true, false, 192, 64, 6400},
 	{"bwd_d64_dW_fc1", true, false, 256, 64, 6400},
 	{"bwd_d64_dW_fc2", true, false, 64, 256, 6400},
+	{"bwd_d64_dW_proj", true, false, 64, 64, 6400},
 	{"fwd_d192_qkv", false, true, 6400, 576, 192},
 	{"fwd_d192_proj", false, true, 6400, 192, 192},
 	{"fwd_d192_fc1", false, true, 6400, 768, 192},

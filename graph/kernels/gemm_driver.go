@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -28,6 +29,7 @@ const parallelMinWork = 1 << 18
 // workspace holds one goroutine's packing buffers.
 type workspace struct {
 	a, b []float32
+	part []float32 // a depth split's partial products (sgemmDepthSplit)
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -55,6 +57,10 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 	}
 	mt := (m + kern.mr - 1) / kern.mr
 	nt := (n + kern.nr - 1) / kern.nr
+	if splitDepth && depthSplitPays(m, n, k, mt*nt) {
+		sgemmDepthSplit(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	if mt >= nt {
 		// Split rows: each chunk reads its own rows of A and all of B,
 		// which it packs again (or streams from L3), so a chunk takes at
@@ -242,6 +248,84 @@ func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha floa
 				blockRows(kern, transA, hi-lo, n, nc, kc, pc, jc, alpha, a[aoff:], lda, b, ldb, true, bpack, be, c[lo*ldc:], ldc, ws)
 				workspaces.Put(ws)
 			})
+		}
+	})
+}
+
+// splitDepth, when set, lets a product with several depth blocks and few
+// tiles of C per core split its depth blocks over the cores instead of C
+// (sgemmDepthSplit). Tests set it and clear it to compare the two paths
+// bit for bit.
+var splitDepth = true
+
+// depthSplitMaxTiles is the most MR×NR tiles of C per core for which a
+// product splits its depth: with fewer, the row split's chunks are so small
+// that the two synchronisations per depth block of sgemmSharedB (pack B,
+// then multiply) cost a good part of each block's work. TINY's weight
+// gradients (C 64×64 to 256×64, depth 6400: 16–64 tiles a core on two)
+// ran at 1.1–1.6× on two cores with the row split.
+var depthSplitMaxTiles = 128
+
+// depthSplitMaxFloats bounds the partial products a depth split keeps, one
+// m×n block for every depth block after the first.
+const depthSplitMaxFloats = 1 << 21
+
+// depthSplitPays reports whether an m×n×k product of tiles MR×NR tiles
+// splits its depth over the cores (sgemmDepthSplit).
+func depthSplitPays(m, n, k, tiles int) bool {
+	workers := runtime.GOMAXPROCS(0)
+	blocks := (k + depthStep(k) - 1) / depthStep(k)
+	return workers > 1 && blocks > 1 && tiles <= depthSplitMaxTiles*workers && (blocks-1)*m*n <= depthSplitMaxFloats
+}
+
+// sgemmDepthSplit is the split of a product whose C is small and whose
+// depth is long (a weight gradient dYᵀ·X of few features over B·T rows):
+// the cores share out (depth block, row tile) pieces, so that each reads
+// its own part of A and B once and meets the others only twice, instead of
+// twice per depth block. Depth block 0 goes into C with beta as in
+// sgemmSerial; every later block d into a partial product P_d = alpha·A_d·B_d
+// (beta 0, so P_d is the micro-kernel's alpha·acc, rounded once); then
+// C += P_1, C += P_2, … in block order, each a single rounded add, as the
+// kernel's beta = 1 epilogue (C = fma(1, C, alpha·acc)) does. The sums are
+// therefore those of sgemmSerial bit for bit, on any number of cores.
+func sgemmDepthSplit(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	MR := kern.mr
+	kstep := depthStep(k)
+	blocks := (k + kstep - 1) / kstep
+	mt := (m + MR - 1) / MR
+	held := workspaces.Get().(*workspace)
+	defer workspaces.Put(held)
+	held.part = alignedFloats(held.part, (blocks-1)*m*n)
+	part := held.part
+	parallelFor(blocks*mt, mt, 1, func(lo, hi int) {
+		ws := workspaces.Get().(*workspace)
+		for t := lo; t < hi; {
+			d, t0 := t/mt, t%mt
+			t1 := min(mt, t0+hi-t)
+			t += t1 - t0
+			r0, r1 := t0*MR, min(t1*MR, m)
+			pc := d * kstep
+			aoff, boff := r0*lda+pc, pc*ldb
+			if transA {
+				aoff = pc*lda + r0
+			}
+			if transB {
+				boff = pc
+			}
+			if d == 0 {
+				sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, beta, c[r0*ldc:], ldc, ws)
+				continue
+			}
+			sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, 0, part[(d-1)*m*n+r0*n:], n, ws)
+		}
+		workspaces.Put(ws)
+	})
+	parallelFor(m, splitGrain(m, 4, 8), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for d := 1; d < blocks; d++ {
+				addVec(row, part[(d-1)*m*n+i*n:][:n])
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -298,6 +299,47 @@ func TestPackingIsBitIdentical(t *testing.T) {
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("%s %v packA=%v packB=%v shared=%v mc=%d parallel=%v: c[%d] = %g, want %g bit for bit", kern.name, tc, v.packA, v.packB, v.share, v.mc, v.parallel, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDepthSplitIsBitIdentical checks that splitting a product's depth
+// blocks over the cores (sgemmDepthSplit) gives the serial product's C bit
+// for bit on 2, 3 and 4 cores, with beta 0 (C not read) and not, alpha ≠ 1,
+// partial row and column tiles, a padded ldc (its markers must survive) and
+// each kernel. The partial products must be added to C in depth-block order
+// for this to hold: added in any other order, or summed per core first,
+// the last bits differ.
+func TestDepthSplitIsBitIdentical(t *testing.T) {
+	defer func(on bool, tiles int) { splitDepth, depthSplitMaxTiles = on, tiles }(splitDepth, depthSplitMaxTiles)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(13, 14))
+	cases := []gemmCase{
+		{true, false, 64, 256, 6400, 0, 1, 0},   // TINY's fc2 weight gradient
+		{true, false, 100, 37, 3000, 3, 0.5, 1}, // partial tiles, accumulating into C
+		{false, true, 29, 70, 1500, 1, -2, 0.25},
+		{false, false, 13, 9, 3000, 0, 1, 0}, // fewer rows than cores have pieces
+	}
+	for _, kern := range allKernels() {
+		for _, tc := range cases {
+			a, lda, b, ldb, c0, ldc := tc.operands(r)
+			want := append([]float32(nil), c0...)
+			sgemmNative(kern, tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc, false)
+			for _, procs := range []int{2, 3, 4} {
+				runtime.GOMAXPROCS(procs)
+				splitDepth, depthSplitMaxTiles = true, 1<<30
+				mt, nt := (tc.m+kern.mr-1)/kern.mr, (tc.n+kern.nr-1)/kern.nr
+				if !depthSplitPays(tc.m, tc.n, tc.k, mt*nt) {
+					t.Fatalf("%s %v: the depth split is not taken", kern.name, tc)
+				}
+				got := append([]float32(nil), c0...)
+				sgemmNative(kern, tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, ldc, true)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%s %v on %d cores: c[%d] = %g, want %g bit for bit", kern.name, tc, procs, i, got[i], want[i])
 					}
 				}
 			}
