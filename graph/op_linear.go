@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"hash"
+	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -100,10 +101,14 @@ func biasData[T Float](in []*tensor.Dense, has bool) []T {
 // linearForward: (M,K)·(N,K)ᵀ + b → (M,N).
 func linearForward[T Float](y, x, w, b []T, m, n, k int) {
 	if y32, ok := any(y).([]float32); ok {
-		gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n)
-		if b != nil {
-			kernels.AddBias(y32, any(b).([]float32), m, n)
+		if b == nil || k == 0 {
+			gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n)
+			if b != nil {
+				kernels.AddBias(y32, any(b).([]float32), m, n)
+			}
+			return
 		}
+		linearBiasForward32(y32, any(x).([]float32), any(w).([]float32), any(b).([]float32), m, n, k)
 		return
 	}
 	var beta T
@@ -114,6 +119,26 @@ func linearForward[T Float](y, x, w, b []T, m, n, k int) {
 		beta = 1
 	}
 	gemm(false, true, m, n, k, 1, x, k, w, k, beta, y, n)
+}
+
+// packedWeights holds the weight panels of the Linear forward being run:
+// the ops run one after another, so one or two buffers serve them all
+// instead of a copy of every layer's weights.
+var packedWeights = sync.Pool{New: func() any { return (*kernels.PackedB)(nil) }}
+
+// linearBiasForward32 is X·Wᵀ + b with the bias added to each block of y
+// as the product finishes it, while the block is in cache
+// (kernels.SgemmPackedThen), instead of in a second pass over y. The sums
+// are Sgemm's and the bias addition AddBias's (EpilogueRow), so y is bit
+// for bit that of the product followed by AddBias.
+func linearBiasForward32(y, x, w, b []float32, m, n, k int) {
+	p := kernels.PackBInto(packedWeights.Get().(*kernels.PackedB), true, k, n, w, k)
+	defer packedWeights.Put(p)
+	kernels.SgemmPackedThen(m, x, k, p, y, n, func(i0, i1, j0, j1 int) {
+		for i := i0; i < i1; i++ {
+			kernels.EpilogueRow(y[i*n+j0:i*n+j1], b[j0:j1], nil, false)
+		}
+	})
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
