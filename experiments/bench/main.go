@@ -326,6 +326,8 @@ func child(spec string) (any, error) {
 		return measureFloor(bc.model(), j)
 	case modeScaling:
 		return measureScaling(bc.model(), j)
+	case modeSimulate:
+		return measureSimulate(bc.model(), j)
 	}
 	return nil, fmt.Errorf("%s: unknown mode %q", childEnv, j.Mode)
 }

@@ -144,24 +144,7 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 		return res, err
 	}
 	defer tr.close()
-	for s := range j.Warmup {
-		if _, err := tr.step(s); err != nil {
-			return res, err
-		}
-	}
-	tg := tr.ts.Graph()
-	ops, err := tapeOps(tg.G)
-	if err != nil {
-		return res, err
-	}
-	params := make([]optim.Param, len(tg.Params))
-	for i, n := range tg.Params {
-		v, _ := n.Value().Data().([]float32)
-		g, _ := tg.Grads[i].Value().Data().([]float32)
-		params[i] = optim.Param{Name: n.Name(), Shape: n.Shape(), Value: v, Grad: g}
-	}
-	oc := optim.DefaultConfig()
-	opt, err := optim.NewAdamW(oc)
+	rp, err := newReplay(tr, j)
 	if err != nil {
 		return res, err
 	}
@@ -176,51 +159,100 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 		res.StepMs = min(res.StepMs, wall)
 		busy.add("", wall, cpu)
 		parts := map[string]float64{}
-		timed := func(part string, f func() error) error {
+		err := rp.run(s, func(part string, f func() error) error {
 			w := startWatch()
 			err := f()
 			wall, cpu := w.lap()
 			parts[part] += wall
 			busy.add(part, wall, cpu)
 			return err
-		}
-		for _, o := range ops {
-			if err := timed(o.kind, func() error {
-				_, err := o.node.Op().Do(o.inputs()...)
-				return err
-			}); err != nil {
-				return res, fmt.Errorf("replay %s: %w", o.kind, err)
-			}
-		}
-		timed(partClip, func() error { optim.ClipGradNorm(params, oc.ClipGrad.Value()); return nil })
-		var bad string
-		timed(partFinite, func() error {
-			if name, ok := optim.GradsFinite(params); !ok {
-				bad = name
-			}
-			return nil
 		})
-		if bad != "" {
-			return res, fmt.Errorf("gradient %s is non-finite", bad)
-		}
-		if s == 0 {
-			if err := opt.Step(params, 0); err != nil { // allocates the moments
-				return res, err
-			}
-		}
-		if err := timed(partAdamW, func() error { return opt.Step(params, 0) }); err != nil {
+		if err != nil {
 			return res, err
 		}
-		for k, v := range parts {
-			if cur, ok := res.Parts[k]; !ok || v < cur {
-				res.Parts[k] = v
-			}
-		}
+		keepMin(res.Parts, parts)
 	}
 	if _, ok := processCPU(); ok {
 		res.Tally = busy
 	}
 	return res, nil
+}
+
+// keepMin lowers each of acc's parts to the one in parts where that is
+// less, adding the parts acc lacks.
+func keepMin(acc, parts map[string]float64) {
+	for k, v := range parts {
+		if cur, ok := acc[k]; !ok || v < cur {
+			acc[k] = v
+		}
+	}
+}
+
+// replay re-runs a training step's work part by part, after j.Warmup
+// steps: every op of ours in the training graph in tape order, then the
+// clipping, the gradient finite check and an AdamW update at learning rate
+// 0 on the replayed gradients.
+type replay struct {
+	ops    []tapeOp
+	params []optim.Param
+	oc     optim.Config
+	opt    *optim.AdamW
+}
+
+// newReplay takes tr's warm-up steps and lists the step's parts.
+func newReplay(tr *trainer, j job) (*replay, error) {
+	for s := range j.Warmup {
+		if _, err := tr.step(s); err != nil {
+			return nil, err
+		}
+	}
+	tg := tr.ts.Graph()
+	ops, err := tapeOps(tg.G)
+	if err != nil {
+		return nil, err
+	}
+	params := make([]optim.Param, len(tg.Params))
+	for i, n := range tg.Params {
+		v, _ := n.Value().Data().([]float32)
+		g, _ := tg.Grads[i].Value().Data().([]float32)
+		params[i] = optim.Param{Name: n.Name(), Shape: n.Shape(), Value: v, Grad: g}
+	}
+	oc := optim.DefaultConfig()
+	opt, err := optim.NewAdamW(oc)
+	if err != nil {
+		return nil, err
+	}
+	return &replay{ops: ops, params: params, oc: oc, opt: opt}, nil
+}
+
+// run replays the parts once, each through timed(part, f), which must call
+// f; round 0 first makes AdamW allocate its moments, untimed.
+func (rp *replay) run(round int, timed func(part string, f func() error) error) error {
+	for _, o := range rp.ops {
+		if err := timed(o.kind, func() error {
+			_, err := o.node.Op().Do(o.inputs()...)
+			return err
+		}); err != nil {
+			return fmt.Errorf("replay %s: %w", o.kind, err)
+		}
+	}
+	timed(partClip, func() error { optim.ClipGradNorm(rp.params, rp.oc.ClipGrad.Value()); return nil })
+	var bad string
+	timed(partFinite, func() error {
+		if name, ok := optim.GradsFinite(rp.params); !ok {
+			bad = name
+		}
+		return nil
+	})
+	if bad != "" {
+		return fmt.Errorf("gradient %s is non-finite", bad)
+	}
+	if round == 0 {
+		if err := rp.opt.Step(rp.params, 0); err != nil { // allocates the moments
+			return err
+		}
+	}
+	return timed(partAdamW, func() error { return rp.opt.Step(rp.params, 0) })
 }
 
 // withRest sets r's "rest of the step": the step's time less its parts'.
@@ -323,7 +355,7 @@ func wantsScaling(args []string) bool {
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "scaling" {
+		if name == "scaling" || name == "simulate" {
 			return true
 		}
 		if name == "threads" {
@@ -348,6 +380,12 @@ type scalingOpts struct {
 	rounds       int
 	configsFlag  string
 	threadsFlag  string
+	// simulate are the thread counts to simulate (modeSimulate), the first
+	// 1; measure says whether to run the measured sweep too (it does unless
+	// only -simulate was given).
+	simulate     []int
+	simulateFlag string
+	measure      bool
 }
 
 func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
@@ -362,8 +400,14 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	fs.IntVar(&o.warmup, "warmup", 1, "untimed steps first")
 	fs.IntVar(&o.rounds, "rounds", 1, "child processes per config and thread count, the thread counts taking turns (1, 2, 1, 2, …) so that a slow spell of a shared host falls on both; each time is the minimum over all rounds")
 	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
+	fs.StringVar(&o.simulateFlag, "simulate", "", "comma-separated thread counts, 1 among them, at which to record each pass's chunks on one core and simulate that many cores (parallel.Record); alone, without -threads, it measures nothing else")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	o.measure = true
+	if o.simulateFlag != "" {
+		o.measure = false
+		fs.Visit(func(f *flag.Flag) { o.measure = o.measure || f.Name == "threads" || f.Name == "scaling" })
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -377,6 +421,15 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	}
 	if len(o.threads) == 0 {
 		return o, fmt.Errorf("-scaling: no thread count")
+	}
+	if o.simulateFlag != "" {
+		if o.simulate, err = parseThreads(o.simulateFlag); err != nil {
+			return o, fmt.Errorf("-simulate: %w", err)
+		}
+		sort.Ints(o.simulate)
+		if len(o.simulate) < 2 || o.simulate[0] != 1 {
+			return o, fmt.Errorf("-simulate %s: want 1 (the baseline) and at least one more count", o.simulateFlag)
+		}
 	}
 	if o.configs, err = parseConfigs(o.configsFlag); err != nil {
 		return o, fmt.Errorf("-configs: %w", err)
@@ -396,26 +449,24 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	load := loadAverage()
-	fmt.Fprintf(stderr, "bench: scaling sweep %v, load %s\n", o.threads, load)
+	fmt.Fprintf(stderr, "bench: scaling sweep %v (measured: %v), simulated %v, load %s\n", o.threads, o.measure, o.simulate, load)
 	var all [][]scalingResult
+	var sims [][]simResult
 	for _, bc := range o.configs {
-		per := make([]scalingResult, len(o.threads))
-		for round := range o.rounds {
-			for i, t := range o.threads {
-				var r scalingResult
-				j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
-				if err := runChild(j, &r, nil); err != nil {
-					return fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
-				}
-				fmt.Fprintf(stderr, "bench: %s at %d threads, round %d: step %.1f ms, %.2f cores busy (%.0fs)\n",
-					bc.Name, t, round+1, r.StepMs, r.Tally.cores(""), time.Since(start).Seconds())
-				per[i] = mergeRounds(per[i], r, round)
+		if o.measure {
+			per, err := measureSweep(o, bc, start, stderr)
+			if err != nil {
+				return err
 			}
+			all = append(all, per)
 		}
-		for i := range per {
-			per[i] = withRest(per[i])
+		if len(o.simulate) > 0 {
+			per, err := simulateSweep(o, bc, start, stderr)
+			if err != nil {
+				return err
+			}
+			sims = append(sims, per)
 		}
-		all = append(all, per)
 	}
 	var parts []string
 	for _, bc := range o.configs {
@@ -429,10 +480,75 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
 	}
 	for i, bc := range o.configs {
-		writeScaling(stdout, bc, all[i])
+		if o.measure {
+			writeScaling(stdout, bc, all[i])
+		}
+		if len(o.simulate) > 0 {
+			writeSimulation(stdout, bc, sims[i])
+		}
 	}
-	writeProjection(stdout, o.configs, all)
+	if o.measure {
+		writeProjection(stdout, o.configs, all)
+	}
 	return nil
+}
+
+// measureSweep runs the measured sweep of one config: -rounds child
+// processes at each thread count, the counts taking turns.
+func measureSweep(o scalingOpts, bc benchConfig, start time.Time, stderr io.Writer) ([]scalingResult, error) {
+	per := make([]scalingResult, len(o.threads))
+	for round := range o.rounds {
+		for i, t := range o.threads {
+			var r scalingResult
+			j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
+			if err := runChild(j, &r, nil); err != nil {
+				return nil, fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
+			}
+			fmt.Fprintf(stderr, "bench: %s at %d threads, round %d: step %.1f ms, %.2f cores busy (%.0fs)\n",
+				bc.Name, t, round+1, r.StepMs, r.Tally.cores(""), time.Since(start).Seconds())
+			per[i] = mergeRounds(per[i], r, round)
+		}
+	}
+	for i := range per {
+		per[i] = withRest(per[i])
+	}
+	return per, nil
+}
+
+// simulateSweep records one config at each -simulate count, in -rounds
+// child processes per count, the counts taking turns; each time is the
+// minimum over the rounds.
+func simulateSweep(o scalingOpts, bc benchConfig, start time.Time, stderr io.Writer) ([]simResult, error) {
+	per := make([]simResult, len(o.simulate))
+	for round := range o.rounds {
+		for i, t := range o.simulate {
+			var r simResult
+			j := job{Mode: modeSimulate, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
+			if err := runChild(j, &r, nil); err != nil {
+				return nil, fmt.Errorf("%s simulated at %d threads: %w", bc.Name, t, err)
+			}
+			fmt.Fprintf(stderr, "bench: %s simulated at %d threads, round %d: step %.1f ms on one core, %.1f ms on %d (%.0fs)\n",
+				bc.Name, t, round+1, r.StepMs, r.SimStepMs, t, time.Since(start).Seconds())
+			per[i] = mergeSim(per[i], r, round)
+		}
+	}
+	return per, nil
+}
+
+// mergeSim folds round r's simulation into acc (the rounds before it),
+// keeping every time's minimum.
+func mergeSim(acc, r simResult, round int) simResult {
+	if round == 0 {
+		r.Parts, r.SimParts = maps.Clone(r.Parts), maps.Clone(r.SimParts)
+		return r
+	}
+	if r.StepMs < acc.StepMs {
+		acc.StepMs, acc.Passes, acc.FewChunks = r.StepMs, r.Passes, r.FewChunks
+	}
+	acc.SimStepMs = min(acc.SimStepMs, r.SimStepMs)
+	keepMin(acc.Parts, r.Parts)
+	keepMin(acc.SimParts, r.SimParts)
+	return acc
 }
 
 // mergeRounds folds round r's result into acc (the rounds before it): the

@@ -2,13 +2,15 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
 
 func TestWantsScaling(t *testing.T) {
 	for args, want := range map[string]bool{"-scaling 1,2": true, "--scaling=1,2 -configs tiny": true, "-configs tiny": false, "-- -scaling": false,
-		"-threads 1,2,4": true, "-threads=1,2": true, "-threads 2": false, "-threads=2 -configs s16": false, "-configs 1,2": false} {
+		"-threads 1,2,4": true, "-threads=1,2": true, "-threads 2": false, "-threads=2 -configs s16": false, "-configs 1,2": false,
+		"-simulate 1,16": true, "-simulate=1,2 -configs tiny": true} {
 		if got := wantsScaling(strings.Fields(args)); got != want {
 			t.Errorf("wantsScaling(%q) = %v", args, got)
 		}
@@ -20,7 +22,13 @@ func TestWantsScaling(t *testing.T) {
 	if o, err := parseScaling([]string{"-threads", "1,2,4,8,16", "-configs", "s16"}, &strings.Builder{}); err != nil || len(o.threads) != 5 || o.threads[4] != 16 {
 		t.Errorf("parseScaling -threads: %+v, %v", o, err)
 	}
-	for _, bad := range [][]string{{"-scaling", "0"}, {"-scaling", ""}, {"-configs", "x"}, {"-warmup", "0"}} {
+	if o, err := parseScaling([]string{"-simulate", "16,1,4"}, &strings.Builder{}); err != nil || o.measure || len(o.simulate) != 3 || o.simulate[0] != 1 || o.simulate[2] != 16 {
+		t.Errorf("parseScaling -simulate alone: %+v, %v", o, err)
+	}
+	if o, err := parseScaling([]string{"-threads", "1,2", "-simulate", "1,4"}, &strings.Builder{}); err != nil || !o.measure || len(o.simulate) != 2 {
+		t.Errorf("parseScaling -threads -simulate: %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-scaling", "0"}, {"-scaling", ""}, {"-configs", "x"}, {"-warmup", "0"}, {"-simulate", "2,4"}, {"-simulate", "1"}, {"-simulate", "1,x"}} {
 		if _, err := parseScaling(bad, &strings.Builder{}); err == nil {
 			t.Errorf("parseScaling(%q): no error", bad)
 		}
@@ -113,6 +121,36 @@ func TestMeasureScalingParts(t *testing.T) {
 	}
 	if !(res.StepMs > 0) {
 		t.Errorf("step %v ms", res.StepMs)
+	}
+}
+
+// The simulation records the step and every part at GOMAXPROCS 4 on one
+// core and projects them onto 4 cores: each simulated time is at most the
+// recorded one and at least a quarter of it, and the step's passes are
+// counted.
+func TestMeasureSimulateParts(t *testing.T) {
+	c := benchConfigs["tiny"].model()
+	c.EmbedDim, c.Depth, c.NumHeads = 16, 1, 2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	res, err := measureSimulate(c, job{Steps: 2, Batch: 64, Threads: 4, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"Linear", "LinearDw", "Attention", "AttentionGrad", "LayerNormDx", partAdamW} {
+		rec, sim := res.Parts[k], res.SimParts[k]
+		if !(rec > 0 && sim <= rec*1.0001 && sim >= rec/4*0.9999) {
+			t.Errorf("%s: recorded %v ms, simulated %v ms on 4 cores", k, rec, sim)
+		}
+	}
+	if !(res.SimStepMs <= res.StepMs*1.0001 && res.SimStepMs < res.StepMs) || res.Passes == 0 {
+		t.Errorf("step: recorded %v ms, simulated %v ms, %d passes", res.StepMs, res.SimStepMs, res.Passes)
+	}
+	var b strings.Builder
+	writeSimulation(&b, benchConfigs["tiny"], []simResult{{Threads: 1, StepMs: res.StepMs, Parts: res.Parts}, res})
+	for _, want := range []string{"| 4 thr ms | speedup 1→4 |", "| **whole step** |", "whole step, the split alone", "| LinearDw |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 

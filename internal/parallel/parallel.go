@@ -34,6 +34,10 @@ const spinFor = 500 * time.Microsecond
 // goroutines at once and from inside a body; such calls start goroutines of
 // their own instead of using the pool.
 func Run(chunks int, body func(c int)) {
+	if rec := recorder.Load(); rec != nil {
+		runRecorded(chunks, body, *rec)
+		return
+	}
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	if workers <= 1 {
 		for c := 0; c < chunks; c++ {
