@@ -51,13 +51,13 @@ func alignedFloats(buf []float32, n int) []float32 {
 func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
 	if !parallel || m*n*k < parallelMinWork {
 		ws := workspaces.Get().(*workspace)
-		sgemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ws)
+		sgemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ws, m, n)
 		workspaces.Put(ws)
 		return
 	}
 	mt := (m + kern.mr - 1) / kern.mr
 	nt := (n + kern.nr - 1) / kern.nr
-	if splitDepth && depthSplitPays(m, n, k, mt*nt) {
+	if splitDepth && depthSplitPays(kern, m, n, k) {
 		sgemmDepthSplit(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -78,7 +78,7 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 			if transA {
 				aoff = lo
 			}
-			sgemmSerial(kern, transA, transB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc, ws)
+			sgemmSerial(kern, transA, transB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc, ws, m, n)
 			workspaces.Put(ws)
 		})
 		return
@@ -91,7 +91,7 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 		if transB {
 			boff = lo * ldb
 		}
-		sgemmSerial(kern, transA, transB, m, hi-lo, k, alpha, a, lda, b[boff:], ldb, beta, c[lo:], ldc, ws)
+		sgemmSerial(kern, transA, transB, m, hi-lo, k, alpha, a, lda, b[boff:], ldb, beta, c[lo:], ldc, ws, m, n)
 		workspaces.Put(ws)
 	})
 }
@@ -103,10 +103,17 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 // results are bit-identical whatever the CPU's micro-kernel, the number of
 // cores, whether A and B are packed and by whom (rowA and colA kernels run
 // the same FMA sequence).
-func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ws *workspace) {
+//
+// Whether A and B are packed is decided by the whole product's rows and
+// columns, wm×wn, of which this call may be a chunk: a narrow column chunk
+// of a wide product reads A and B with the whole product's strides, so it
+// packs them as the whole product would (ViT-S/16's fc2 weight gradient,
+// 1536 columns in 48-column chunks on 16 cores, took twice as long reading
+// them in place).
+func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ws *workspace, wm, wn int) {
 	NR := kern.nr
 	kstep := depthStep(k)
-	packB := transB || packNN && m > 4*kern.mr && n > 4*NR
+	packB := transB || packNN && wm > 4*kern.mr && wn > 4*NR
 	if packB {
 		ws.b = alignedFloats(ws.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
 	} else {
@@ -121,7 +128,7 @@ func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 				jr := nc / NR * NR
 				packBEdge(ws.b[:kc*NR], b, ldb, jc+jr, nc-jr, pc, kc, NR)
 			}
-			blockRows(kern, transA, m, n, nc, kc, pc, jc, alpha, a, lda, b, ldb, packB, ws.b, be, c, ldc, ws)
+			blockRows(kern, transA, m, wn, nc, kc, pc, jc, alpha, a, lda, b, ldb, packB, ws.b, be, c, ldc, ws)
 		}
 	})
 }
@@ -267,15 +274,26 @@ var splitDepth = true
 var depthSplitMaxTiles = 128
 
 // depthSplitMaxFloats bounds the partial products a depth split keeps, one
-// m×n block for every depth block after the first.
-const depthSplitMaxFloats = 1 << 21
+// m×n block for every depth block after the first: 32 MiB, ViT-S/16's
+// widest weight gradient (fc2, 384×1536, 13 depth blocks) on many cores.
+const depthSplitMaxFloats = 8 << 20
 
-// depthSplitPays reports whether an m×n×k product of tiles MR×NR tiles
-// splits its depth over the cores (sgemmDepthSplit).
-func depthSplitPays(m, n, k, tiles int) bool {
+// depthSplitPays reports whether an m×n×k product splits its depth over
+// the cores (sgemmDepthSplit) rather than its rows or columns: when it has
+// several depth blocks and either C is small (at most depthSplitMaxTiles
+// tiles a core) or C has too few rows for a row chunk of minRowTiles per
+// core, where the column split would pack all of A again for every chunk
+// (ViT-S/16's fc2 weight gradient on 16 cores: 32 chunks of 48 columns,
+// each packing the whole 384×6304 A, took 1.5–1.8× the one-core time in
+// all). Both need the partial products to fit depthSplitMaxFloats.
+func depthSplitPays(kern *gemmKernel, m, n, k int) bool {
 	workers := runtime.GOMAXPROCS(0)
 	blocks := (k + depthStep(k) - 1) / depthStep(k)
-	return workers > 1 && blocks > 1 && tiles <= depthSplitMaxTiles*workers && (blocks-1)*m*n <= depthSplitMaxFloats
+	if workers < 2 || blocks < 2 || (blocks-1)*m*n > depthSplitMaxFloats {
+		return false
+	}
+	mt, nt := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
+	return mt*nt <= depthSplitMaxTiles*workers || mt < minRowTiles*workers
 }
 
 // sgemmDepthSplit is the split of a product whose C is small and whose
@@ -313,10 +331,10 @@ func sgemmDepthSplit(kern *gemmKernel, transA, transB bool, m, n, k int, alpha f
 				boff = pc
 			}
 			if d == 0 {
-				sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, beta, c[r0*ldc:], ldc, ws)
+				sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, beta, c[r0*ldc:], ldc, ws, m, n)
 				continue
 			}
-			sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, 0, part[(d-1)*m*n+r0*n:], n, ws)
+			sgemmSerial(kern, transA, transB, r1-r0, n, min(kstep, k-pc), alpha, a[aoff:], lda, b[boff:], ldb, 0, part[(d-1)*m*n+r0*n:], n, ws, m, n)
 		}
 		workspaces.Put(ws)
 	})

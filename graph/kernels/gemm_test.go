@@ -331,8 +331,7 @@ func TestDepthSplitIsBitIdentical(t *testing.T) {
 			for _, procs := range []int{2, 3, 4} {
 				runtime.GOMAXPROCS(procs)
 				splitDepth, depthSplitMaxTiles = true, 1<<30
-				mt, nt := (tc.m+kern.mr-1)/kern.mr, (tc.n+kern.nr-1)/kern.nr
-				if !depthSplitPays(tc.m, tc.n, tc.k, mt*nt) {
+				if !depthSplitPays(kern, tc.m, tc.n, tc.k) {
 					t.Fatalf("%s %v: the depth split is not taken", kern.name, tc)
 				}
 				got := append([]float32(nil), c0...)
@@ -343,6 +342,35 @@ func TestDepthSplitIsBitIdentical(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestDepthSplitPays pins which products split their depth, with the AVX2
+// tiles: TINY's weight gradients on two cores; ViT-S/16's
+// narrow ones (fc2's, 384 rows) on sixteen but not on two; never a product
+// of one depth block, one core, or partials past depthSplitMaxFloats.
+func TestDepthSplitPays(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct {
+		name    string
+		m, n, k int
+		procs   int
+		want    bool
+	}{
+		{"TINY dW fc2, 2 cores", 64, 256, 6400, 2, true},
+		{"TINY dW fc1, 2 cores", 256, 64, 6400, 2, true},
+		{"ViT-S/16 dW fc2, 2 cores", 384, 1536, 6304, 2, false},
+		{"ViT-S/16 dW fc2, 16 cores", 384, 1536, 6304, 16, true},
+		{"ViT-S/16 dW qkv, 16 cores", 1152, 384, 6304, 16, true},
+		{"ViT-S/16 dW fc1, 16 cores", 1536, 384, 6304, 16, false},
+		{"one depth block", 64, 256, 500, 16, false},
+		{"one core", 64, 256, 6400, 1, false},
+		{"partials too large", 4096, 4096, 6400, 16, false},
+	} {
+		runtime.GOMAXPROCS(tc.procs)
+		if got := depthSplitPays(&gemmKernel{name: "6x16", mr: 6, nr: 16}, tc.m, tc.n, tc.k); got != tc.want {
+			t.Errorf("%s: depthSplitPays = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
