@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -209,4 +210,34 @@ func TestLayerNormBackwardRowsAdd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLayerNormBackwardAcrossCores checks that dx, dw and db are the same
+// bits on 1, 2, 3 and 16 cores, for shapes of one and of many row chunks
+// (dw and db are reduceRows' sums, added in chunk order).
+func TestLayerNormBackwardAcrossCores(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 11))
+	for _, shape := range [][2]int{{6400, 64}, {700, 384}, {30, 8}} {
+		rows, cols := shape[0], shape[1]
+		x, w, dy := randSlice(r, rows*cols), randSlice(r, cols), randSlice(r, rows*cols)
+		mean, rstd := make([]float32, rows), make([]float32, rows)
+		LayerNormRows(make([]float32, rows*cols), mean, rstd, x, w, nil, rows, cols, 1e-6)
+		run := func(procs int) [3][]float32 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			dx, dw, db := make([]float32, rows*cols), make([]float32, cols), make([]float32, cols)
+			LayerNormBackwardRows(dx, dw, db, dy, x, mean, rstd, w, rows, cols)
+			return [3][]float32{dx, dw, db}
+		}
+		want := run(1)
+		for _, procs := range []int{2, 3, 16} {
+			got := run(procs)
+			for k, name := range []string{"dx", "dw", "db"} {
+				for i := range want[k] {
+					if math.Float32bits(got[k][i]) != math.Float32bits(want[k][i]) {
+						t.Fatalf("%dx%d on %d cores: %s[%d] = %v, want %v (1 core)", rows, cols, procs, name, i, got[k][i], want[k][i])
+					}
+				}
+			}
+		}
+	}
 }
