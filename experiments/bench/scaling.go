@@ -536,16 +536,17 @@ func simulateSweep(o scalingOpts, bc benchConfig, start time.Time, stderr io.Wri
 }
 
 // mergeSim folds round r's simulation into acc (the rounds before it),
-// keeping every time's minimum.
+// keeping every part's minimum times and the step of the round whose
+// simulated step was fastest (its recorded time with it, for the split
+// alone).
 func mergeSim(acc, r simResult, round int) simResult {
 	if round == 0 {
 		r.Parts, r.SimParts = maps.Clone(r.Parts), maps.Clone(r.SimParts)
 		return r
 	}
-	if r.StepMs < acc.StepMs {
-		acc.StepMs, acc.Passes, acc.FewChunks = r.StepMs, r.Passes, r.FewChunks
+	if r.SimStepMs < acc.SimStepMs { // the step recorded and simulated in the same round
+		acc.StepMs, acc.SimStepMs, acc.Passes, acc.FewChunks = r.StepMs, r.SimStepMs, r.Passes, r.FewChunks
 	}
-	acc.SimStepMs = min(acc.SimStepMs, r.SimStepMs)
 	keepMin(acc.Parts, r.Parts)
 	keepMin(acc.SimParts, r.SimParts)
 	return acc

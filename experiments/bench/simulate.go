@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -69,6 +71,10 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 	if err != nil {
 		return res, err
 	}
+	// The garbage collector would run its workers on GOMAXPROCS = j.Threads
+	// Ps beside the recorded chunks (at 64, sixteen of them on this
+	// machine's cores): it runs between the steps instead.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	// clocked runs f under a fresh clock: its wall time and the time
 	// j.Threads cores would take.
 	clocked := func(f func() error) (wall, sim float64, clk simClock, err error) {
@@ -80,6 +86,7 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 		return ms(d), ms(d - clk.chunks + clk.span), clk, err
 	}
 	for s := range j.Steps {
+		runtime.GC()
 		wall, sim, clk, err := clocked(func() error { _, err := tr.step(j.Warmup + s); return err })
 		if err != nil {
 			return res, err
