@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"runtime"
-	"sync"
-)
+import "sync"
 
 // Axpy sets y += alpha·x. The lengths must match.
 func Axpy(alpha float32, x, y []float32) {
@@ -41,50 +38,20 @@ func AddBias(x, bias []float32, rows, cols int) {
 // result does not depend on the number of cores. len(x) must be rows·cols
 // and len(dst) cols.
 //
-// The sums are reduceRows': rows in fixed chunks, each chunk's partial sums
-// added to dst in chunk order. Each column's sum is independent of the
-// others', so the cores share out (chunk, column block) pieces: TINY's bias
-// gradients (6,400 rows of 64 columns, seven chunks) would otherwise use
-// seven cores at most.
+// The rows go in reduceRows' fixed chunks, whose count bounds how many
+// cores share the sum (TINY's 6,400 rows of 64 columns: seven chunks).
+// Splitting a chunk's columns instead was tried: each piece then reads a
+// strip of every row, and on one core the pieces of ViT-S/16's and TINY's
+// sums took 2–3× the whole rows' time.
 func ColSum(dst, x []float32, rows, cols int) {
 	checkRowsCols("ColSum", rows, cols)
 	checkLens("ColSum", rows*cols, "x", len(x))
 	checkLens("ColSum", cols, "dst", len(dst))
-	step := reduceChunkRows(cols)
-	chunks := (rows + step - 1) / step
-	if chunks <= 1 {
-		for r := 0; r < rows; r++ {
-			addVec(dst, x[r*cols:(r+1)*cols])
+	reduceRows(rows, cols, [][]float32{dst}, func(lo, hi int, acc [][]float32) {
+		for r := lo; r < hi; r++ {
+			addVec(acc[0], x[r*cols:(r+1)*cols])
 		}
-		return
-	}
-	width := colBlockWidth(cols, chunks)
-	blocks := (cols + width - 1) / width
-	withPartials(chunks, [][]float32{dst}, cols, func(part func(c, d int) []float32) {
-		parallelFor(chunks*blocks, 1, 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				c, j0 := i/blocks, i%blocks*width
-				j1 := min(j0+width, cols)
-				acc := part(c, 0)[j0:j1]
-				clear(acc)
-				for r := c * step; r < min((c+1)*step, rows); r++ {
-					addVec(acc, x[r*cols+j0:r*cols+j1])
-				}
-			}
-		})
 	})
-}
-
-// colBlockWidth is the columns of ColSum's pieces: all of them when the
-// chunks alone give every core four, else blocks of whole 64-byte lines
-// (16 floats), narrower until they do.
-func colBlockWidth(cols, chunks int) int {
-	want := 4 * runtime.GOMAXPROCS(0)
-	if chunks >= want {
-		return cols
-	}
-	per := (want + chunks - 1) / chunks // blocks per chunk
-	return min(cols, max(16, (cols+per-1)/per+15)/16*16)
 }
 
 // reduceRows accumulates body's per-row contributions into dsts (each of
