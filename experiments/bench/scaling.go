@@ -48,6 +48,9 @@ type scalingResult struct {
 	// waited, its own chunks done, for the pool's helpers to finish theirs
 	// (parallel.Waited).
 	StepWaitMs float64 `json:"step_wait_ms,omitempty"`
+	// RoundStepMs is each round's step time (its minimum over the round's
+	// steps), in round order: mergeRounds fills it.
+	RoundStepMs []float64 `json:"round_step_ms,omitempty"`
 }
 
 // stopwatch measures one part's wall time and the CPU time the process
@@ -559,8 +562,10 @@ func mergeRounds(acc, r scalingResult, round int) scalingResult {
 	if round == 0 { // a copy: merging later rounds must not change r's maps
 		r.Parts = maps.Clone(r.Parts)
 		r.Tally = busyTally(nil).merge(r.Tally)
+		r.RoundStepMs = []float64{r.StepMs}
 		return r
 	}
+	acc.RoundStepMs = append(acc.RoundStepMs, r.StepMs)
 	mean := func(a, b float64) float64 { return (a*float64(round) + b) / float64(round+1) }
 	acc.StepMs = min(acc.StepMs, r.StepMs)
 	acc.Tally = acc.Tally.merge(r.Tally)
@@ -643,6 +648,12 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	}
 	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") })
 	fmt.Fprintln(w)
+	for _, r := range per[1:] {
+		if ratios := roundRatios(first, r); len(ratios) > 1 {
+			fmt.Fprintf(w, "Each round's own speedup of the step, %d→%d threads: %s; median %.2f×.\n",
+				first.Threads, r.Threads, strings.Join(ratios, ", "), median(roundSpeedups(first, r)))
+		}
+	}
 	for _, r := range per {
 		if r.Threads > 1 {
 			fmt.Fprintf(w, "At %d threads the step's goroutine waited %.2f ms a step (%.1f %% of the step, mean over the rounds) for the helpers' last chunks (`parallel.Waited`).\n",
@@ -650,6 +661,28 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// roundSpeedups are round i's step time at a over its time at b, for the
+// rounds both measured: on a shared host a slow spell falls on one round's
+// pair, where the minima over all rounds may pair a quiet round with a
+// loaded one.
+func roundSpeedups(a, b scalingResult) []float64 {
+	n := min(len(a.RoundStepMs), len(b.RoundStepMs))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = a.RoundStepMs[i] / b.RoundStepMs[i]
+	}
+	return out
+}
+
+// roundRatios formats roundSpeedups.
+func roundRatios(a, b scalingResult) []string {
+	var out []string
+	for _, v := range roundSpeedups(a, b) {
+		out = append(out, fmt.Sprintf("%.2f", v))
+	}
+	return out
 }
 
 // writeProjection prints, per config, the measured speedup, the serial

@@ -181,6 +181,17 @@ func TestMergeRounds(t *testing.T) {
 	if r1.Tally.cores("GELU") != 0 {
 		t.Error("one round's 60 ms of GELU gave a busy-cores figure")
 	}
+	one := mergeRounds(mergeRounds(scalingResult{}, scalingResult{Threads: 1, StepMs: 190}, 0), scalingResult{Threads: 1, StepMs: 170}, 1)
+	if len(got.RoundStepMs) != 2 || got.RoundStepMs[0] != 100 || got.RoundStepMs[1] != 90 {
+		t.Errorf("round steps %v, want [100 90]", got.RoundStepMs)
+	}
+	if m := median(roundSpeedups(one, got)); math.Abs(m-(1.9+170.0/90)/2) > 1e-12 {
+		t.Errorf("median of the rounds' speedups %v, want the mean of 1.9 and 1.89", m)
+	}
+	three := scalingResult{RoundStepMs: []float64{50, 100, 70}}
+	if m := median(roundSpeedups(scalingResult{RoundStepMs: []float64{100, 150, 200}}, three)); m != 2 { // 2, 1.5, 2.857
+		t.Errorf("median of three %v, want 2", m)
+	}
 	noClock := mergeRounds(mergeRounds(scalingResult{}, scalingResult{StepMs: 1, Parts: map[string]float64{}}, 0), r2, 1)
 	if noClock.Tally.cores("Linear") != 221.0/130 {
 		t.Errorf("a first round without a clock: %v", noClock.Tally)
