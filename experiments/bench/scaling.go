@@ -142,15 +142,11 @@ func parseThreads(s string) ([]int, error) {
 // machine, Gorgonia's own ops, the weight check and the loop's bookkeeping.
 func measureScaling(c layers.Config, j job) (scalingResult, error) {
 	res := scalingResult{Threads: j.Threads, Parts: map[string]float64{}, StepMs: math.Inf(1)}
-	tr, err := newTrainer(c, j)
+	tr, rp, err := startReplay(c, j)
 	if err != nil {
 		return res, err
 	}
 	defer tr.close()
-	rp, err := newReplay(tr, j)
-	if err != nil {
-		return res, err
-	}
 	busy := busyTally{}
 	for s := range j.Steps {
 		w, w0 := startWatch(), parallel.Waited()
@@ -200,6 +196,21 @@ type replay struct {
 	params []optim.Param
 	oc     optim.Config
 	opt    *optim.AdamW
+}
+
+// startReplay builds c's trainer for j, takes its j.Warmup steps and lists
+// the step's parts; the caller closes the trainer.
+func startReplay(c layers.Config, j job) (*trainer, *replay, error) {
+	tr, err := newTrainer(c, j)
+	if err != nil {
+		return nil, nil, err
+	}
+	rp, err := newReplay(tr, j)
+	if err != nil {
+		tr.close()
+		return nil, nil, err
+	}
+	return tr, rp, nil
 }
 
 // newReplay takes tr's warm-up steps and lists the step's parts.
@@ -499,40 +510,41 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 // measureSweep runs the measured sweep of one config: -rounds child
 // processes at each thread count, the counts taking turns.
 func measureSweep(o scalingOpts, bc benchConfig, start time.Time, stderr io.Writer) ([]scalingResult, error) {
-	per := make([]scalingResult, len(o.threads))
-	for round := range o.rounds {
-		for i, t := range o.threads {
-			var r scalingResult
-			j := job{Mode: modeScaling, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
-			if err := runChild(j, &r, nil); err != nil {
-				return nil, fmt.Errorf("%s at %d threads: %w", bc.Name, t, err)
-			}
-			fmt.Fprintf(stderr, "bench: %s at %d threads, round %d: step %.1f ms, %.2f cores busy (%.0fs)\n",
-				bc.Name, t, round+1, r.StepMs, r.Tally.cores(""), time.Since(start).Seconds())
-			per[i] = mergeRounds(per[i], r, round)
-		}
-	}
+	per, err := sweepRounds(o, bc, modeScaling, o.threads, mergeRounds, func(r scalingResult) string {
+		return fmt.Sprintf("step %.1f ms, %.2f cores busy", r.StepMs, r.Tally.cores(""))
+	}, start, stderr)
 	for i := range per {
 		per[i] = withRest(per[i])
 	}
-	return per, nil
+	return per, err
 }
 
 // simulateSweep records one config at each -simulate count, in -rounds
 // child processes per count, the counts taking turns; each time is the
 // minimum over the rounds.
 func simulateSweep(o scalingOpts, bc benchConfig, start time.Time, stderr io.Writer) ([]simResult, error) {
-	per := make([]simResult, len(o.simulate))
+	return sweepRounds(o, bc, modeSimulate, o.simulate, mergeSim, func(r simResult) string {
+		return fmt.Sprintf("step %.1f ms on one core, %.1f ms on %d", r.StepMs, r.SimStepMs, r.Threads)
+	}, start, stderr)
+}
+
+// sweepRounds runs one config's children of mode at each thread count,
+// -rounds times with the counts taking turns (1, 2, 1, 2, …, so that a slow
+// spell of a shared host falls on both), folds each round into its count's
+// result with merge, and logs it to stderr with describe.
+func sweepRounds[R any](o scalingOpts, bc benchConfig, mode string, counts []int, merge func(acc, r R, round int) R,
+	describe func(R) string, start time.Time, stderr io.Writer) ([]R, error) {
+	per := make([]R, len(counts))
 	for round := range o.rounds {
-		for i, t := range o.simulate {
-			var r simResult
-			j := job{Mode: modeSimulate, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
+		for i, t := range counts {
+			var r R
+			j := job{Mode: mode, Config: bc.Name, Steps: bc.Steps, Threads: t, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
 			if err := runChild(j, &r, nil); err != nil {
-				return nil, fmt.Errorf("%s simulated at %d threads: %w", bc.Name, t, err)
+				return nil, fmt.Errorf("%s, %s at %d threads: %w", bc.Name, mode, t, err)
 			}
-			fmt.Fprintf(stderr, "bench: %s simulated at %d threads, round %d: step %.1f ms on one core, %.1f ms on %d (%.0fs)\n",
-				bc.Name, t, round+1, r.StepMs, r.SimStepMs, t, time.Since(start).Seconds())
-			per[i] = mergeSim(per[i], r, round)
+			fmt.Fprintf(stderr, "bench: %s, %s at %d threads, round %d: %s (%.0fs)\n",
+				bc.Name, mode, t, round+1, describe(r), time.Since(start).Seconds())
+			per[i] = merge(per[i], r, round)
 		}
 	}
 	return per, nil

@@ -19,13 +19,14 @@ const modeSimulate = "simulate"
 
 // simResult is what a modeSimulate child recorded at GOMAXPROCS Threads:
 // with parallel.Record on, every pass ran its chunks one after another on
-// one core, each timed alone. Per part (as in scalingResult) and for the
-// whole step, the minimum over the steps of: Ms, the time it took so; and
-// SimMs, the time it would take on Threads cores that split it as recorded
-// (its serial time, Ms less its passes' chunks, plus each pass's
-// parallel.Pass.Makespan). Passes is the step's count of passes, and
-// FewChunks the step's passes with fewer chunks than Threads, in all and
-// per part (Narrow: the replay's, per step).
+// one core, each timed alone. Parts is each part's time so (as in
+// scalingResult) and SimParts the time Threads cores that split it as
+// recorded would take (its serial time, the recorded time less its passes'
+// chunks, plus each pass's parallel.Pass.Makespan), each the minimum over
+// the steps. StepMs and SimStepMs are the same two times of the step whose
+// simulated time was least. Passes is that step's count of passes and
+// FewChunks those with fewer chunks than Threads; Narrow counts the latter
+// per part of the replay.
 type simResult struct {
 	Threads   int                `json:"threads"`
 	StepMs    float64            `json:"step_ms"`
@@ -62,15 +63,11 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 		}
 	})
 	defer stop()
-	tr, err := newTrainer(c, j)
+	tr, rp, err := startReplay(c, j)
 	if err != nil {
 		return res, err
 	}
 	defer tr.close()
-	rp, err := newReplay(tr, j)
-	if err != nil {
-		return res, err
-	}
 	// The garbage collector would run its workers on GOMAXPROCS = j.Threads
 	// Ps beside the recorded chunks (at 64, sixteen of them on this
 	// machine's cores): it runs between the steps instead.
@@ -91,10 +88,9 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if wall < res.StepMs {
-			res.StepMs, res.Passes, res.FewChunks = wall, clk.passes, clk.narrow
+		if sim < res.SimStepMs { // the step recorded and simulated together, as mergeSim keeps them
+			res.StepMs, res.SimStepMs, res.Passes, res.FewChunks = wall, sim, clk.passes, clk.narrow
 		}
-		res.SimStepMs = min(res.SimStepMs, sim)
 		parts, simParts, narrow := map[string]float64{}, map[string]float64{}, map[string]int{}
 		err = rp.run(s, func(part string, f func() error) error {
 			wall, sim, clk, err := clocked(f)

@@ -85,12 +85,8 @@ func reduceRows(rows, cols int, dsts [][]float32, body func(lo, hi int, acc [][]
 // element's sum in that order whatever the split: the cores share out
 // blocks of columns.
 func withPartials(chunks int, dsts [][]float32, cols int, fill func(part func(c, d int) []float32)) {
-	buf := partialBuffers.Get().(*[]float32)
-	defer partialBuffers.Put(buf)
-	if n := chunks * len(dsts) * cols; cap(*buf) < n {
-		*buf = make([]float32, n)
-	}
-	partial := (*buf)[:chunks*len(dsts)*cols]
+	buf, partial := borrowFloats(chunks * len(dsts) * cols)
+	defer scratch.Put(buf)
 	part := func(c, d int) []float32 {
 		o := (c*len(dsts) + d) * cols
 		return partial[o : o+cols]
@@ -110,5 +106,16 @@ func withPartials(chunks int, dsts [][]float32, cols int, fill func(part func(c,
 	parallelFor(cols, splitGrain(cols, 4, 64), 16, add)
 }
 
-// partialBuffers holds reduceRows' and ColSum's partial sums between calls.
-var partialBuffers = sync.Pool{New: func() any { return new([]float32) }}
+// scratch holds the float buffers lent for one call and kept between
+// calls: reduceRows' partial sums, sgemmDepthSplit's partial products.
+var scratch = sync.Pool{New: func() any { return new([]float32) }}
+
+// borrowFloats lends n floats from scratch, whatever they held; the
+// caller gives buf back with scratch.Put once done with floats.
+func borrowFloats(n int) (buf *[]float32, floats []float32) {
+	buf = scratch.Get().(*[]float32)
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return buf, (*buf)[:n]
+}

@@ -29,7 +29,6 @@ const parallelMinWork = 1 << 18
 // workspace holds one goroutine's packing buffers.
 type workspace struct {
 	a, b []float32
-	part []float32 // a depth split's partial products (sgemmDepthSplit)
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -311,10 +310,8 @@ func sgemmDepthSplit(kern *gemmKernel, transA, transB bool, m, n, k int, alpha f
 	kstep := depthStep(k)
 	blocks := (k + kstep - 1) / kstep
 	mt := (m + MR - 1) / MR
-	held := workspaces.Get().(*workspace)
-	defer workspaces.Put(held)
-	held.part = alignedFloats(held.part, (blocks-1)*m*n)
-	part := held.part
+	buf, part := borrowFloats((blocks - 1) * m * n)
+	defer scratch.Put(buf)
 	parallelFor(blocks*mt, mt, 1, func(lo, hi int) {
 		ws := workspaces.Get().(*workspace)
 		for t := lo; t < hi; {
