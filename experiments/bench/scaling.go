@@ -48,6 +48,9 @@ type scalingResult struct {
 	// waited, its own chunks done, for the pool's helpers to finish theirs
 	// (parallel.Waited).
 	StepWaitMs float64 `json:"step_wait_ms,omitempty"`
+	// PartWaitMs is the same for each part of the replay: the mean time per
+	// step that the part's passes waited for their last chunks.
+	PartWaitMs map[string]float64 `json:"part_wait_ms,omitempty"`
 	// RoundStepMs is each round's step time (its minimum over the round's
 	// steps), in round order: mergeRounds fills it.
 	RoundStepMs []float64 `json:"round_step_ms,omitempty"`
@@ -141,7 +144,7 @@ func parseThreads(s string) ([]int, error) {
 // What the step took beyond the parts is its rest (withRest): the tape
 // machine, Gorgonia's own ops, the weight check and the loop's bookkeeping.
 func measureScaling(c layers.Config, j job) (scalingResult, error) {
-	res := scalingResult{Threads: j.Threads, Parts: map[string]float64{}, StepMs: math.Inf(1)}
+	res := scalingResult{Threads: j.Threads, Parts: map[string]float64{}, PartWaitMs: map[string]float64{}, StepMs: math.Inf(1)}
 	tr, rp, err := startReplay(c, j)
 	if err != nil {
 		return res, err
@@ -159,10 +162,11 @@ func measureScaling(c layers.Config, j job) (scalingResult, error) {
 		busy.add("", wall, cpu)
 		parts := map[string]float64{}
 		err := rp.run(s, func(part string, f func() error) error {
-			w := startWatch()
+			w, w0 := startWatch(), parallel.Waited()
 			err := f()
 			wall, cpu := w.lap()
 			parts[part] += wall
+			res.PartWaitMs[part] += ms(parallel.Waited()-w0) / float64(j.Steps)
 			busy.add(part, wall, cpu)
 			return err
 		})
@@ -574,6 +578,7 @@ func mergeRounds(acc, r scalingResult, round int) scalingResult {
 	if round == 0 { // a copy: merging later rounds must not change r's maps
 		r.Parts = maps.Clone(r.Parts)
 		r.Tally = busyTally(nil).merge(r.Tally)
+		r.PartWaitMs = maps.Clone(r.PartWaitMs)
 		r.RoundStepMs = []float64{r.StepMs}
 		return r
 	}
@@ -582,6 +587,12 @@ func mergeRounds(acc, r scalingResult, round int) scalingResult {
 	acc.StepMs = min(acc.StepMs, r.StepMs)
 	acc.Tally = acc.Tally.merge(r.Tally)
 	acc.StepWaitMs = mean(acc.StepWaitMs, r.StepWaitMs)
+	for k := range r.PartWaitMs {
+		if acc.PartWaitMs == nil {
+			acc.PartWaitMs = map[string]float64{}
+		}
+		acc.PartWaitMs[k] = mean(acc.PartWaitMs[k], r.PartWaitMs[k])
+	}
 	for k, v := range r.Parts {
 		if cur, ok := acc.Parts[k]; !ok || v < cur {
 			acc.Parts[k] = v
@@ -618,8 +629,15 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	for _, r := range busyAt {
 		fmt.Fprintf(w, " busy cores at %d |", r.Threads)
 	}
+	var waitAt []scalingResult // the thread counts above one whose parts' waiting was measured
+	for _, r := range per {
+		if r.Threads > 1 && len(r.PartWaitMs) > 0 {
+			waitAt = append(waitAt, r)
+			fmt.Fprintf(w, " waited at %d ms |", r.Threads)
+		}
+	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1+len(busyAt)))
+	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1+len(busyAt)+len(waitAt)))
 	var kinds []string
 	for k := range first.Parts {
 		if k != partRest {
@@ -628,7 +646,7 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	}
 	sort.Slice(kinds, func(a, b int) bool { return first.Parts[kinds[a]] > first.Parts[kinds[b]] })
 	kinds = append(kinds, partRest)
-	line := func(name, pass string, v, busy func(r scalingResult) float64) {
+	line := func(name, pass string, v, busy, wait func(r scalingResult) float64) {
 		fmt.Fprintf(w, "| %s | %s |", name, pass)
 		for _, r := range per {
 			fmt.Fprintf(w, " %.2f |", v(r))
@@ -646,6 +664,13 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 				fmt.Fprint(w, " — |")
 			}
 		}
+		for _, r := range waitAt {
+			if d := wait(r); d >= 0 {
+				fmt.Fprintf(w, " %.2f |", d)
+			} else {
+				fmt.Fprint(w, " — |")
+			}
+		}
 		fmt.Fprintln(w)
 	}
 	for _, k := range kinds {
@@ -656,9 +681,16 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 		case backwardKind(k):
 			pass = "bwd"
 		}
-		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Tally.cores(k) })
+		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Tally.cores(k) },
+			func(r scalingResult) float64 {
+				if d, ok := r.PartWaitMs[k]; ok {
+					return d
+				}
+				return -1 // the rest of the step: not a replayed part
+			})
 	}
-	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") })
+	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") },
+		func(r scalingResult) float64 { return r.StepWaitMs })
 	fmt.Fprintln(w)
 	for _, r := range per[1:] {
 		if ratios := roundRatios(first, r); len(ratios) > 1 {

@@ -160,9 +160,17 @@ func TestMeasureSimulateParts(t *testing.T) {
 // the rest of the step is taken from the merged times, not any one round.
 func TestMergeRounds(t *testing.T) {
 	r1 := scalingResult{Threads: 2, StepMs: 100, Parts: map[string]float64{"Linear": 60, "GELU": 10},
-		Tally: busyTally{"": {100, 180}, "Linear": {120, 228}, "GELU": {60, 90}}}
+		Tally: busyTally{"": {100, 180}, "Linear": {120, 228}, "GELU": {60, 90}}, PartWaitMs: map[string]float64{"Linear": 2, "GELU": 0.5}}
 	r2 := scalingResult{Threads: 2, StepMs: 90, Parts: map[string]float64{"Linear": 65, "GELU": 8},
-		Tally: busyTally{"": {90, 144}, "Linear": {130, 221}, "GELU": {50, 95}}}
+		Tally: busyTally{"": {90, 144}, "Linear": {130, 221}, "GELU": {50, 95}}, PartWaitMs: map[string]float64{"Linear": 1, "GELU": 0.25}}
+	r3 := scalingResult{Threads: 2, StepMs: 95, Parts: map[string]float64{"Linear": 62}, PartWaitMs: map[string]float64{"Linear": 3}}
+	if w := mergeRounds(mergeRounds(mergeRounds(scalingResult{}, r1, 0), r2, 1), r3, 2).PartWaitMs; w["Linear"] != 2 || w["GELU"] != 0.375 {
+		// the mean over the rounds (every round times every part; r3 leaves GELU as it was)
+		t.Errorf("waits merged to %v, want Linear 2 (the mean of 2, 1, 3) and GELU 0.375", w)
+	}
+	if r1.PartWaitMs["Linear"] != 2 {
+		t.Errorf("merging changed the first round's waits: %v", r1.PartWaitMs)
+	}
 	got := withRest(mergeRounds(mergeRounds(scalingResult{}, r1, 0), r2, 1))
 	want := map[string]float64{"Linear": 60, "GELU": 8, partRest: 90 - 60 - 8}
 	if got.StepMs != 90 || len(got.Parts) != len(want) {

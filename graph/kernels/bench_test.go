@@ -3,6 +3,8 @@ package kernels
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vitgo/vit/internal/parallel"
 )
 
 // vitGemmShapes are the products of one ViT training step at batch 128,
@@ -76,10 +78,13 @@ func BenchmarkSgemm(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands(r)
 			b.ResetTimer()
+			w0 := parallel.Waited()
 			for b.Loop() {
 				Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
 			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			// the caller's wait for the helpers' last chunks, a share of the time
+			b.ReportMetric(100*float64(parallel.Waited()-w0)/float64(b.Elapsed()), "%waited")
 		})
 	}
 }

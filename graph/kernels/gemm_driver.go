@@ -227,35 +227,63 @@ func blockRows(kern *gemmKernel, transA bool, m, n, nc, kc, pc, jc int, alpha fl
 }
 
 // sgemmSharedB is the row split of a product whose B is packed: for each
-// (depth, column) block, the cores first pack B's panels together into one
+// (depth, column) block, the cores pack B's panels together into one
 // shared buffer, then run their row chunks against it, so B is packed
 // once per block instead of once per chunk (a weight gradient dYᵀ·X reads
-// all of X, B·T rows, in every chunk).
+// all of X, B·T rows, in every chunk). The packing of the next block rides
+// at the end of this block's pass (parallel.ForThen), into the other of two
+// buffers: one pass per block instead of two, and the packing fills the
+// cores' last moments of the pass.
 func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, grain int) {
 	NR := kern.nr
 	kstep := depthStep(k)
-	shared := workspaces.Get().(*workspace)
-	defer workspaces.Put(shared)
-	shared.b = alignedFloats(shared.b, kstep*((min(n, ncBlock)+NR-1)/NR*NR))
-	bpack := shared.b
+	type block struct {
+		pc, kc, jc, nc int
+		be             float32
+	}
+	var blocks []block
 	forDepthBlocks(k, beta, func(pc, kc int, be float32) {
 		for jc := 0; jc < n; jc += ncBlock {
-			nc := min(ncBlock, n-jc)
-			panels := (nc + NR - 1) / NR
-			parallelFor(panels, splitGrain(panels, 2, 1), 1, func(r0, r1 int) {
-				packBBlock(bpack, transB, b, ldb, jc, nc, pc, kc, NR, r0, r1)
-			})
-			parallelFor(m, grain, kern.mr, func(lo, hi int) {
-				ws := workspaces.Get().(*workspace)
-				aoff := lo * lda
-				if transA {
-					aoff = lo
-				}
-				blockRows(kern, transA, hi-lo, n, nc, kc, pc, jc, alpha, a[aoff:], lda, b, ldb, true, bpack, be, c[lo*ldc:], ldc, ws)
-				workspaces.Put(ws)
-			})
+			blocks = append(blocks, block{pc, kc, jc, min(ncBlock, n-jc), be})
 		}
 	})
+	shared := workspaces.Get().(*workspace)
+	defer workspaces.Put(shared)
+	size := kstep * ((min(n, ncBlock) + NR - 1) / NR * NR)
+	shared.b = alignedFloats(shared.b, 2*size)
+	bufs := [2][]float32{shared.b[:size], shared.b[size:]}
+	// packPieces cuts block i's panels into pieces for the cores.
+	packPieces := func(i int) (pieces, per int) {
+		panels := (blocks[i].nc + NR - 1) / NR
+		per = splitGrain(panels, 2, 1)
+		return (panels + per - 1) / per, per
+	}
+	pack := func(i, piece, per int) {
+		bl := blocks[i]
+		panels := (bl.nc + NR - 1) / NR
+		packBBlock(bufs[i%2], transB, b, ldb, bl.jc, bl.nc, bl.pc, bl.kc, NR, piece*per, min((piece+1)*per, panels))
+	}
+	pieces, per := packPieces(0)
+	parallelFor(pieces, 1, 1, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			pack(0, p, per)
+		}
+	})
+	for i, bl := range blocks {
+		next, nextPer := 0, 0
+		if i+1 < len(blocks) {
+			next, nextPer = packPieces(i + 1)
+		}
+		parallelForThen(m, grain, kern.mr, func(lo, hi int) {
+			ws := workspaces.Get().(*workspace)
+			aoff := lo * lda
+			if transA {
+				aoff = lo
+			}
+			blockRows(kern, transA, hi-lo, n, bl.nc, bl.kc, bl.pc, bl.jc, alpha, a[aoff:], lda, b, ldb, true, bufs[i%2], bl.be, c[lo*ldc:], ldc, ws)
+			workspaces.Put(ws)
+		}, next, func(p int) { pack(i+1, p, nextPer) })
+	}
 }
 
 // splitDepth, when set, lets a product with several depth blocks and few

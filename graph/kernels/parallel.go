@@ -23,3 +23,10 @@ func splitGrain(n, perWorker, minGrain int) int {
 	}
 	return g
 }
+
+// parallelForThen is parallelFor followed, in the same pass, by then(c) for
+// every c in [0, extra), which the cores take as they run out of body's
+// chunks (parallel.ForThen).
+func parallelForThen(n, grain, align int, body func(lo, hi int), extra int, then func(c int)) {
+	parallel.ForThen(n, grain, align, body, extra, then)
+}

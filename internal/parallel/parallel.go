@@ -207,12 +207,13 @@ func (w *worker) loop(p *workerPool, seen *job) {
 // the cores: their count is rounded up to a multiple of GOMAXPROCS (three
 // chunks on two cores become four smaller ones), so that no core waits
 // while another runs a last, lone chunk. When there are at least tailCut
-// chunks per core, it also cuts the last GOMAXPROCS chunks in quarters, so
-// that the cores, which take chunks as they free up, finish within about a
-// quarter of a chunk of each other instead of half a chunk on average. With
-// fewer chunks it leaves them whole: their size is then the caller's floor
-// (a product's fewest rows per chunk), which a cut would undercut. With one
-// core or one chunk it calls body(0, n) inline.
+// chunks per core, it also cuts the last GOMAXPROCS chunks into pieces
+// that halve in size (tailLevels), so that the cores, which take chunks as
+// they free up, finish within about a sixteenth of a chunk of each other
+// instead of half a chunk on average. With fewer chunks it leaves them
+// whole: their size is then the caller's floor (a product's fewest rows per
+// chunk), which a cut would undercut. With one core or one chunk it calls
+// body(0, n) inline.
 func For(n, size, align int, body func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -228,14 +229,50 @@ func For(n, size, align int, body func(lo, hi int)) {
 	})
 }
 
+// ForThen is For followed, in the same pass, by then(c) for every c in
+// [0, extra): chunks the cores take as they run out of body's, so that
+// small independent work (packing the next block of a product) fills the
+// end of the pass instead of making a pass of its own. It returns when
+// every call has returned.
+func ForThen(n, size, align int, body func(lo, hi int), extra int, then func(c int)) {
+	if n <= 0 {
+		For(extra, 1, 1, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				then(c)
+			}
+		})
+		return
+	}
+	p := plan(n, size, align, runtime.GOMAXPROCS(0))
+	chunks := p.chunks()
+	Run(chunks+extra, func(c int) {
+		if c >= chunks {
+			then(c - chunks)
+			return
+		}
+		lo, hi := p.bounds(c)
+		body(lo, hi)
+	})
+}
+
 // tailCut is the fewest chunks per core for which For cuts the last ones:
 // the callers ask for about four per core unless their floor gives fewer.
 const tailCut = 4
 
+// tailLevels is how many times For halves the pieces of its tail: the last
+// GOMAXPROCS chunks become GOMAXPROCS pieces of half a chunk, as many of a
+// quarter, and the rest pieces of an eighth. The cores then finish about
+// half a last piece apart, a sixteenth of a chunk, in as many pieces as
+// cutting the tail in quarters made (ViT-S/16's row-split products on two
+// cores: tail pieces of 25–100 rows instead of 198).
+const tailLevels = 3
+
 // chunking is For's split of [0, n): head chunks of size units, then the
-// rest, from tail = head·size, in pieces of sub units.
+// rest, from tail = head·size, in pieces that halve tailLevels times: at
+// level L (1, 2, …), workers pieces of piece(L) units, the last level's as
+// many as it takes.
 type chunking struct {
-	n, size, head, tail, sub int
+	n, size, head, tail, align, workers int
 }
 
 // plan returns For's split of n units in chunks of about size, aligned to
@@ -243,13 +280,31 @@ type chunking struct {
 func plan(n, size, align, workers int) chunking {
 	size, chunks := balance(n, size, align, workers)
 	if chunks < tailCut*workers {
-		return chunking{n: n, size: size, head: chunks, tail: n, sub: 1}
+		return chunking{n: n, size: size, head: chunks, tail: n, align: 1, workers: workers}
 	}
 	head := chunks - workers
-	return chunking{n: n, size: size, head: head, tail: head * size, sub: roundUp((size+3)/4, max(align, 1))}
+	return chunking{n: n, size: size, head: head, tail: head * size, align: max(align, 1), workers: workers}
 }
 
-func (p chunking) chunks() int { return p.head + (p.n-p.tail+p.sub-1)/p.sub }
+// piece is the size of the tail's pieces at level L: size/2^L, rounded up
+// to align.
+func (p chunking) piece(L int) int {
+	return roundUp(max((p.size+1<<L-1)>>L, 1), p.align)
+}
+
+// chunks returns the number of chunks: head ones, then the tail's pieces.
+func (p chunking) chunks() int {
+	c, lo := p.head, p.tail
+	for L := 1; lo < p.n; L++ {
+		piece := p.piece(L)
+		if L == tailLevels || lo+p.workers*piece >= p.n {
+			return c + (p.n-lo+piece-1)/piece
+		}
+		lo += p.workers * piece
+		c += p.workers
+	}
+	return c
+}
 
 // bounds returns chunk c's units [lo, hi).
 func (p chunking) bounds(c int) (lo, hi int) {
@@ -257,8 +312,16 @@ func (p chunking) bounds(c int) (lo, hi int) {
 		lo = c * p.size
 		return lo, min(lo+p.size, p.n)
 	}
-	lo = p.tail + (c-p.head)*p.sub
-	return lo, min(lo+p.sub, p.n)
+	lo, c = p.tail, c-p.head
+	for L := 1; ; L++ {
+		piece := p.piece(L)
+		if L == tailLevels || c < p.workers {
+			lo += c * piece
+			return lo, min(lo+piece, p.n)
+		}
+		lo += p.workers * piece
+		c -= p.workers
+	}
 }
 
 // balance returns the chunk size and count of n units in chunks of about

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -87,6 +88,36 @@ func TestForCoversOnce(t *testing.T) {
 	}
 }
 
+// ForThen covers [0, n) once and calls then once for each extra chunk, on
+// any number of cores, with or without units for body.
+func TestForThenCoversOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 5, 256, 1000} {
+			for _, extra := range []int{0, 1, 7} {
+				hits := make([]atomic.Int32, n)
+				thens := make([]atomic.Int32, extra)
+				ForThen(n, 96, 6, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						hits[i].Add(1)
+					}
+				}, extra, func(c int) { thens[c].Add(1) })
+				for i := range hits {
+					if h := hits[i].Load(); h != 1 {
+						t.Fatalf("GOMAXPROCS %d, n %d, extra %d: unit %d ran %d times", procs, n, extra, i, h)
+					}
+				}
+				for c := range thens {
+					if h := thens[c].Load(); h != 1 {
+						t.Fatalf("GOMAXPROCS %d, n %d, extra %d: then(%d) ran %d times", procs, n, extra, c, h)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Calls from several goroutines at once, calls from inside a body, and
 // thousands of calls in a row (the pool's helpers awake or asleep between
 // them) all run every chunk exactly once. Run under -race in CI.
@@ -141,27 +172,38 @@ func BenchmarkRunAfterSerialWork(b *testing.B) {
 }
 
 // For's split covers [0, n) in order without gaps or overlaps, aligned; at
-// four chunks or more per core the last ones are a quarter of the others,
-// with fewer they stay whole (the caller's floor).
+// four chunks or more per core the last core's worth of chunks is cut into
+// pieces that halve (a half, a quarter, then eighths) and never grow, with
+// fewer the chunks stay whole (the caller's floor).
 func TestPlanCutsTheTail(t *testing.T) {
 	for _, c := range []struct {
 		n, size, align, workers int
 		wantChunks, wantLast    int
+		wantSizes               []int // the chunks' sizes after the head's, if set
 	}{
-		{6304, 792, 6, 2, 6 + 8, 1552 - 7*198}, // 8 chunks of 792 rows: the last 2 as 8 of 198 (the last 166)
-		{1000, 100, 1, 2, 8 + 8, 25},           // 10 chunks of 100: 8 whole, then the last 200 in pieces of 25
-		{1000, 100, 1, 4, 12, 76},              // 12 chunks of 84 on 4 cores: 3 a core, left whole
-		{256, 66, 6, 2, 4, 58},                 // 4 chunks on 2 cores: whole, so none is under 66 rows
-		{192, 96, 6, 2, 2, 96},                 // a small product's floor of 96 rows is kept
-		{100, 200, 1, 2, 1, 100},               // one chunk
-		{9, 1, 1, 2, 9, 1},                     // unit chunks
+		// 8 chunks of 792 rows: 6 whole, then 2 of 396, 2 of 198 and the last 364 in pieces of 102
+		{6304, 792, 6, 2, 6 + 2 + 2 + 4, 58, []int{396, 396, 198, 198, 102, 102, 102, 58}},
+		{1000, 100, 1, 2, 8 + 8, 11, []int{50, 50, 25, 25, 13, 13, 13, 11}},
+		{1000, 100, 64, 2, 6 + 4, 40, []int{64, 64, 64, 40}}, // 8 chunks of 128: the quarter's pieces reach n
+		{1000, 100, 1, 4, 12, 76, nil},                       // 12 chunks of 84 on 4 cores: 3 a core, left whole
+		{256, 66, 6, 2, 4, 58, nil},                          // 4 chunks on 2 cores: whole, so none is under 66 rows
+		{192, 96, 6, 2, 2, 96, nil},                          // a small product's floor of 96 rows is kept
+		{100, 200, 1, 2, 1, 100, nil},                        // one chunk
+		{9, 1, 1, 2, 9, 1, nil},                              // unit chunks
 	} {
 		p := plan(c.n, c.size, c.align, c.workers)
 		prev, last := 0, 0
+		var sizes []int
 		for i := range p.chunks() {
 			lo, hi := p.bounds(i)
 			if lo != prev || hi <= lo || hi > c.n || lo%max(c.align, 1) != 0 {
 				t.Fatalf("%+v: chunk %d is [%d, %d) after %d", c, i, lo, hi, prev)
+			}
+			if i >= p.head {
+				if len(sizes) > 0 && hi-lo > sizes[len(sizes)-1] {
+					t.Errorf("%+v: chunk %d of %d units after one of %d", c, i, hi-lo, sizes[len(sizes)-1])
+				}
+				sizes = append(sizes, hi-lo)
 			}
 			prev, last = hi, hi-lo
 		}
@@ -170,6 +212,9 @@ func TestPlanCutsTheTail(t *testing.T) {
 		}
 		if got := p.chunks(); got != c.wantChunks || last != c.wantLast {
 			t.Errorf("%+v: %d chunks, the last of %d; want %d, %d", c, got, last, c.wantChunks, c.wantLast)
+		}
+		if c.wantSizes != nil && !slices.Equal(sizes, c.wantSizes) {
+			t.Errorf("%+v: tail pieces %v, want %v", c, sizes, c.wantSizes)
 		}
 	}
 }
