@@ -280,6 +280,7 @@ type job struct {
 	Warmup     int    `json:"warmup"` // untimed steps before the timed ones
 	Seed       uint64 `json:"seed"`
 	CPUProfile string `json:"cpu_profile,omitempty"`
+	Counts     []int  `json:"counts,omitempty"` // modePaired: the thread counts that take turns
 }
 
 // runChild runs j in a fresh process of this binary (GOMAXPROCS = threads)
@@ -328,6 +329,8 @@ func child(spec string) (any, error) {
 		return measureScaling(bc.model(), j)
 	case modeSimulate:
 		return measureSimulate(bc.model(), j)
+	case modePaired:
+		return measurePaired(bc.model(), j)
 	}
 	return nil, fmt.Errorf("%s: unknown mode %q", childEnv, j.Mode)
 }

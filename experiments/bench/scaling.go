@@ -373,7 +373,7 @@ func wantsScaling(args []string) bool {
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "scaling" || name == "simulate" {
+		if name == "scaling" || name == "simulate" || name == "paired" {
 			return true
 		}
 		if name == "threads" {
@@ -404,6 +404,10 @@ type scalingOpts struct {
 	simulate     []int
 	simulateFlag string
 	measure      bool
+	// paired are the thread counts whose steps take turns in one process
+	// (modePaired), the first the baseline.
+	paired     []int
+	pairedFlag string
 }
 
 func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
@@ -419,11 +423,12 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 	fs.IntVar(&o.rounds, "rounds", 1, "child processes per config and thread count, the thread counts taking turns (1, 2, 1, 2, …) so that a slow spell of a shared host falls on both; each time is the minimum over all rounds")
 	fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
 	fs.StringVar(&o.simulateFlag, "simulate", "", "comma-separated thread counts, 1 among them, at which to record each pass's chunks on one core and simulate that many cores (parallel.Record); alone, without -threads, it measures nothing else")
+	fs.StringVar(&o.pairedFlag, "paired", "", "comma-separated thread counts, the baseline first (1,2), whose training steps take turns in one child process per round, -steps of each; the speedup is the median of the adjacent steps' ratios; alone, without -threads, it measures nothing else")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.measure = true
-	if o.simulateFlag != "" {
+	if o.simulateFlag != "" || o.pairedFlag != "" {
 		o.measure = false
 		fs.Visit(func(f *flag.Flag) { o.measure = o.measure || f.Name == "threads" || f.Name == "scaling" })
 	}
@@ -449,6 +454,14 @@ func parseScaling(args []string, stderr io.Writer) (scalingOpts, error) {
 			return o, fmt.Errorf("-simulate %s: want 1 (the baseline) and at least one more count", o.simulateFlag)
 		}
 	}
+	if o.pairedFlag != "" {
+		if o.paired, err = parseThreads(o.pairedFlag); err != nil {
+			return o, fmt.Errorf("-paired: %w", err)
+		}
+		if len(o.paired) < 2 {
+			return o, fmt.Errorf("-paired %s: want the baseline and at least one more count", o.pairedFlag)
+		}
+	}
 	if o.configs, err = parseConfigs(o.configsFlag); err != nil {
 		return o, fmt.Errorf("-configs: %w", err)
 	}
@@ -467,10 +480,18 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	load := loadAverage()
-	fmt.Fprintf(stderr, "bench: scaling sweep %v (measured: %v), simulated %v, load %s\n", o.threads, o.measure, o.simulate, load)
+	fmt.Fprintf(stderr, "bench: scaling sweep %v (measured: %v), simulated %v, paired %v, load %s\n", o.threads, o.measure, o.simulate, o.paired, load)
 	var all [][]scalingResult
 	var sims [][]simResult
+	var pairs []pairedResult
 	for _, bc := range o.configs {
+		if len(o.paired) > 0 {
+			r, err := pairedSweep(o, bc, start, stderr)
+			if err != nil {
+				return err
+			}
+			pairs = append(pairs, r)
+		}
 		if o.measure {
 			per, err := measureSweep(o, bc, start, stderr)
 			if err != nil {
@@ -488,16 +509,23 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	}
 	var parts []string
 	for _, bc := range o.configs {
-		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d rounds", bc.Name, bc.Batch, o.rounds, bc.Steps))
+		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d", bc.Name, bc.Batch, o.rounds, bc.Steps))
 	}
-	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s of a timed step and a replay of its parts; "+
+	what := "rounds of a timed step and a replay of its parts"
+	if !o.measure && len(o.simulate) == 0 {
+		what = "paired steps (rounds × steps at each count, taking turns)"
+	}
+	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s %s; "+
 		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
-		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "),
+		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "), what,
 		load, loadAverage(), time.Since(start).Seconds())
 	if busy(load) {
 		fmt.Fprintf(stdout, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
 	}
 	for i, bc := range o.configs {
+		if len(o.paired) > 0 {
+			writePaired(stdout, bc, pairs[i])
+		}
 		if o.measure {
 			writeScaling(stdout, bc, all[i])
 		}

@@ -10,7 +10,7 @@ import (
 func TestWantsScaling(t *testing.T) {
 	for args, want := range map[string]bool{"-scaling 1,2": true, "--scaling=1,2 -configs tiny": true, "-configs tiny": false, "-- -scaling": false,
 		"-threads 1,2,4": true, "-threads=1,2": true, "-threads 2": false, "-threads=2 -configs s16": false, "-configs 1,2": false,
-		"-simulate 1,16": true, "-simulate=1,2 -configs tiny": true} {
+		"-simulate 1,16": true, "-simulate=1,2 -configs tiny": true, "-paired 1,2": true, "--paired=1,2 -configs s16": true} {
 		if got := wantsScaling(strings.Fields(args)); got != want {
 			t.Errorf("wantsScaling(%q) = %v", args, got)
 		}
@@ -28,7 +28,11 @@ func TestWantsScaling(t *testing.T) {
 	if o, err := parseScaling([]string{"-threads", "1,2", "-simulate", "1,4"}, &strings.Builder{}); err != nil || !o.measure || len(o.simulate) != 2 {
 		t.Errorf("parseScaling -threads -simulate: %+v, %v", o, err)
 	}
-	for _, bad := range [][]string{{"-scaling", "0"}, {"-scaling", ""}, {"-configs", "x"}, {"-warmup", "0"}, {"-simulate", "2,4"}, {"-simulate", "1"}, {"-simulate", "1,x"}} {
+	if o, err := parseScaling([]string{"-paired", "1,2", "-configs", "tiny"}, &strings.Builder{}); err != nil || o.measure || len(o.paired) != 2 || o.paired[1] != 2 {
+		t.Errorf("parseScaling -paired alone: %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-scaling", "0"}, {"-scaling", ""}, {"-configs", "x"}, {"-warmup", "0"}, {"-simulate", "2,4"}, {"-simulate", "1"}, {"-simulate", "1,x"},
+		{"-paired", "2"}, {"-paired", "1,0"}} {
 		if _, err := parseScaling(bad, &strings.Builder{}); err == nil {
 			t.Errorf("parseScaling(%q): no error", bad)
 		}
