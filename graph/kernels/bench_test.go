@@ -2,7 +2,12 @@ package kernels
 
 import (
 	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vitgo/vit/internal/parallel"
 )
@@ -85,6 +90,85 @@ func BenchmarkSgemm(b *testing.B) {
 			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			// the caller's wait for the helpers' last chunks, a share of the time
 			b.ReportMetric(100*float64(parallel.Waited()-w0)/float64(b.Elapsed()), "%waited")
+		})
+	}
+}
+
+// BenchmarkTwoCopies measures how much two cores slow each other down
+// through what they share (L3, memory, a host's other tenants) on
+// ViT-S/16's kernels at batch 32 (the fc1 forward product, the qkv weight
+// gradient, GELU over the fc1 output and a residual add) and TINY's at
+// batch 128 (the fc1 forward product and its GELU). Each iteration
+// times, 20 times taking turns, one copy of the serial kernel on one core
+// and two copies at once, each on operands of its own, on two cores, and
+// reports the median of the 20 ratios ("two/one"): 1 when the cores do not
+// disturb each other; 2 over it is the most a split of the kernel over two
+// cores can gain on the machine. `go test -run '^$' -bench TwoCopies
+// -benchtime 1x ./graph/kernels` (it needs GOMAXPROCS ≥ 2).
+func BenchmarkTwoCopies(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two cores")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	product := func(s gemmShape) func() func() {
+		return func() func() {
+			a, bb, c, lda, ldb := s.operands(r)
+			return func() { SgemmSerial(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) }
+		}
+	}
+	for _, k := range []struct {
+		name  string
+		setup func() func()
+	}{
+		{"sgemm_s16_fwd_fc1", product(gemmShape{"", false, true, 6304, 1536, 384})},
+		{"sgemm_s16_dW_qkv", product(gemmShape{"", true, false, 1152, 384, 6304})},
+		{"gelu_s16_fc1", func() func() {
+			x, y := randSlice(r, 6304*1536), make([]float32, 6304*1536)
+			return func() { geluVec(y, x) }
+		}},
+		{"add_s16_residual", func() func() {
+			x, y := randSlice(r, 6304*384), randSlice(r, 6304*384)
+			return func() { addVec(y, x) }
+		}},
+		{"sgemm_tiny_fwd_fc1", product(gemmShape{"", false, true, 6400, 256, 64})},
+		{"gelu_tiny_fc1", func() func() {
+			x, y := randSlice(r, 6400*256), make([]float32, 6400*256)
+			return func() { geluVec(y, x) }
+		}},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			one, two := k.setup(), k.setup()
+			one() // fault the outputs' pages in
+			two()
+			for b.Loop() {
+				ratios := make([]float64, 20)
+				for i := range ratios {
+					t := time.Now()
+					one()
+					alone := time.Since(t)
+					// the second copy's goroutine spins on a flag, so that
+					// both start together and waking a core is not timed
+					var ready, start atomic.Bool
+					var wg sync.WaitGroup
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						ready.Store(true)
+						for !start.Load() {
+						}
+						two()
+					}()
+					for !ready.Load() {
+					}
+					t = time.Now()
+					start.Store(true)
+					one()
+					wg.Wait()
+					ratios[i] = float64(time.Since(t)) / float64(alone)
+				}
+				slices.Sort(ratios)
+				b.ReportMetric((ratios[9]+ratios[10])/2, "two/one")
+			}
 		})
 	}
 }
