@@ -511,9 +511,9 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	for _, bc := range o.configs {
 		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d", bc.Name, bc.Batch, o.rounds, bc.Steps))
 	}
-	what := "rounds of a timed step and a replay of its parts"
+	what := "(rounds × steps) of a timed step and a replay of its parts"
 	if !o.measure && len(o.simulate) == 0 {
-		what = "paired steps (rounds × steps at each count, taking turns)"
+		what = "(rounds × steps at each count, taking turns) of paired steps"
 	}
 	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s %s; "+
 		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",

@@ -98,7 +98,8 @@ func BenchmarkSgemm(b *testing.B) {
 // through what they share (L3, memory, a host's other tenants) on
 // ViT-S/16's kernels at batch 32 (the fc1 forward product, the qkv weight
 // gradient, GELU over the fc1 output and a residual add) and TINY's at
-// batch 128 (the fc1 forward product and its GELU). Each iteration
+// batch 128 (the fc1 forward product and its GELU), and a loop of
+// arithmetic in registers that touches no memory. Each iteration
 // times, 20 times taking turns, one copy of the serial kernel on one core
 // and two copies at once, each on operands of its own, on two cores, and
 // reports the median of the 20 ratios ("two/one"): 1 when the cores do not
@@ -131,6 +132,7 @@ func BenchmarkTwoCopies(b *testing.B) {
 			return func() { addVec(y, x) }
 		}},
 		{"sgemm_tiny_fwd_fc1", product(gemmShape{"", false, true, 6400, 256, 64})},
+		{"arith_registers", func() func() { return func() { registerArith(20_000_000) } }},
 		{"gelu_tiny_fc1", func() func() {
 			x, y := randSlice(r, 6400*256), make([]float32, 6400*256)
 			return func() { geluVec(y, x) }
@@ -171,6 +173,21 @@ func BenchmarkTwoCopies(b *testing.B) {
 			}
 		})
 	}
+}
+
+// registerArith is n rounds of four dependent multiply-adds in registers:
+// work that touches no memory, for BenchmarkTwoCopies.
+//
+//go:noinline
+func registerArith(n int) float64 {
+	a, b, c, d := 1.0, 1.1, 1.2, 1.3
+	for range n {
+		a = a*0.999999 + 1e-6
+		b = b*0.999999 + 1e-6
+		c = c*0.999999 + 1e-6
+		d = d*0.999999 + 1e-6
+	}
+	return a + b + c + d
 }
 
 // elementwiseBenches are the elementwise kernels at the sizes of one SMALL
