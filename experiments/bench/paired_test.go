@@ -69,8 +69,8 @@ func TestPairedTable(t *testing.T) {
 	}
 }
 
-// A paired child trains a small model at two counts and gives back the
-// thread count it found.
+// A paired child trains a small model at two counts, times every step, and
+// leaves GOMAXPROCS as it found it.
 func TestMeasurePaired(t *testing.T) {
 	c := benchConfigs["tiny"].model()
 	c.EmbedDim, c.Depth, c.NumHeads = 16, 1, 2

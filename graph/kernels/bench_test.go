@@ -117,26 +117,25 @@ func BenchmarkTwoCopies(b *testing.B) {
 			return func() { SgemmSerial(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) }
 		}
 	}
+	// elementwise runs f over n elements: y = f(x).
+	elementwise := func(n int, f func(y, x []float32)) func() func() {
+		return func() func() {
+			x, y := randSlice(r, n), randSlice(r, n)
+			return func() { f(y, x) }
+		}
+	}
+	s16fc1, tinyfc1 := gemmShapeNamed("s16_fwd_fc1"), gemmShapeNamed("fwd_d64_fc1")
 	for _, k := range []struct {
 		name  string
 		setup func() func()
 	}{
-		{"sgemm_s16_fwd_fc1", product(gemmShape{"", false, true, 6304, 1536, 384})},
-		{"sgemm_s16_dW_qkv", product(gemmShape{"", true, false, 1152, 384, 6304})},
-		{"gelu_s16_fc1", func() func() {
-			x, y := randSlice(r, 6304*1536), make([]float32, 6304*1536)
-			return func() { geluVec(y, x) }
-		}},
-		{"add_s16_residual", func() func() {
-			x, y := randSlice(r, 6304*384), randSlice(r, 6304*384)
-			return func() { addVec(y, x) }
-		}},
-		{"sgemm_tiny_fwd_fc1", product(gemmShape{"", false, true, 6400, 256, 64})},
+		{"sgemm_s16_fwd_fc1", product(s16fc1)},
+		{"sgemm_s16_dW_qkv", product(gemmShapeNamed("s16_dW_qkv"))},
+		{"gelu_s16_fc1", elementwise(s16fc1.m*s16fc1.n, geluVec)},
+		{"add_s16_residual", elementwise(s16fc1.m*s16fc1.k, addVec)},
+		{"sgemm_tiny_fwd_fc1", product(tinyfc1)},
 		{"arith_registers", func() func() { return func() { registerArith(20_000_000) } }},
-		{"gelu_tiny_fc1", func() func() {
-			x, y := randSlice(r, 6400*256), make([]float32, 6400*256)
-			return func() { geluVec(y, x) }
-		}},
+		{"gelu_tiny_fc1", elementwise(tinyfc1.m*tinyfc1.n, geluVec)},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			one, two := k.setup(), k.setup()
@@ -173,6 +172,17 @@ func BenchmarkTwoCopies(b *testing.B) {
 			}
 		})
 	}
+}
+
+// gemmShapeNamed returns the shape of vitGemmShapes or s16GemmShapes with
+// that name.
+func gemmShapeNamed(name string) gemmShape {
+	for _, s := range append(vitGemmShapes[:len(vitGemmShapes):len(vitGemmShapes)], s16GemmShapes...) {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("no GEMM shape " + name)
 }
 
 // registerArith is n rounds of four dependent multiply-adds in registers:

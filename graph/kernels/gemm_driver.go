@@ -252,28 +252,23 @@ func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha floa
 	size := kstep * ((min(n, ncBlock) + NR - 1) / NR * NR)
 	shared.b = alignedFloats(shared.b, 2*size)
 	bufs := [2][]float32{shared.b[:size], shared.b[size:]}
-	// packPieces cuts block i's panels into pieces for the cores.
-	packPieces := func(i int) (pieces, per int) {
-		panels := (blocks[i].nc + NR - 1) / NR
-		per = splitGrain(panels, 2, 1)
-		return (panels + per - 1) / per, per
-	}
-	pack := func(i, piece, per int) {
+	// packing cuts block i's packing into pieces for the cores: their count
+	// and the function that packs one (none past the last block).
+	packing := func(i int) (int, func(p int)) {
+		if i >= len(blocks) {
+			return 0, nil
+		}
 		bl := blocks[i]
 		panels := (bl.nc + NR - 1) / NR
-		packBBlock(bufs[i%2], transB, b, ldb, bl.jc, bl.nc, bl.pc, bl.kc, NR, piece*per, min((piece+1)*per, panels))
+		per := splitGrain(panels, 2, 1)
+		return (panels + per - 1) / per, func(p int) {
+			packBBlock(bufs[i%2], transB, b, ldb, bl.jc, bl.nc, bl.pc, bl.kc, NR, p*per, min((p+1)*per, panels))
+		}
 	}
-	pieces, per := packPieces(0)
-	parallelFor(pieces, 1, 1, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			pack(0, p, per)
-		}
-	})
+	first, packFirst := packing(0)
+	parallelForThen(0, 1, 1, nil, first, packFirst) // the first block, alone
 	for i, bl := range blocks {
-		next, nextPer := 0, 0
-		if i+1 < len(blocks) {
-			next, nextPer = packPieces(i + 1)
-		}
+		next, packNext := packing(i + 1)
 		parallelForThen(m, grain, kern.mr, func(lo, hi int) {
 			ws := workspaces.Get().(*workspace)
 			aoff := lo * lda
@@ -282,7 +277,7 @@ func sgemmSharedB(kern *gemmKernel, transA, transB bool, m, n, k int, alpha floa
 			}
 			blockRows(kern, transA, hi-lo, n, bl.nc, bl.kc, bl.pc, bl.jc, alpha, a[aoff:], lda, b, ldb, true, bufs[i%2], bl.be, c[lo*ldc:], ldc, ws)
 			workspaces.Put(ws)
-		}, next, func(p int) { pack(i+1, p, nextPer) })
+		}, next, packNext)
 	}
 }
 

@@ -232,8 +232,9 @@ func For(n, size, align int, body func(lo, hi int)) {
 // ForThen is For followed, in the same pass, by then(c) for every c in
 // [0, extra): chunks the cores take as they run out of body's, so that
 // small independent work (packing the next block of a product) fills the
-// end of the pass instead of making a pass of its own. It returns when
-// every call has returned.
+// end of the pass instead of making a pass of its own. With n ≤ 0 it runs
+// only the extra chunks (body may then be nil). It returns when every call
+// has returned.
 func ForThen(n, size, align int, body func(lo, hi int), extra int, then func(c int)) {
 	if n <= 0 {
 		For(extra, 1, 1, func(lo, hi int) {
