@@ -13,8 +13,9 @@ func Scale(alpha float32, x []float32) {
 	forElems(len(x), func(lo, hi int) { scaleVec(alpha, x[lo:hi]) })
 }
 
-// Dot returns Σ x[i]·y[i], accumulated in float32 over 8 interleaved
-// partial sums. The lengths must match.
+// Dot returns Σ x[i]·y[i], each product fused into one of 16 interleaved
+// float32 partial sums, which are then added in a fixed tree (see the
+// package's Bits section). The lengths must match.
 func Dot(x, y []float32) float32 {
 	checkLens("Dot", len(x), "y", len(y))
 	return dotVec(x, y)

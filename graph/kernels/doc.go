@@ -36,8 +36,32 @@
 // relative for every x (Φ is computed through erfc, so the negative tail
 // keeps its relative accuracy); GELUBackward below 1e-6 of
 // dy·(|Φ(x)| + |x·φ(x)|). Reductions (Dot, softmax and LayerNorm sums)
-// accumulate in float32 across 8 or 16 lanes. The tests check every kernel
+// accumulate in float32 across 16 lanes. The tests check every kernel
 // and every implementation this CPU has against float64 references.
+//
+// # Bits
+//
+// Every implementation gives the same float32 bits, so a training run is
+// reproducible on any CPU: the portable Go code, the AVX2 and the AVX-512
+// assembly, every SGEMM micro-kernel, on any number of cores. Each output
+// is one defined sequence of float32 operations:
+//
+//   - a multiply-add is fused (one rounding) exactly where the assembly
+//     uses an FMA instruction; the Go code calls fma32, an exact emulation;
+//   - a sum of many terms goes into 16 lanes, element i into lane i mod 16,
+//     each lane in element order, and the lanes are added by one fixed
+//     tree (lanes.go), whatever the vector width;
+//   - an SGEMM element is a chain of FMAs from zero over each depth block
+//     of 512, blocks added in order; tiles, packing and splits do not
+//     change it;
+//   - sums over rows (ColSum, LayerNorm's dw and db) go in fixed chunks
+//     added in chunk order.
+//
+// TestKernelsSameBits compares the implementations a CPU has, and
+// TestKernelDigests pins their common bits, so a CPU that lacks an
+// instruction set still checks the others' bits. NaN payloads are not part
+// of the contract. The -tags openblas build is outside it: OpenBLAS sums
+// in its own order.
 //
 // # Errors
 //

@@ -43,6 +43,8 @@ var kernelGo = &gemmKernel{
 }
 
 // goKernel4x4 is the 4×4 tile kernel in Go; A(i, p) is at a + i·rs + p·cs.
+// Each element is the assembly kernels' sequence of operations: fused
+// multiply-adds from 0 over p, then alpha·acc, then fused beta·C + that.
 func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float32, ldc int, alpha, beta float32, mr int, mask uint64) {
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
 	if kc > 0 {
@@ -53,22 +55,22 @@ func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 			bb := b[ib : ib+4 : ib+4]
 			b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
 			a0, a1, a2, a3 := a[ia], a[ia+rs], a[ia+2*rs], a[ia+3*rs]
-			c00 += a0 * b0
-			c01 += a0 * b1
-			c02 += a0 * b2
-			c03 += a0 * b3
-			c10 += a1 * b0
-			c11 += a1 * b1
-			c12 += a1 * b2
-			c13 += a1 * b3
-			c20 += a2 * b0
-			c21 += a2 * b1
-			c22 += a2 * b2
-			c23 += a2 * b3
-			c30 += a3 * b0
-			c31 += a3 * b1
-			c32 += a3 * b2
-			c33 += a3 * b3
+			c00 = fma32(a0, b0, c00)
+			c01 = fma32(a0, b1, c01)
+			c02 = fma32(a0, b2, c02)
+			c03 = fma32(a0, b3, c03)
+			c10 = fma32(a1, b0, c10)
+			c11 = fma32(a1, b1, c11)
+			c12 = fma32(a1, b2, c12)
+			c13 = fma32(a1, b3, c13)
+			c20 = fma32(a2, b0, c20)
+			c21 = fma32(a2, b1, c21)
+			c22 = fma32(a2, b2, c22)
+			c23 = fma32(a2, b3, c23)
+			c30 = fma32(a3, b0, c30)
+			c31 = fma32(a3, b1, c31)
+			c32 = fma32(a3, b2, c32)
+			c33 = fma32(a3, b3, c33)
 			ia += cs
 			ib += bs
 		}
@@ -83,7 +85,7 @@ func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 			e := (*float32)(unsafe.Add(unsafe.Pointer(cp), 4*(i*ldc+j)))
 			v := alpha * acc[i][j]
 			if beta != 0 {
-				v += beta * *e
+				v = fma32(beta, *e, v)
 			}
 			*e = v
 		}

@@ -27,20 +27,22 @@ func geluBackwardAVX512(dx, x, dy *float32, n int)
 //go:noescape
 func softmaxRowsAVX512(x *float32, rows, cols int)
 
-//go:noescape
-func sumAVX2(x *float32, n int) float32
+// The lane kernels take n > 0, a multiple of 16 (see lanes.go).
 
 //go:noescape
-func dotAVX2(x, y *float32, n int) float32
+func sumLanesAVX2(acc, x *float32, n int)
 
 //go:noescape
-func sumSqDevAVX2(x *float32, n int, mean float32) float32
+func dotLanesAVX2(acc, x, y *float32, n int)
+
+//go:noescape
+func sumSqDevLanesAVX2(acc, x *float32, n int, mean float32)
 
 //go:noescape
 func maxAVX2(x *float32, n int) float32
 
 //go:noescape
-func expSubSumAVX2(x *float32, n int, m float32) float32
+func expSubSumLanesAVX2(acc, x *float32, n int, m float32)
 
 //go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
@@ -58,7 +60,7 @@ func softmaxBackwardAVX2(dx, y, dy *float32, n int, s float32)
 func lnForwardAVX2(y, x, w, b *float32, n int, mean, rstd float32)
 
 //go:noescape
-func lnBackwardSumsAVX2(dy, x, w, dw, db *float32, n int, mean, rstd float32) (sg, sgx float32)
+func lnBackwardSumsLanesAVX2(acc, dy, x, w, dw, db *float32, n int, mean, rstd float32)
 
 //go:noescape
 func lnBackwardDxAVX2(dx, dy, x, w *float32, n int, mean, rstd, c1, c2 float32)
@@ -102,26 +104,29 @@ func geluBackwardVec(dx, x, dy []float32) {
 	geluBackwardAVX2(&dx[0], &x[0], &dy[0], len(x))
 }
 
-func sumVec(x []float32) float32 {
+func sumLanes(acc *[lanes]float32, x []float32) {
 	if !hasAVX2 || len(x) == 0 {
-		return sumGo(x)
+		sumLanesGo(acc, x)
+		return
 	}
-	return sumAVX2(&x[0], len(x))
+	sumLanesAVX2(&acc[0], &x[0], len(x))
 }
 
-func dotVec(x, y []float32) float32 {
+func dotLanes(acc *[lanes]float32, x, y []float32) {
 	if !hasAVX2 || len(x) == 0 {
-		return dotGo(x, y)
+		dotLanesGo(acc, x, y)
+		return
 	}
 	_ = y[len(x)-1]
-	return dotAVX2(&x[0], &y[0], len(x))
+	dotLanesAVX2(&acc[0], &x[0], &y[0], len(x))
 }
 
-func sumSqDevVec(x []float32, mean float32) float32 {
+func sumSqDevLanes(acc *[lanes]float32, x []float32, mean float32) {
 	if !hasAVX2 || len(x) == 0 {
-		return sumSqDevGo(x, mean)
+		sumSqDevLanesGo(acc, x, mean)
+		return
 	}
-	return sumSqDevAVX2(&x[0], len(x), mean)
+	sumSqDevLanesAVX2(&acc[0], &x[0], len(x), mean)
 }
 
 func maxVec(x []float32) float32 {
@@ -131,11 +136,12 @@ func maxVec(x []float32) float32 {
 	return maxAVX2(&x[0], len(x))
 }
 
-func expSubSumVec(x []float32, m float32) float32 {
+func expSubSumLanes(acc *[lanes]float32, x []float32, m float32) {
 	if !hasAVX2 || len(x) == 0 {
-		return expSubSumGo(x, m)
+		expSubSumLanesGo(acc, x, m)
+		return
 	}
-	return expSubSumAVX2(&x[0], len(x), m)
+	expSubSumLanesAVX2(&acc[0], &x[0], len(x), m)
 }
 
 func axpyVec(alpha float32, x, y []float32) {
@@ -182,13 +188,14 @@ func lnForwardVec(y, x, w, b []float32, mean, rstd float32) {
 	lnForwardAVX2(&y[0], &x[0], &w[0], &b[0], len(x), mean, rstd)
 }
 
-func lnBackwardSumsVec(dy, x, w, dw, db []float32, mean, rstd float32) (float32, float32) {
+func lnBackwardSumsLanes(acc *[2][lanes]float32, dy, x, w, dw, db []float32, mean, rstd float32) {
 	if !hasAVX2 || len(x) == 0 {
-		return lnBackwardSumsGo(dy, x, w, dw, db, mean, rstd)
+		lnBackwardSumsLanesGo(acc, dy, x, w, dw, db, mean, rstd)
+		return
 	}
 	n := len(x)
 	_, _, _, _ = dy[n-1], w[n-1], dw[n-1], db[n-1]
-	return lnBackwardSumsAVX2(&dy[0], &x[0], &w[0], &dw[0], &db[0], n, mean, rstd)
+	lnBackwardSumsLanesAVX2(&acc[0][0], &dy[0], &x[0], &w[0], &dw[0], &db[0], n, mean, rstd)
 }
 
 func lnBackwardDxVec(dx, dy, x, w []float32, mean, rstd, c1, c2 float32) {

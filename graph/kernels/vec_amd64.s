@@ -301,15 +301,14 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS  Y2, Y8, Y8; \
 	VMULPS  half<>(SB), Y8, Y8
 
-// GELUY sets Y0 = gelu(Y0): (x·h)·e for x < 0, x·(1 − h·e) otherwise.
+// GELUY sets Y0 = gelu(Y0): (x·h)·e for x < 0, x·(1 − h·e) otherwise,
+// 1 − h·e fused.
 #define GELUY \
 	NORMPARTS; \
 	VMULPS  Y0, Y8, Y5; \
 	VMULPS  Y3, Y5, Y5; \
-	VMULPS  Y3, Y8, Y6; \
-	VMOVUPS one<>(SB), Y7; \
-	VSUBPS  Y6, Y7, Y7; \
-	VMULPS  Y0, Y7, Y7; \
+	VFNMADD213PS one<>(SB), Y3, Y8; \
+	VMULPS  Y0, Y8, Y7; \
 	VBLENDVPS Y0, Y5, Y7, Y0
 
 // GELUGRADY sets Y0 = dy·(Φ(x) + x·φ(x)) for x in Y0 and dy in Y9:
@@ -421,158 +420,71 @@ gbdone:
 	VZEROUPPER
 	RET
 
-// func sumAVX2(x *float32, n int) float32
-TEXT ·sumAVX2(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+// The lane kernels (see lanes.go): acc holds 16 partial sums, lanes 0–7
+// in the low register and 8–15 in the high one; n > 0 is a multiple of 16.
+
+// func sumLanesAVX2(acc, x *float32, n int)
+TEXT ·sumLanesAVX2(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
 	XORQ AX, AX
-	MOVQ CX, BX
-	ANDQ $-32, BX
-sum32:
-	CMPQ AX, BX
-	JGE  sum8init
+suml16:
 	VADDPS (SI)(AX*4), Y0, Y0
 	VADDPS 32(SI)(AX*4), Y1, Y1
-	VADDPS 64(SI)(AX*4), Y2, Y2
-	VADDPS 96(SI)(AX*4), Y3, Y3
-	ADDQ $32, AX
-	JMP  sum32
-sum8init:
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y0, Y0
-	MOVQ CX, BX
-	ANDQ $-8, BX
-sum8:
-	CMPQ AX, BX
-	JGE  sumred
-	VADDPS (SI)(AX*4), Y0, Y0
-	ADDQ $8, AX
-	JMP  sum8
-sumred:
-	HSUM(Y0, X0, X1)
-sum1:
+	ADDQ $16, AX
 	CMPQ AX, CX
-	JGE  sumdone
-	VADDSS (SI)(AX*4), X0, X0
-	INCQ AX
-	JMP  sum1
-sumdone:
-	VMOVSS X0, ret+16(FP)
+	JLT  suml16
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
 	RET
 
-// func dotAVX2(x, y *float32, n int) float32
-TEXT ·dotAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
+// func dotLanesAVX2(acc, x, y *float32, n int)
+TEXT ·dotLanesAVX2(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	XORQ AX, AX
+dotl16:
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VFMADD231PS (DX)(AX*4), Y4, Y0
+	VFMADD231PS 32(DX)(AX*4), Y5, Y1
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT  dotl16
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func sumSqDevLanesAVX2(acc, x *float32, n int, mean float32)
+TEXT ·sumSqDevLanesAVX2(SB), NOSPLIT, $0-28
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VBROADCASTSS mean+24(FP), Y8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
 	XORQ AX, AX
-	MOVQ CX, BX
-	ANDQ $-32, BX
-dot32:
-	CMPQ AX, BX
-	JGE  dot8init
+ssdl16:
 	VMOVUPS (SI)(AX*4), Y4
 	VMOVUPS 32(SI)(AX*4), Y5
-	VMOVUPS 64(SI)(AX*4), Y6
-	VMOVUPS 96(SI)(AX*4), Y7
-	VFMADD231PS (DI)(AX*4), Y4, Y0
-	VFMADD231PS 32(DI)(AX*4), Y5, Y1
-	VFMADD231PS 64(DI)(AX*4), Y6, Y2
-	VFMADD231PS 96(DI)(AX*4), Y7, Y3
-	ADDQ $32, AX
-	JMP  dot32
-dot8init:
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y0, Y0
-	MOVQ CX, BX
-	ANDQ $-8, BX
-dot8:
-	CMPQ AX, BX
-	JGE  dotred
-	VMOVUPS (SI)(AX*4), Y4
-	VFMADD231PS (DI)(AX*4), Y4, Y0
-	ADDQ $8, AX
-	JMP  dot8
-dotred:
-	HSUM(Y0, X0, X1)
-dot1:
-	CMPQ AX, CX
-	JGE  dotdone
-	VMOVSS (SI)(AX*4), X4
-	VFMADD231SS (DI)(AX*4), X4, X0
-	INCQ AX
-	JMP  dot1
-dotdone:
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func sumSqDevAVX2(x *float32, n int, mean float32) float32
-TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS mean+16(FP), Y8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ AX, AX
-	MOVQ CX, BX
-	ANDQ $-32, BX
-ssd32:
-	CMPQ AX, BX
-	JGE  ssd8init
-	VMOVUPS (SI)(AX*4), Y4
-	VMOVUPS 32(SI)(AX*4), Y5
-	VMOVUPS 64(SI)(AX*4), Y6
-	VMOVUPS 96(SI)(AX*4), Y7
 	VSUBPS Y8, Y4, Y4
 	VSUBPS Y8, Y5, Y5
-	VSUBPS Y8, Y6, Y6
-	VSUBPS Y8, Y7, Y7
 	VFMADD231PS Y4, Y4, Y0
 	VFMADD231PS Y5, Y5, Y1
-	VFMADD231PS Y6, Y6, Y2
-	VFMADD231PS Y7, Y7, Y3
-	ADDQ $32, AX
-	JMP  ssd32
-ssd8init:
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y0, Y0
-	MOVQ CX, BX
-	ANDQ $-8, BX
-ssd8:
-	CMPQ AX, BX
-	JGE  ssdred
-	VMOVUPS (SI)(AX*4), Y4
-	VSUBPS Y8, Y4, Y4
-	VFMADD231PS Y4, Y4, Y0
-	ADDQ $8, AX
-	JMP  ssd8
-ssdred:
-	HSUM(Y0, X0, X1)
-ssd1:
+	ADDQ $16, AX
 	CMPQ AX, CX
-	JGE  ssddone
-	VMOVSS (SI)(AX*4), X4
-	VSUBSS X8, X4, X4
-	VFMADD231SS X4, X4, X0
-	INCQ AX
-	JMP  ssd1
-ssddone:
-	VMOVSS X0, ret+24(FP)
+	JLT  ssdl16
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
 	RET
 
@@ -620,39 +532,31 @@ maxdone:
 	VZEROUPPER
 	RET
 
-// func expSubSumAVX2(x *float32, n int, m float32) float32
-TEXT ·expSubSumAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS m+16(FP), Y8
-	VXORPS Y10, Y10, Y10
+// func expSubSumLanesAVX2(acc, x *float32, n int, m float32)
+TEXT ·expSubSumLanesAVX2(SB), NOSPLIT, $0-28
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y8
+	VMOVUPS (DI), Y10
+	VMOVUPS 32(DI), Y11
 	XORQ AX, AX
-	MOVQ CX, BX
-	ANDQ $-8, BX
-ess8:
-	CMPQ AX, BX
-	JGE  essred
+essl16:
 	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y4
 	VSUBPS Y8, Y0, Y0
+	VSUBPS Y8, Y4, Y4
 	EXPY(Y0, Y1, Y2, Y3)
+	EXPY(Y4, Y5, Y6, Y7)
 	VMOVUPS Y0, (SI)(AX*4)
+	VMOVUPS Y4, 32(SI)(AX*4)
 	VADDPS Y0, Y10, Y10
-	ADDQ $8, AX
-	JMP  ess8
-essred:
-	HSUM(Y10, X10, X1)
-ess1:
+	VADDPS Y4, Y11, Y11
+	ADDQ $16, AX
 	CMPQ AX, CX
-	JGE  essdone
-	VMOVSS (SI)(AX*4), X0
-	VSUBSS X8, X0, X0
-	EXPY(Y0, Y1, Y2, Y3)
-	VMOVSS X0, (SI)(AX*4)
-	VADDSS X0, X10, X10
-	INCQ AX
-	JMP  ess1
-essdone:
-	VMOVSS X10, ret+24(FP)
+	JLT  essl16
+	VMOVUPS Y10, (DI)
+	VMOVUPS Y11, 32(DI)
 	VZEROUPPER
 	RET
 
@@ -837,61 +741,50 @@ lnfdone:
 	VZEROUPPER
 	RET
 
-// func lnBackwardSumsAVX2(dy, x, w, dw, db *float32, n int, mean, rstd float32) (sg, sgx float32)
-TEXT ·lnBackwardSumsAVX2(SB), NOSPLIT, $0-64
-	MOVQ dy+0(FP), DX
-	MOVQ x+8(FP), SI
-	MOVQ w+16(FP), R8
-	MOVQ dw+24(FP), R9
-	MOVQ db+32(FP), R10
-	MOVQ n+40(FP), CX
-	VBROADCASTSS mean+48(FP), Y8
-	VBROADCASTSS rstd+52(FP), Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+// LNBSLANE does 8 elements at byte offset OFF of lnBackwardSumsLanesAVX2:
+// x̂ = (x−mean)·rstd, g = dy·w, S1 += g, S2 += x̂·g (fused),
+// dw += x̂·dy (fused), db += dy.
+#define LNBSLANE(OFF, S1, S2) \
+	VMOVUPS OFF(SI)(AX*4), Y0; \
+	VSUBPS  Y8, Y0, Y0; \
+	VMULPS  Y9, Y0, Y0; \
+	VMOVUPS OFF(DX)(AX*4), Y1; \
+	VMULPS  OFF(R8)(AX*4), Y1, Y2; \
+	VADDPS  Y2, S1, S1; \
+	VFMADD231PS Y2, Y0, S2; \
+	VMOVUPS OFF(R9)(AX*4), Y3; \
+	VFMADD231PS Y1, Y0, Y3; \
+	VMOVUPS Y3, OFF(R9)(AX*4); \
+	VADDPS  OFF(R10)(AX*4), Y1, Y4; \
+	VMOVUPS Y4, OFF(R10)(AX*4)
+
+// func lnBackwardSumsLanesAVX2(acc, dy, x, w, dw, db *float32, n int, mean, rstd float32)
+// acc holds Σg's 16 lanes, then Σg·x̂'s.
+TEXT ·lnBackwardSumsLanesAVX2(SB), NOSPLIT, $0-64
+	MOVQ acc+0(FP), DI
+	MOVQ dy+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), R8
+	MOVQ dw+32(FP), R9
+	MOVQ db+40(FP), R10
+	MOVQ n+48(FP), CX
+	VBROADCASTSS mean+56(FP), Y8
+	VBROADCASTSS rstd+60(FP), Y9
+	VMOVUPS (DI), Y10
+	VMOVUPS 32(DI), Y11
+	VMOVUPS 64(DI), Y12
+	VMOVUPS 96(DI), Y13
 	XORQ AX, AX
-	MOVQ CX, BX
-	ANDQ $-8, BX
-lnbs8:
-	CMPQ AX, BX
-	JGE  lnbsred
-	VMOVUPS (SI)(AX*4), Y0
-	VSUBPS Y8, Y0, Y0
-	VMULPS Y9, Y0, Y0
-	VMOVUPS (DX)(AX*4), Y1
-	VMULPS (R8)(AX*4), Y1, Y2
-	VADDPS Y2, Y10, Y10
-	VFMADD231PS Y2, Y0, Y11
-	VMOVUPS (R9)(AX*4), Y3
-	VFMADD231PS Y1, Y0, Y3
-	VMOVUPS Y3, (R9)(AX*4)
-	VADDPS (R10)(AX*4), Y1, Y4
-	VMOVUPS Y4, (R10)(AX*4)
-	ADDQ $8, AX
-	JMP  lnbs8
-lnbsred:
-	HSUM(Y10, X10, X5)
-	HSUM(Y11, X11, X5)
-lnbs1:
+lnbsl16:
+	LNBSLANE(0, Y10, Y12)
+	LNBSLANE(32, Y11, Y13)
+	ADDQ $16, AX
 	CMPQ AX, CX
-	JGE  lnbsdone
-	VMOVSS (SI)(AX*4), X0
-	VSUBSS X8, X0, X0
-	VMULSS X9, X0, X0
-	VMOVSS (DX)(AX*4), X1
-	VMULSS (R8)(AX*4), X1, X2
-	VADDSS X2, X10, X10
-	VFMADD231SS X2, X0, X11
-	VMOVSS (R9)(AX*4), X3
-	VFMADD231SS X1, X0, X3
-	VMOVSS X3, (R9)(AX*4)
-	VADDSS (R10)(AX*4), X1, X4
-	VMOVSS X4, (R10)(AX*4)
-	INCQ AX
-	JMP  lnbs1
-lnbsdone:
-	VMOVSS X10, sg+56(FP)
-	VMOVSS X11, sgx+60(FP)
+	JLT  lnbsl16
+	VMOVUPS Y10, (DI)
+	VMOVUPS Y11, 32(DI)
+	VMOVUPS Y12, 64(DI)
+	VMOVUPS Y13, 96(DI)
 	VZEROUPPER
 	RET
 
@@ -1158,6 +1051,25 @@ zgbdone:
 	VZEROUPPER
 	RET
 
+// rot16: 0…15, 0…15 (the softmax's lane rotations)
+DATA rot16<>+0(SB)/8, $0x0000000100000000
+DATA rot16<>+8(SB)/8, $0x0000000300000002
+DATA rot16<>+16(SB)/8, $0x0000000500000004
+DATA rot16<>+24(SB)/8, $0x0000000700000006
+DATA rot16<>+32(SB)/8, $0x0000000900000008
+DATA rot16<>+40(SB)/8, $0x0000000b0000000a
+DATA rot16<>+48(SB)/8, $0x0000000d0000000c
+DATA rot16<>+56(SB)/8, $0x0000000f0000000e
+DATA rot16<>+64(SB)/8, $0x0000000100000000
+DATA rot16<>+72(SB)/8, $0x0000000300000002
+DATA rot16<>+80(SB)/8, $0x0000000500000004
+DATA rot16<>+88(SB)/8, $0x0000000700000006
+DATA rot16<>+96(SB)/8, $0x0000000900000008
+DATA rot16<>+104(SB)/8, $0x0000000b0000000a
+DATA rot16<>+112(SB)/8, $0x0000000d0000000c
+DATA rot16<>+120(SB)/8, $0x0000000f0000000e
+GLOBL rot16<>(SB), RODATA|NOPTR, $128
+
 // func softmaxRowsAVX512(x *float32, rows, cols int)
 // Each row in place: m = max, x = e^(x−m), s = Σx, x /= s... as x·(1/s).
 // Rows go two at a time, interleaved, so that the two rows' dependency
@@ -1179,8 +1091,8 @@ TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-24
 	DECQ R12
 	KMOVW R12, K2
 	// Overlap mode (R14 = 1) when cols ≥ 16 and cols%16 != 0: R13 is the byte
-	// offset of the last 16 elements, K3 the mask of their lanes that lie
-	// past the full vectors (the top cols%16).
+	// offset of the last 16 elements, R9 = 16 − cols%16 the first of their
+	// lanes that lies past the full vectors.
 	XORQ R14, R14
 	TESTQ R11, R11
 	JZ   zsmstart
@@ -1190,8 +1102,11 @@ TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-24
 	LEAQ -64(CX*4), R13
 	MOVQ $16, R9
 	SUBQ R11, R9
-	SHLXQ R9, R12, R12
-	KMOVW R12, K3
+	// Z18: the lane rotation that moves the overlapping vector's top
+	// cols%16 lanes (the row's last elements) down to lanes 0…cols%16−1,
+	// where the row's lane order puts them: lane j takes lane j+16−cols%16.
+	LEAQ rot16<>(SB), DX
+	VMOVDQU32 (DX)(R9*4), Z18
 zsmstart:
 zsm2row:
 	CMPQ R8, $2
@@ -1242,16 +1157,14 @@ zsm2maxred:
 	TESTQ R14, R14
 	JZ   zsm2exp0
 	// Overlap mode: e^(x−m) of the last 16 from the original values, kept
-	// in Z16/Z17 and stored after the loop; only its lanes past the full
-	// vectors (K3) enter the sum.
+	// in Z16/Z17 and stored after the loop; its lanes past the full vectors
+	// enter the sum after the loop, rotated into lanes 0…cols%16−1.
 	VMOVUPS (SI)(R13*1), Z16
 	VMOVUPS (DI)(R13*1), Z17
 	VSUBPS Z10, Z16, Z16
 	VSUBPS Z13, Z17, Z17
 	EXPZ(Z16, Z1, Z2, Z3)
 	EXPZ(Z17, Z5, Z6, Z7)
-	VADDPS Z16, Z11, K3, Z11
-	VADDPS Z17, Z14, K3, Z14
 zsm2exp0:
 	XORQ AX, AX
 zsm2exp:
@@ -1286,6 +1199,10 @@ zsm2exptail:
 	VADDPS Z4, Z14, K2, Z14
 	JMP  zsm2sum
 zsm2expov: // overlapping lanes get the values the loop wrote: same inputs, same ops
+	VPERMPS Z16, Z18, Z19
+	VADDPS Z19, Z11, K2, Z11
+	VPERMPS Z17, Z18, Z19
+	VADDPS Z19, Z14, K2, Z14
 	VMOVUPS Z16, (SI)(R13*1)
 	VMOVUPS Z17, (DI)(R13*1)
 zsm2sum:
@@ -1368,12 +1285,11 @@ zsm1maxred:
 	TESTQ R14, R14
 	JZ   zsm1exp0
 	// Overlap mode: e^(x−m) of the last 16 from the original values, kept
-	// in Z16/Z17 and stored after the loop; only its lanes past the full
-	// vectors (K3) enter the sum.
+	// in Z16/Z17 and stored after the loop; its lanes past the full vectors
+	// enter the sum after the loop, rotated into lanes 0…cols%16−1.
 	VMOVUPS (SI)(R13*1), Z16
 	VSUBPS Z10, Z16, Z16
 	EXPZ(Z16, Z1, Z2, Z3)
-	VADDPS Z16, Z11, K3, Z11
 zsm1exp0:
 	XORQ AX, AX
 zsm1exp:
@@ -1398,6 +1314,8 @@ zsm1exptail:
 	VADDPS Z0, Z11, K2, Z11
 	JMP  zsm1sum
 zsm1expov: // overlapping lanes get the values the loop wrote: same inputs, same ops
+	VPERMPS Z16, Z18, Z19
+	VADDPS Z19, Z11, K2, Z11
 	VMOVUPS Z16, (SI)(R13*1)
 zsm1sum:
 	VEXTRACTF32X8 $1, Z11, Y9

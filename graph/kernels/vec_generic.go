@@ -2,9 +2,13 @@ package kernels
 
 import "math"
 
-// Portable Go versions of the vector primitives. They follow the AVX2
-// assembly step by step (same constants, same reductions) and are what
-// runs without it (other GOARCHes, the purego tag, CPUs without AVX2+FMA).
+// Portable Go versions of the vector primitives. They follow the assembly
+// step by step (same constants, same lanes, fma32 wherever the assembly
+// fuses a multiply and an add) and give its bits; they are what runs
+// without it (other GOARCHes, the purego tag, CPUs without AVX2+FMA).
+// A product that feeds an addition is converted to float32 explicitly,
+// which forbids the compiler to fuse the two (the Go spec allows fusion
+// otherwise, and arm64 and GOAMD64=v3 builds do it).
 
 // Constants of the exp approximation (Cephes expf): e^x = 2^n·e^r with
 // n = round(x·log2 e), r = x − n·ln 2 split in two parts so n·ln2Hi is exact.
@@ -33,16 +37,15 @@ func expParts(a, b float32) float32 {
 	}
 	a = min(max(a, expLo), expHi)
 	n := float32(math.RoundToEven(float64(a * log2e)))
-	r := a - n*ln2Hi
-	r = r - n*ln2Lo
+	r := fma32(-n, ln2Hi, a)
+	r = fma32(-n, ln2Lo, r)
 	r += b
-	p := float32(expP0)
-	p = p*r + expP1
-	p = p*r + expP2
-	p = p*r + expP3
-	p = p*r + expP4
-	p = p*r + expP5
-	y := p*(r*r) + r + 1
+	p := fma32(expP0, r, expP1)
+	p = fma32(p, r, expP2)
+	p = fma32(p, r, expP3)
+	p = fma32(p, r, expP4)
+	p = fma32(p, r, expP5)
+	y := fma32(p, r*r, r) + 1
 	ni := int32(n)
 	n1 := ni >> 1
 	n2 := ni - n1
@@ -79,42 +82,42 @@ const (
 // Φ itself is subnormal.
 func normParts(x float32) (h, e float32) {
 	ax := math.Float32frombits(math.Float32bits(x) & absMaskBits)
-	t := 1 / (1 + min(ax, geluXMax)*geluTScale)
+	t := 1 / fma32(min(ax, geluXMax), geluTScale, 1)
 	xc := min(ax, geluEMax)
 	hi := xc * xc
 	lo := float32(float64(xc)*float64(xc) - float64(hi)) // exact: hi + lo = xc²
 	e = expParts(-0.5*hi, -0.5*lo)
-	q := float32(geluQ9)
-	q = q*t + geluQ8
-	q = q*t + geluQ7
-	q = q*t + geluQ6
-	q = q*t + geluQ5
-	q = q*t + geluQ4
-	q = q*t + geluQ3
-	q = q*t + geluQ2
-	q = q*t + geluQ1
-	q = q*t + geluQ0
+	q := fma32(geluQ9, t, geluQ8)
+	q = fma32(q, t, geluQ7)
+	q = fma32(q, t, geluQ6)
+	q = fma32(q, t, geluQ5)
+	q = fma32(q, t, geluQ4)
+	q = fma32(q, t, geluQ3)
+	q = fma32(q, t, geluQ2)
+	q = fma32(q, t, geluQ1)
+	q = fma32(q, t, geluQ0)
 	return q * t * 0.5, e
 }
 
-// geluScalar is x·Φ(x): (x·h)·e for x < 0, x·(1 − h·e) otherwise.
+// geluScalar is x·Φ(x): (x·h)·e for x < 0, x·(1 − h·e) otherwise, with
+// 1 − h·e fused.
 func geluScalar(x float32) float32 {
 	h, e := normParts(x)
 	if math.Float32bits(x)>>31 != 0 {
 		return (x * h) * e
 	}
-	return x * (1 - h*e)
+	return x * fma32(-h, e, 1)
 }
 
 // geluGradScalar is Φ(x) + x·φ(x) = e·(h + x·c) for x < 0 and
 // 1 + e·(x·c − h) otherwise, c = 1/√(2π).
 func geluGradScalar(x float32) float32 {
 	h, e := normParts(x)
-	w := x * invSqrt2Pi
+	w := float32(x * invSqrt2Pi)
 	if math.Float32bits(x)>>31 != 0 {
 		return (h + w) * e
 	}
-	return (w-h)*e + 1
+	return fma32(w-h, e, 1)
 }
 
 func geluGo(dst, src []float32) {
@@ -138,61 +141,30 @@ func expGo(dst, src []float32) {
 	}
 }
 
-// Reductions use 8 interleaved partial sums, like the 8 lanes of a YMM
-// register, combined pairwise at the end.
-func sumGo(x []float32) float32 {
-	var s [8]float32
-	n := len(x) &^ 7
-	for i := 0; i < n; i += 8 {
-		v := x[i : i+8 : i+8]
-		for j := range s {
-			s[j] += v[j]
-		}
+// The reductions' lane kernels. Every float32 sum in this package is taken
+// over lanes partial sums, element i into lane i mod lanes, each lane in
+// element order, and the lanes are then added by reduceLanes' fixed tree
+// (see lanes.go). The Go lane kernels take any length; the wrappers pad
+// the last partial block so the assembly sees whole blocks only.
+
+func sumLanesGo(acc *[lanes]float32, x []float32) {
+	for i, v := range x {
+		acc[i&(lanes-1)] += v
 	}
-	r := reduce8(s)
-	for _, v := range x[n:] {
-		r += v
-	}
-	return r
 }
 
-func reduce8(s [8]float32) float32 {
-	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
-}
-
-func dotGo(x, y []float32) float32 {
+func dotLanesGo(acc *[lanes]float32, x, y []float32) {
 	y = y[:len(x)]
-	var s [8]float32
-	n := len(x) &^ 7
-	for i := 0; i < n; i += 8 {
-		a, b := x[i:i+8:i+8], y[i:i+8:i+8]
-		for j := range s {
-			s[j] += a[j] * b[j]
-		}
+	for i, v := range x {
+		acc[i&(lanes-1)] = fma32(v, y[i], acc[i&(lanes-1)])
 	}
-	r := reduce8(s)
-	for i := n; i < len(x); i++ {
-		r += x[i] * y[i]
-	}
-	return r
 }
 
-func sumSqDevGo(x []float32, mean float32) float32 {
-	var s [8]float32
-	n := len(x) &^ 7
-	for i := 0; i < n; i += 8 {
-		v := x[i : i+8 : i+8]
-		for j := range s {
-			d := v[j] - mean
-			s[j] += d * d
-		}
-	}
-	r := reduce8(s)
-	for _, v := range x[n:] {
+func sumSqDevLanesGo(acc *[lanes]float32, x []float32, mean float32) {
+	for i, v := range x {
 		d := v - mean
-		r += d * d
+		acc[i&(lanes-1)] = fma32(d, d, acc[i&(lanes-1)])
 	}
-	return r
 }
 
 func maxGo(x []float32) float32 {
@@ -205,29 +177,18 @@ func maxGo(x []float32) float32 {
 	return m
 }
 
-// expSubSumGo sets x = e^(x−m) and returns the sum of the new x.
-func expSubSumGo(x []float32, m float32) float32 {
-	var s [8]float32
-	n := len(x) &^ 7
-	for i := 0; i < n; i += 8 {
-		v := x[i : i+8 : i+8]
-		for j := range s {
-			v[j] = expf(v[j] - m)
-			s[j] += v[j]
-		}
-	}
-	r := reduce8(s)
-	for i := n; i < len(x); i++ {
+// expSubSumLanesGo sets x = e^(x−m) and adds the new x into the lanes.
+func expSubSumLanesGo(acc *[lanes]float32, x []float32, m float32) {
+	for i := range x {
 		x[i] = expf(x[i] - m)
-		r += x[i]
+		acc[i&(lanes-1)] += x[i]
 	}
-	return r
 }
 
 func axpyGo(alpha float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		y[i] += alpha * v
+		y[i] = fma32(alpha, v, y[i])
 	}
 }
 
@@ -248,25 +209,25 @@ func addGo(dst, src []float32) {
 func lnForwardGo(y, x, w, b []float32, mean, rstd float32) {
 	y, w, b = y[:len(x)], w[:len(x)], b[:len(x)]
 	for i, v := range x {
-		y[i] = (v-mean)*rstd*w[i] + b[i]
+		y[i] = fma32((v-mean)*rstd, w[i], b[i])
 	}
 }
 
-// lnBackwardSumsGo returns Σ g and Σ g·x̂ for one row, g = dy·w,
-// x̂ = (x−mean)·rstd, and accumulates dw += dy·x̂, db += dy.
-func lnBackwardSumsGo(dy, x, w, dw, db []float32, mean, rstd float32) (sg, sgx float32) {
+// lnBackwardSumsLanesGo adds g = dy·w into acc[0] and g·x̂ into acc[1]
+// (lanes as in sumLanesGo), x̂ = (x−mean)·rstd, and accumulates
+// dw += dy·x̂, db += dy.
+func lnBackwardSumsLanesGo(acc *[2][lanes]float32, dy, x, w, dw, db []float32, mean, rstd float32) {
 	n := len(x)
 	dy, w, dw, db = dy[:n], w[:n], dw[:n], db[:n]
-	var s1, s2 [8]float32
 	for i := 0; i < n; i++ {
 		xh := (x[i] - mean) * rstd
-		g := dy[i] * w[i]
-		s1[i&7] += g
-		s2[i&7] += g * xh
-		dw[i] += dy[i] * xh
+		g := float32(dy[i] * w[i])
+		j := i & (lanes - 1)
+		acc[0][j] += g
+		acc[1][j] = fma32(xh, g, acc[1][j])
+		dw[i] = fma32(xh, dy[i], dw[i])
 		db[i] += dy[i]
 	}
-	return reduce8(s1), reduce8(s2)
 }
 
 // lnBackwardDxGo writes dx = rstd·(dy·w − c1 − x̂·c2) for one row.
@@ -275,7 +236,7 @@ func lnBackwardDxGo(dx, dy, x, w []float32, mean, rstd, c1, c2 float32) {
 	dx, dy, w = dx[:n], dy[:n], w[:n]
 	for i := 0; i < n; i++ {
 		xh := (x[i] - mean) * rstd
-		dx[i] = rstd * (dy[i]*w[i] - c1 - xh*c2)
+		dx[i] = rstd * fma32(-xh, c2, float32(dy[i]*w[i])-c1)
 	}
 }
 
