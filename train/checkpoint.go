@@ -12,10 +12,10 @@ import (
 	"gopkg.in/yaml.v3"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // FormatVersion is written as __metadata__["format"] in every model file.

@@ -9,8 +9,8 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 func tinyModel(t *testing.T, edit func(*layers.Config)) *layers.VisionTransformer {

@@ -11,10 +11,10 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // EvalOptions say what cmd/eval evaluates and where its reports go.

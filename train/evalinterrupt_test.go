@@ -8,8 +8,8 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // cancelOnNewline cancels a context when the progress bar ends its line,

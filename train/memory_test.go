@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // TestCheckMemory: an estimate above the available memory is a

@@ -12,9 +12,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // poisonedCheckpoint writes a fresh tiny model whose head.bias[0] is v, by

@@ -12,7 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 )
 
 // ErrRunComplete is returned by Run for -resume of a run that has already

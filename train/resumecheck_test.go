@@ -11,8 +11,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // snapshot reads the files of a run directory that -resume must not touch

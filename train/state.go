@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 )
 
 // State is what a run needs beyond the model weights to resume exactly. It

@@ -12,8 +12,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/train"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 func TestEvalCheckpointAtTwoSizes(t *testing.T) {

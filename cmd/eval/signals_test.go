@@ -16,9 +16,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
