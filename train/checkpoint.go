@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
 )
@@ -92,9 +92,7 @@ func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
 	}
 	// The strict config parser: a bad value is a *ConfigError naming
 	// model.<key>, and nothing is allocated from it before Validate below.
-	p := &parser{lines: map[string]int{}}
-	p.setStruct(reflect.ValueOf(&mc).Elem(), doc, "model")
-	if err := p.err(); err != nil {
+	if err := strictyaml.DecodeMapping(&mc, doc, "model"); err != nil {
 		cfgerr.Walk(err, func(e *cfgerr.Error) { e.Line = 0 })
 		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
 	}
