@@ -193,6 +193,15 @@ func (c Config) Validate() error {
 	return errs.Err()
 }
 
+// EvalBatch is the evaluation batch: train.eval_batch_size, or batch_size
+// when that is 0.
+func (c Config) EvalBatch() int {
+	if c.Train.EvalBatchSize > 0 {
+		return c.Train.EvalBatchSize
+	}
+	return c.Train.BatchSize
+}
+
 // LoadConfig reads a YAML config over the defaults, applies the key=value
 // overrides in order, and validates the result (see ParseConfig). A file
 // over MaxConfigBytes is refused before it is read.

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/report"
 )
 
 // LockFile is the file in an output directory that a trainer holds an
@@ -53,7 +54,7 @@ var epochFile = regexp.MustCompile(`^epoch_[0-9]+\.safetensors$`)
 // output directory (the only files -overwrite deletes).
 func isRunFile(name string) bool {
 	switch name {
-	case ConfigFile, MetricsFile, StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
+	case ConfigFile, MetricsFile, report.StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
 		return true
 	}
 	return epochFile.MatchString(name)

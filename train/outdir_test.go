@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/report"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,12 +162,12 @@ func TestRunCleansTempsAndWrites0644(t *testing.T) {
 		}
 	}
 	// cmd/eval's reports too.
-	o := EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg, Results: filepath.Join(out, "r.json"),
-		Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")}
-	if _, _, _, err := EvaluateCheckpoint(context.Background(), o); err != nil {
+	o := evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)}
+	files := report.EvalFiles{Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")}
+	if _, _, _, err := report.Evaluate(context.Background(), o, files); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{o.Results, o.Predictions, o.Confusion} {
+	for _, p := range []string{files.Results, files.Predictions, files.Confusion} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v, want mode 0644", p, err)
 		}

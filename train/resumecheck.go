@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/report"
 )
 
 // ErrRunComplete is returned by Run for -resume of a run that has already
@@ -106,7 +107,7 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 	if !done && t.MaxSteps > 0 && step >= t.MaxSteps {
 		// Stopped by max_steps: complete once that stop was evaluated and
 		// recorded (the last metrics row is at this step).
-		if _, rows, err := ReadMetrics(filepath.Join(dir, MetricsFile)); err == nil && len(rows) > 0 && len(rows[len(rows)-1]) > 1 {
+		if _, rows, err := report.ReadMetrics(filepath.Join(dir, MetricsFile)); err == nil && len(rows) > 0 && len(rows[len(rows)-1]) > 1 {
 			last, _ := strconv.Atoi(rows[len(rows)-1][1])
 			done = last == step
 		}

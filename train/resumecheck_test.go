@@ -13,6 +13,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/report"
 )
 
 // snapshot reads the files of a run directory that -resume must not touch
@@ -41,7 +42,7 @@ func sameSnapshot(t *testing.T, what string, a, b map[string][]byte) {
 
 func metricsSteps(t *testing.T, dir string) string {
 	t.Helper()
-	_, rows, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	_, rows, err := report.ReadMetrics(filepath.Join(dir, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,15 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/report"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (SIGINT,
@@ -26,10 +30,10 @@ var ErrInterrupted = errors.New("training interrupted")
 
 // Options are the run's non-config knobs.
 type Options struct {
-	Resume    bool            // continue from out_dir's last checkpoint
-	Overwrite bool            // delete an earlier run's files from out_dir and start afresh
-	Log       *logrus.Logger  // nil = logrus.StandardLogger()
-	Progress  *ProgressWriter // nil = no progress bar
+	Resume    bool                   // continue from out_dir's last checkpoint
+	Overwrite bool                   // delete an earlier run's files from out_dir and start afresh
+	Log       *logrus.Logger         // nil = logrus.StandardLogger()
+	Progress  *report.ProgressWriter // nil = no progress bar
 	// Comm makes the run one rank of a data-parallel job (nil: one
 	// process). Rank 0 initialises or resumes and shares the state; every
 	// rank trains on its share of each batch and evaluates its share of the
@@ -46,8 +50,8 @@ type Options struct {
 type Result struct {
 	Steps    int
 	Epochs   int
-	Last     EvalResult // validation of the final weights
-	LastEMA  *EvalResult
+	Last     evaluate.Result // validation of the final weights
+	LastEMA  *evaluate.Result
 	BestTop1 float64
 	OutDir   string
 }
@@ -139,7 +143,7 @@ func (r *run) trainEpoch(ctx context.Context) error {
 		b.Release()
 		ips := float64(r.epochImgs) / time.Since(r.epochStart).Seconds()
 		if r.opts.Progress != nil {
-			r.opts.Progress.Update(Progress{Epoch: st.Epoch + 1, Epochs: cfg.Train.Epochs, EpochStep: st.EpochStep, StepsPerEpoch: r.spe,
+			r.opts.Progress.Update(report.Progress{Epoch: st.Epoch + 1, Epochs: cfg.Train.Epochs, EpochStep: st.EpochStep, StepsPerEpoch: r.spe,
 				Step: st.Step, Steps: r.runSteps(), Loss: s.Loss, LR: s.LR, ImgPerS: ips})
 		}
 		if st.Step%cfg.Train.LogEvery == 0 {
@@ -177,7 +181,7 @@ func (r *run) logStep(s StepStats) error {
 	if !r.root() {
 		return nil
 	}
-	return r.steps.Append(StepRow{Step: st.Step, Epoch: st.Epoch + 1, LR: s.LR, Loss: s.Loss, GradNorm: s.GradNorm, ImgPerS: ips})
+	return r.steps.Append(report.StepRow{Step: st.Step, Epoch: st.Epoch + 1, LR: s.LR, Loss: s.Loss, GradNorm: s.GradNorm, ImgPerS: ips})
 }
 
 // runSteps is the number of steps the whole run takes.
@@ -201,7 +205,7 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 	if r.opts.Progress != nil {
 		r.opts.Progress.Done()
 	}
-	row := MetricsRow{Step: st.Step, LR: r.step.lr(max(st.Step-1, 0)),
+	row := report.MetricsRow{Step: st.Step, LR: r.step.lr(max(st.Step-1, 0)),
 		ImgPerS: float64(r.epochImgs) / time.Since(r.epochStart).Seconds(), Elapsed: time.Since(r.start).Seconds()}
 	if st.EpochStep > 0 {
 		row.TrainLoss, row.GradNorm = st.LossSum/float64(st.EpochStep), st.NormSum/float64(st.EpochStep)
@@ -214,7 +218,7 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 	row.Epoch = st.Epoch
 	last = r.maxed() || st.Epoch >= cfg.Train.Epochs
 	if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
-		if err := r.evaluate(ctx, &row); errors.Is(err, ErrEvalInterrupted) {
+		if err := r.evaluate(ctx, &row); errors.Is(err, evaluate.ErrInterrupted) {
 			return false, r.evalInterrupted(err, before)
 		} else if err != nil {
 			return false, err
@@ -234,7 +238,7 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 			return false, err
 		}
 	}
-	if err := PlotCurves(r.metrics.Path, r.steps.Path, filepath.Join(r.out, CurvesFile)); err != nil {
+	if err := report.PlotCurves(r.metrics.Path, r.steps.Path, filepath.Join(r.out, CurvesFile)); err != nil {
 		r.log.Warnf("curves: %v", err)
 	}
 	return last, nil
@@ -242,7 +246,7 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 
 // evaluate scores the weights (and the EMA's) on the validation set into
 // row, logs the epoch and keeps the best model.
-func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
+func (r *run) evaluate(ctx context.Context, row *report.MetricsRow) error {
 	if r.comm.Size() > 1 {
 		// Sharded, the ranks would stop at different batches, and the
 		// all-reduce at its end would wait for the ones that stopped: a
@@ -276,7 +280,7 @@ func (r *run) evaluate(ctx context.Context, row *MetricsRow) error {
 		if !r.root() {
 			return nil
 		}
-		return SaveModel(filepath.Join(r.out, BestModel), r.model, r.modelMeta("raw"), nil)
+		return checkpoint.SaveModel(filepath.Join(r.out, BestModel), r.model, r.modelMeta("raw"), nil)
 	}
 	return nil
 }
@@ -290,11 +294,11 @@ func (r *run) save() error {
 	if err := r.step.SaveTo(&r.st, r.st.Step); err != nil {
 		return err
 	}
-	if err := SaveModel(filepath.Join(r.out, LastModel), r.model, r.modelMeta("raw"), nil); err != nil {
+	if err := checkpoint.SaveModel(filepath.Join(r.out, LastModel), r.model, r.modelMeta("raw"), nil); err != nil {
 		return err
 	}
 	if r.st.EMA != nil {
-		if err := SaveModel(filepath.Join(r.out, LastEMAModel), r.model, r.modelMeta("ema"), r.st.EMA); err != nil {
+		if err := checkpoint.SaveModel(filepath.Join(r.out, LastEMAModel), r.model, r.modelMeta("ema"), r.st.EMA); err != nil {
 			return err
 		}
 	}
@@ -302,7 +306,7 @@ func (r *run) save() error {
 }
 
 // modelMeta is the metadata of a model file written now.
-func (r *run) modelMeta(weights string) ModelMeta {
+func (r *run) modelMeta(weights string) checkpoint.ModelMeta {
 	m := r.meta
 	m.Epoch, m.Step, m.Weights = r.st.Epoch, r.st.Step, weights
 	return m
@@ -322,11 +326,11 @@ type run struct {
 	spe, totalSteps int
 	model           *layers.VisionTransformer
 	step            *Step
-	eval            *Evaluator
-	meta            ModelMeta
+	eval            *evaluate.Evaluator
+	meta            checkpoint.ModelMeta
 	st              State
-	metrics         *MetricsLog
-	steps           *StepsLog
+	metrics         *report.MetricsLog
+	steps           *report.StepsLog
 	res             Result
 	start           time.Time
 	epochStart      time.Time // this session's part of the epoch
@@ -361,7 +365,7 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkMachineMemory(EstimateMemory(cfg)); err != nil {
+	if err := memory.CheckMachine(EstimateMemory(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {
@@ -437,7 +441,7 @@ func (r *run) openData() (err error) {
 		r.log.Infof("data: %d training images in %s, %d loader workers, %d batches prefetched, JPEG decoder %s",
 			r.trainSet.Len(), cfg.Data.Root, lc.Workers, lc.Prefetch, data.JPEGDecoder())
 	}
-	r.meta = ModelMeta{Dataset: r.trainSet.Name(), Mean: r.mean, Std: r.std, Classes: r.trainSet.Classes()}
+	r.meta = checkpoint.ModelMeta{Dataset: r.trainSet.Name(), Mean: r.mean, Std: r.std, Classes: r.trainSet.Classes()}
 	return nil
 }
 
@@ -464,7 +468,7 @@ func (r *run) buildModel() (err error) {
 		return err
 	}
 	r.closers = append(r.closers, r.step.Close)
-	if r.eval, err = NewEvaluatorIn(r.model, evalBatch(cfg), arena); err != nil {
+	if r.eval, err = evaluate.NewIn(r.model, cfg.EvalBatch(), arena); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, r.eval.Close)
@@ -477,8 +481,8 @@ func (r *run) buildModel() (err error) {
 // resumeOrStart restores the weights, optimizer, EMA and counters from
 // out_dir's state file, or starts the run's records afresh.
 func (r *run) resumeOrStart(cfgYAML string) error {
-	r.metrics = &MetricsLog{Path: filepath.Join(r.out, MetricsFile)}
-	r.steps = &StepsLog{Path: filepath.Join(r.out, StepsFile)}
+	r.metrics = &report.MetricsLog{Path: filepath.Join(r.out, MetricsFile)}
+	r.steps = &report.StepsLog{Path: filepath.Join(r.out, report.StepsFile)}
 	r.closers = append(r.closers, func() { r.steps.Close() })
 	if !r.opts.Resume {
 		r.st = State{Seed: r.cfg.Train.Seed, Config: cfgYAML, BestTop1: -1}
@@ -507,24 +511,17 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	return r.metrics.Truncate(st.Step)
 }
 
-func evalBatch(cfg Config) int {
-	if cfg.Train.EvalBatchSize > 0 {
-		return cfg.Train.EvalBatchSize
-	}
-	return cfg.Train.BatchSize
-}
-
-// loaderConfig is the data loader's view of the run config.
+// loaderConfig is the data loader's view of the run config: the training
+// loader's, or (train false) the evaluation's (Config.EvalLoader).
 func loaderConfig(cfg Config, train bool, mean, std []float64) data.LoaderConfig {
-	lc := data.LoaderConfig{
-		BatchSize: cfg.Train.BatchSize, ImgH: cfg.Model.ImgSize[0], ImgW: cfg.Model.ImgSize[1], Train: train,
+	if !train {
+		return cfg.EvalLoader().Config(cfg.Model, mean, std)
+	}
+	return data.LoaderConfig{
+		BatchSize: cfg.Train.BatchSize, ImgH: cfg.Model.ImgSize[0], ImgW: cfg.Model.ImgSize[1], Train: true,
 		Seed: cfg.Train.Seed, Workers: cfg.Data.Workers, Prefetch: cfg.Data.Prefetch,
 		Augment: cfg.Augment, Mixup: cfg.Mixup, NumClasses: cfg.Model.NumClasses, Mean: mean, Std: std,
 	}
-	if !train {
-		lc.BatchSize = evalBatch(cfg)
-	}
-	return lc
 }
 
 // loaderConfig is loaderConfig for this rank.
@@ -535,8 +532,8 @@ func (r *run) loaderConfig(train bool) data.LoaderConfig {
 }
 
 // keepLast writes epoch_N.safetensors and removes those older than n epochs.
-func keepLast(dir string, m *layers.VisionTransformer, meta ModelMeta, epoch, n int) error {
-	if err := SaveModel(filepath.Join(dir, fmt.Sprintf(epochPattern, epoch)), m, meta, nil); err != nil {
+func keepLast(dir string, m *layers.VisionTransformer, meta checkpoint.ModelMeta, epoch, n int) error {
+	if err := checkpoint.SaveModel(filepath.Join(dir, fmt.Sprintf(epochPattern, epoch)), m, meta, nil); err != nil {
 		return err
 	}
 	if old := epoch - n; old >= 1 {
@@ -545,4 +542,11 @@ func keepLast(dir string, m *layers.VisionTransformer, meta ModelMeta, epoch, n 
 		}
 	}
 	return nil
+}
+
+// warnNonFinite logs r's Warning, if any, for the evaluation called what.
+func warnNonFinite(log *logrus.Logger, what string, r evaluate.Result) {
+	if msg := r.Warning(); msg != "" {
+		log.Warnf("%s: %s", what, msg)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/checkpoint/safetensors"
 )
 
@@ -40,7 +41,7 @@ type State struct {
 // SaveState writes st atomically to path.
 func SaveState(path string, st State) error {
 	md := map[string]string{
-		"format":     FormatVersion + "/train",
+		"format":     checkpoint.FormatVersion + "/train",
 		"step":       strconv.Itoa(st.Step),
 		"epoch":      strconv.Itoa(st.Epoch),
 		"epoch_step": strconv.Itoa(st.EpochStep),
@@ -80,8 +81,8 @@ func LoadState(path string) (State, error) {
 		return State{}, fmt.Errorf("load state: %w", err)
 	}
 	md := f.Metadata
-	if md["format"] != FormatVersion+"/train" {
-		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], FormatVersion+"/train")
+	if md["format"] != checkpoint.FormatVersion+"/train" {
+		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], checkpoint.FormatVersion+"/train")
 	}
 	st := State{Config: md["config"], M: map[string][]float32{}, V: map[string][]float32{}}
 	for key, dst := range map[string]*int{"step": &st.Step, "epoch": &st.Epoch, "epoch_step": &st.EpochStep, "optim_step": &st.OptStep} {

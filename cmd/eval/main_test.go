@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/train"
 )
@@ -88,7 +89,7 @@ func TestEvalRefusesImpossibleSizes(t *testing.T) {
 	ckpt := func(name string, md map[string]string) string {
 		p := filepath.Join(dir, name)
 		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000))
-		md["format"] = train.FormatVersion
+		md["format"] = checkpoint.FormatVersion
 		if err := safetensors.Write(p, []safetensors.Tensor{pad}, md); err != nil {
 			t.Fatal(err)
 		}

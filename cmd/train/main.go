@@ -31,6 +31,7 @@ import (
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
+	"github.com/vitgo/vit/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -111,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout), Comm: comm})
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: report.NewProgress(os.Stdout), Comm: comm})
 	if errors.Is(err, train.ErrRunComplete) {
 		log.Infof("%v", err)
 		if err := dist.Finalize(); err != nil {
