@@ -165,7 +165,8 @@ func TestResumeOfFinishedRun(t *testing.T) {
 	}
 	// -resume where there is no run.
 	cfg.Train.OutDir = t.TempDir()
-	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err == nil || !strings.Contains(err.Error(), LastState) {
-		t.Fatalf("resume of nothing: %v", err)
+	var noRun *NoRunError
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); !errors.As(err, &noRun) || noRun.Dir != cfg.Train.OutDir || !strings.Contains(err.Error(), LastState) {
+		t.Fatalf("resume of nothing: %v, want a *NoRunError naming %s", err, LastState)
 	}
 }

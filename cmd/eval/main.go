@@ -92,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "eval: %v\n", err)
+			if a := cliflag.SetAdvice(err); a != "" {
+				fmt.Fprintf(stderr, "eval: %s\n", a)
+			}
 			return 2
 		}
 		l := cfg.EvalLoader()

@@ -62,6 +62,17 @@ train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
 			t.Errorf("images %v, want 50", r["images"])
 		}
 	}
+	// The run kept no EMA: -ema is refused naming the flag and the state file.
+	var out, errb bytes.Buffer
+	if code := run([]string{"-checkpoint", ckpt, "-ema"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "eval: -ema: ") ||
+		!strings.Contains(errb.String(), train.LastState) || !strings.Contains(errb.String(), "holds no EMA weights") {
+		t.Errorf("-ema without EMA weights: exit %d, stderr %q", code, errb.String())
+	}
+	// An empty -set names the flag.
+	errb.Reset()
+	if code := run([]string{"-checkpoint", ckpt, "-set", "data.limit_val="}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-set data.limit_val=") {
+		t.Errorf("empty -set: exit %d, stderr %q", code, errb.String())
+	}
 }
 
 func TestEvalErrors(t *testing.T) {

@@ -78,9 +78,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		sets = append(sets, "train.out_dir="+*out)
 	}
+	if *resume && *overwrite {
+		fmt.Fprintln(stderr, "train: -resume and -overwrite exclude each other: continue the run, or start it afresh")
+		return 2
+	}
 	cfg, err := train.LoadConfig(*cfgPath, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
+		printAdvice(stderr, err)
 		return 2
 	}
 	if *dry {
@@ -137,6 +142,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			comm.Abort(1)
 		}
 		log.Errorf("%v", err)
+		if comm.Rank() == 0 {
+			printAdvice(stderr, err)
+		}
 		return 1
 	}
 	if err := dist.Finalize(); err != nil {
@@ -186,4 +194,35 @@ func newLogger(w io.Writer, format string, verbose bool) (*logrus.Logger, error)
 		log.SetLevel(logrus.DebugLevel)
 	}
 	return log, nil
+}
+
+// advice is what the user of this command can do about a refusal, in
+// terms of its flags: the library's typed errors name keys and files.
+func advice(err error) string {
+	var (
+		used   *train.OutDirUsedError
+		locked *train.OutDirLockedError
+		change *train.ResumeConfigError
+		noRun  *train.NoRunError
+	)
+	switch {
+	case errors.As(err, &used):
+		return "pass -resume to continue it, or -overwrite to delete that run's files and start afresh"
+	case errors.As(err, &locked):
+		return "wait for it to end, stop it, or choose another -out"
+	case errors.Is(err, train.ErrResumeOverwrite):
+		return "-resume and -overwrite exclude each other"
+	case errors.As(err, &change):
+		return "undo these changes, or start a new run with another -out"
+	case errors.As(err, &noRun):
+		return "start without -resume"
+	}
+	return cliflag.SetAdvice(err)
+}
+
+// printAdvice prints advice(err) as a line of its own, if any.
+func printAdvice(w io.Writer, err error) {
+	if a := advice(err); a != "" {
+		fmt.Fprintf(w, "train: %s\n", a)
+	}
 }
