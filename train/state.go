@@ -18,6 +18,22 @@ import (
 // counter-based functions of (seed, epoch, step), so the counters are their
 // state.
 type State struct {
+	Counters
+	Seed    uint64
+	Config  string // the resolved config YAML
+	OptStep int
+	M, V    map[string][]float32
+	EMA     map[string][]float32 // nil without EMA
+	// Weights are the raw model weights at Step, so that this one file
+	// (written atomically) is all a resume needs: last.safetensors, written
+	// beside it, can be a step ahead when the process dies between the two.
+	// Nil in files written before they were added.
+	Weights map[string][]float32
+}
+
+// Counters are where a run is: what the training loop advances, what a
+// checkpoint keeps and a resume restores.
+type Counters struct {
 	Step      int     // optimizer steps done
 	Epoch     int     // epoch the next step belongs to
 	EpochStep int     // steps of that epoch already done
@@ -26,16 +42,6 @@ type State struct {
 	// norm over the EpochStep steps of the epoch done so far, so that a
 	// resumed epoch's metrics row equals the uninterrupted run's.
 	LossSum, NormSum float64
-	Seed             uint64
-	Config           string // the resolved config YAML
-	OptStep          int
-	M, V             map[string][]float32
-	EMA              map[string][]float32 // nil without EMA
-	// Weights are the raw model weights at Step, so that this one file
-	// (written atomically) is all a resume needs: last.safetensors, written
-	// beside it, can be a step ahead when the process dies between the two.
-	// Nil in files written before they were added.
-	Weights map[string][]float32
 }
 
 // SaveState writes st atomically to path.

@@ -118,6 +118,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
 	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: report.NewProgress(os.Stdout), Comm: comm})
+	return finish(res, err, comm, log, stderr, *cfgPath, cfg.Train.OutDir)
+}
+
+// finish reports how the run ended and returns the exit status: 0 for a
+// finished (or already complete) run, 130 for an interrupted one (with the
+// command that resumes it), 1 for a failure.
+func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, cfgPath, outDir string) int {
 	if errors.Is(err, train.ErrRunComplete) {
 		log.Infof("%v", err)
 		if err := dist.Finalize(); err != nil {
@@ -131,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// No MPI_Finalize here: it synchronises with the launcher, which
 		// may be tearing the job down after a signal.
 		if comm.Rank() == 0 {
-			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", cfgPath, outDir)
 		}
 		return 130
 	}
