@@ -158,9 +158,9 @@ func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 	}
 }
 
-// BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
+// BenchmarkFrozenAB times the serving graph (evaluate.NewFrozenIn,
 // what a Classifier runs) against the evaluation graph that keeps attention
-// maps (train.NewMapsEvaluator: Linear and Attention as training runs them,
+// maps (evaluate.NewMaps: Linear and Attention as training runs them,
 // the classifier's graph before Frozen) on the same random ViT-Ti/16 or
 // ViT-S/16 at 224,
 // alternating one forward of each per iteration so that both see the same
