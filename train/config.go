@@ -17,7 +17,7 @@ import (
 )
 
 // ConfigError is one invalid config value: its dotted key, the line of the
-// YAML file it is on (0 for a -set override or a Go value) and what is
+// YAML file it is on (0 for an override or a Go value) and what is
 // wrong. Every error of LoadConfig, ParseConfig and the sections' Validate
 // methods about a value wraps one; find it with errors.As.
 type ConfigError = cfgerr.Error

@@ -136,7 +136,7 @@ func (r *run) modelMeta(weights string) checkpoint.ModelMeta {
 
 // evalInterrupted ends a run whose end-of-epoch evaluation was interrupted:
 // it saves the counters as they were before the epoch's end was recorded
-// (trained, not evaluated), so that -resume evaluates the epoch and writes
+// (trained, not evaluated), so that resuming evaluates the epoch and writes
 // its metrics row once, and returns the interrupted run's error.
 func (r *run) evalInterrupted(err error, before Counters) error {
 	st := &r.st.Counters

@@ -79,35 +79,34 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	c := &r.st.Counters // where the run is: all the loop advances, all a checkpoint keeps
 	for c.Epoch < cfg.Train.Epochs {
 		batches := r.epochBatches() // from the step the epoch is at (a resumed run mid-epoch)
+		var err error
 		for !r.maxed() {
 			// 2. the next batch
-			b, ok, err := batches.Next()
-			if err != nil || !ok {
-				batches.Close()
-				if err != nil {
-					return nil, err
-				}
+			b, ok, berr := batches.Next()
+			if err = berr; err != nil || !ok {
 				break
 			}
 			// 3. forward and backward; reduce, clip, AdamW at the lr, EMA
 			lr := r.step.LR(c.Step) // warmup, then the schedule (optim.schedule)
-			if _, err := r.step.Backward(b.X, b.Targets, c.Step); err != nil {
-				batches.Close()
-				return nil, r.stepFailed(err)
+			if _, err = r.step.Backward(b.X, b.Targets, c.Step); err != nil {
+				err = r.stepFailed(err)
+				break
 			}
-			s, err := r.step.UpdateAt(c.Step, lr)
-			if err != nil {
-				batches.Close()
-				return nil, r.stepFailed(err)
+			s, serr := r.step.UpdateAt(c.Step, lr)
+			if serr != nil {
+				err = r.stepFailed(serr)
+				break
 			}
 			c.Step, c.EpochStep, c.LossSum, c.NormSum = c.Step+1, c.EpochStep+1, c.LossSum+s.Loss, c.NormSum+s.GradNorm
 			// 4. log; checkpoint every checkpoint.every_steps, and on a cancelled ctx
-			if err := r.afterStep(ctx, b, s); err != nil {
-				batches.Close()
-				return nil, err
+			if err = r.afterStep(ctx, b, s); err != nil {
+				break
 			}
 		}
 		batches.Close()
+		if err != nil {
+			return nil, err
+		}
 		// 5. the end of the epoch (or of the run, at max_steps): evaluate,
 		// metrics.csv, checkpoints, curves.png
 		last, err := r.endEpoch(ctx)
