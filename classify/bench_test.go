@@ -13,9 +13,10 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 // benchCheckpoint writes a randomly initialised model of a layers preset,
@@ -28,8 +29,8 @@ func benchCheckpoint(b *testing.B, preset string) string {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), preset+".safetensors")
-	meta := train.ModelMeta{Dataset: "folder", Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
-	if err := train.SaveModel(path, m, meta, nil); err != nil {
+	meta := checkpoint.ModelMeta{Dataset: "folder", Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -157,9 +158,9 @@ func classifyOne(b *testing.B, c *Classifier, img image.Image) {
 	}
 }
 
-// BenchmarkFrozenAB times the serving graph (train.NewFrozenEvaluatorIn,
+// BenchmarkFrozenAB times the serving graph (evaluate.NewFrozenIn,
 // what a Classifier runs) against the evaluation graph that keeps attention
-// maps (train.NewMapsEvaluator: Linear and Attention as training runs them,
+// maps (evaluate.NewMaps: Linear and Attention as training runs them,
 // the classifier's graph before Frozen) on the same random ViT-Ti/16 or
 // ViT-S/16 at 224,
 // alternating one forward of each per iteration so that both see the same
@@ -180,12 +181,12 @@ func BenchmarkFrozenAB(b *testing.B) {
 		}
 		for _, n := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/batch%d", preset, n), func(b *testing.B) {
-				plain, err := train.NewMapsEvaluator(m, n)
+				plain, err := evaluate.NewMaps(m, n)
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer plain.Close()
-				frozen, err := train.NewFrozenEvaluatorIn(m, n, graph.NewArena())
+				frozen, err := evaluate.NewFrozenIn(m, n, graph.NewArena())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -196,7 +197,7 @@ func BenchmarkFrozenAB(b *testing.B) {
 					x[i] = float32(i%255)/127 - 1
 				}
 				var cpuPlain, cpuFrozen time.Duration
-				run := func(ev *train.Evaluator) time.Duration {
+				run := func(ev *evaluate.Evaluator) time.Duration {
 					c0, t0 := processCPU(), time.Now()
 					if _, err := ev.Logits(x, n); err != nil {
 						b.Fatal(err)

@@ -13,10 +13,10 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 // DefaultMaxPixels is the largest image (width·height) Classify and
@@ -92,7 +92,7 @@ func (e *NonFiniteError) Error() string {
 // concurrent use.
 type Classifier struct {
 	opts    Options
-	meta    train.ModelMeta
+	meta    checkpoint.ModelMeta
 	model   *layers.VisionTransformer
 	classes []string
 	notes   []string
@@ -142,7 +142,7 @@ func Load(path string, opts Options) (*Classifier, error) {
 	if err := aug.Validate(); err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
-	m, meta, notes, err := train.LoadModel(path, tensor.Float32, opts.ImgSize, opts.PosInterp)
+	m, meta, notes, err := checkpoint.LoadModel(path, tensor.Float32, opts.ImgSize, opts.PosInterp)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (c *Classifier) Classes() []string { return append([]string(nil), c.classes
 func (c *Classifier) Notes() []string { return append([]string(nil), c.notes...) }
 
 // Meta is the checkpoint's metadata.
-func (c *Classifier) Meta() train.ModelMeta { return c.meta }
+func (c *Classifier) Meta() checkpoint.ModelMeta { return c.meta }
 
 // InputSize returns the model's input as channels, height, width.
 func (c *Classifier) InputSize() (ch, h, w int) { return c.c, c.h, c.w }

@@ -18,10 +18,10 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 var (
@@ -283,13 +283,13 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestNonFiniteLogits(t *testing.T) {
-	m, meta, _, err := train.LoadModel(tiny(t), tensor.Float32, nil, "")
+	m, meta, _, err := checkpoint.LoadModel(tiny(t), tensor.Float32, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Param("head.bias").Value.Data().([]float32)[1] = float32(math.NaN())
 	path := filepath.Join(t.TempDir(), "nan.safetensors")
-	if err := train.SaveModel(path, m, meta, nil); err != nil {
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := classify.Load(path, classify.Options{})

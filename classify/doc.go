@@ -27,7 +27,7 @@
 // # Speed
 //
 // The lanes run Frozen graphs (layers.BuildOptions.Frozen, through
-// train.NewFrozenEvaluatorIn), built for serving weights that no longer
+// evaluate.NewFrozenIn), built for serving weights that no longer
 // change: every Linear weight is packed once, at Load, into the SGEMM
 // micro-kernel's panels instead of being repacked on every product (once
 // per goroutine when the rows are split over the cores); the bias, GELU and

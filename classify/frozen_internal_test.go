@@ -9,9 +9,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 // TestLanesRunFrozenGraphs: every graph of every lane is a Frozen (serving)
@@ -46,8 +46,8 @@ func smallClassifier(t *testing.T, o Options) (*Classifier, layers.Config) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "m.safetensors")
-	meta := train.ModelMeta{Dataset: "folder", Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}}
-	if err := train.SaveModel(path, m, meta, nil); err != nil {
+	meta := checkpoint.ModelMeta{Dataset: "folder", Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}}
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Load(path, Options{PoolSize: o.PoolSize, MaxBatch: o.MaxBatch, TopK: 5})

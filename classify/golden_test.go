@@ -15,9 +15,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 // goldenInputs writes the checkpoint and images that
@@ -38,10 +38,10 @@ func goldenInputs(dir string) (ckpt string, pngs []string, err error) {
 			d[i] += float32(0.3 * math.Sin(float64(i)*0.7+float64(k)))
 		}
 	}
-	meta := train.ModelMeta{Dataset: "folder", Mean: []float64{0.5, 0.4, 0.3}, Std: []float64{0.2, 0.25, 0.3},
+	meta := checkpoint.ModelMeta{Dataset: "folder", Mean: []float64{0.5, 0.4, 0.3}, Std: []float64{0.2, 0.25, 0.3},
 		Classes: []string{"a", "b", "c", "d", "e"}, Weights: "raw"}
 	ckpt = filepath.Join(dir, "golden.safetensors")
-	if err := train.SaveModel(ckpt, m, meta, nil); err != nil {
+	if err := checkpoint.SaveModel(ckpt, m, meta, nil); err != nil {
 		return "", nil, err
 	}
 	rgb := image.NewNRGBA(image.Rect(0, 0, 37, 23))

@@ -5,9 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 // item is one preprocessed image waiting for a lane.
@@ -55,8 +55,8 @@ func (r *request) firstErr() error {
 // lane owns the evaluation graphs of batch 1, 2, 4, …, maxBatch, planned
 // into one arena: a lane runs one graph at a time.
 type lane struct {
-	evals []*train.Evaluator // ascending batch sizes
-	in    []float32          // (maxBatch, C, H, W) staging buffer
+	evals []*evaluate.Evaluator // ascending batch sizes
+	in    []float32             // (maxBatch, C, H, W) staging buffer
 	batch []*item
 }
 
@@ -64,7 +64,7 @@ func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena) (*la
 	l := &lane{}
 	for b := 1; ; b *= 2 {
 		b = min(b, maxBatch)
-		ev, err := train.NewFrozenEvaluatorIn(m, b, arena)
+		ev, err := evaluate.NewFrozenIn(m, b, arena)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -138,7 +138,7 @@ func (c *Classifier) runBatch(l *lane) {
 }
 
 // runPart runs the n = len(part) images of part on ev, a graph of batch n.
-func (c *Classifier) runPart(l *lane, ev *train.Evaluator, part []*item) {
+func (c *Classifier) runPart(l *lane, ev *evaluate.Evaluator, part []*item) {
 	n := len(part)
 	size := len(part[0].x)
 	for j, it := range part {

@@ -121,10 +121,30 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("plan buffers: %w", err)
 	}
+	owned, last, err := lifetimes(g, order, pos, keep)
+	if err != nil {
+		return st, err
+	}
+	place(a, order, pos, owned, last, &st)
+	for _, ss := range a.slots {
+		st.Slots += len(ss)
+	}
+	st.ArenaMiB = float64(a.Bytes()) / (1 << 20)
+	return st, nil
+}
 
+// forever is the last use of an output that is read after the run (kept,
+// or a sink of the graph).
+const forever = int(^uint(0) >> 1)
+
+// lifetimes returns the planned outputs (owned: our ops' outputs) and, for
+// each, the tape position after which it is never read again (last;
+// forever for kept nodes and the graph's sinks, through any op that
+// returns a view of its operands).
+func lifetimes(g *G.ExprGraph, order []*G.Node, pos map[*G.Node]int, keep []*G.Node) (owned map[*G.Node]bool, last map[*G.Node]int, err error) {
 	// alias[n]: the planned outputs n's value may be: n's own for our ops,
 	// its children's for anybody else's op, none for inputs.
-	owned := map[*G.Node]bool{}
+	owned = map[*G.Node]bool{}
 	alias := make(map[*G.Node][]*G.Node, len(order))
 	consumers := map[*G.Node]int{}
 	operands := make(map[*G.Node][]*G.Node, len(order))
@@ -149,8 +169,7 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 	}
 
 	// last[o]: the position after which output o is never read again.
-	const forever = int(^uint(0) >> 1)
-	last := map[*G.Node]int{}
+	last = map[*G.Node]int{}
 	for o := range owned {
 		last[o] = pos[o]
 	}
@@ -176,13 +195,17 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 			continue
 		}
 		if _, ok := pos[k]; !ok {
-			return st, fmt.Errorf("plan buffers: kept node %v is not in the graph", k.Name())
+			return nil, nil, fmt.Errorf("plan buffers: kept node %v is not in the graph", k.Name())
 		}
 		pin(k)
 	}
+	return owned, last, nil
+}
 
-	// Walk the tape, freeing slots whose users are done and placing each
-	// planned output into the best-fitting free slot of its dtype.
+// place walks the tape, freeing slots whose users are done and placing
+// each planned output into the best-fitting free slot of its dtype (a new
+// slot of a when none fits), counting into st.
+func place(a *Arena, order []*G.Node, pos map[*G.Node]int, owned map[*G.Node]bool, last map[*G.Node]int, st *PlanStats) {
 	type use struct {
 		s    *slot
 		last int
@@ -229,11 +252,6 @@ func PlanBuffers(g *G.ExprGraph, a *Arena, keep ...*G.Node) (PlanStats, error) {
 		st.Planned++
 		st.Bytes += int64(size) * int64(dt.Size())
 	}
-	for _, ss := range a.slots {
-		st.Slots += len(ss)
-	}
-	st.ArenaMiB = float64(a.Bytes()) / (1 << 20)
-	return st, nil
 }
 
 // tapeOrder returns g's nodes in the order the tape machine runs them (the

@@ -1,13 +1,9 @@
 package train
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -15,12 +11,13 @@ import (
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/optional"
+	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
 
 // ConfigError is one invalid config value: its dotted key, the line of the
-// YAML file it is on (0 for a -set override or a Go value) and what is
+// YAML file it is on (0 for an override or a Go value) and what is
 // wrong. Every error of LoadConfig, ParseConfig and the sections' Validate
 // methods about a value wraps one; find it with errors.As.
 type ConfigError = cfgerr.Error
@@ -196,6 +193,15 @@ func (c Config) Validate() error {
 	return errs.Err()
 }
 
+// EvalBatch is the evaluation batch: train.eval_batch_size, or batch_size
+// when that is 0.
+func (c Config) EvalBatch() int {
+	if c.Train.EvalBatchSize > 0 {
+		return c.Train.EvalBatchSize
+	}
+	return c.Train.BatchSize
+}
+
 // LoadConfig reads a YAML config over the defaults, applies the key=value
 // overrides in order, and validates the result (see ParseConfig). A file
 // over MaxConfigBytes is refused before it is read.
@@ -219,395 +225,42 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 // ErrConfigTooLarge is returned (wrapped) for a config over MaxConfigBytes.
 var ErrConfigTooLarge = fmt.Errorf("config larger than %d bytes", MaxConfigBytes)
 
-// maxReported caps the errors one parse reports; the rest are counted.
-const maxReported = 20
-
-// ParseConfig is LoadConfig on YAML bytes. It is strict:
+// ParseConfig is LoadConfig on YAML bytes. It is strict (see
+// internal/strictyaml):
 //   - one YAML document, a mapping of sections, at most MaxConfigBytes;
 //     anchors and aliases are refused;
 //   - every key must exist in the schema (unknown and repeated keys are
 //     errors naming the key and line, found in time linear in the file);
 //   - integers are integers: 16.7 is refused, not truncated (1e6 is 1000000);
 //   - a type error names the key and the line;
-//   - an empty value (`depth:` or -set model.depth=) is refused;
+//   - an empty value (`depth:` or the override model.depth=) is refused;
 //   - an explicit value the Go zero rule would read as "the default"
 //     (optim.lr: 0, data.name: "") is refused;
 //
 // then each override key=value (a dotted key, a YAML value) is applied in
 // order, and the result is validated. Errors about one value are
-// *ConfigError, with the line when the key came from the file.
+// *ConfigError, with the line when the key came from the file; an
+// override's errors are wrapped in a *strictyaml.OverrideError.
 func ParseConfig(src []byte, overrides []string) (Config, error) {
 	if len(src) > MaxConfigBytes {
 		return Config{}, ErrConfigTooLarge
 	}
-	root, err := parseDocument(src)
+	cfg, lines, err := configSchema.Parse(src, overrides)
 	if err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig()
-	p := &parser{lines: map[string]int{}}
-	if root != nil {
-		p.setValue(reflect.ValueOf(&cfg).Elem(), root, "")
-	}
-	for _, o := range overrides {
-		p.override(&cfg, o)
-	}
-	p.refuseDefaultZeros(cfg)
-	if err := p.err(); err != nil {
 		return Config{}, err
 	}
 	err = cfg.Validate()
 	cfgerr.Walk(err, func(e *cfgerr.Error) {
 		key, _, _ := strings.Cut(e.Key, "[")
-		if l := p.lines[key]; l > 0 && e.Line == 0 {
+		if l := lines[key]; l > 0 && e.Line == 0 {
 			e.Line = l
 		}
 	})
 	return cfg, err
 }
 
-// parseDocument decodes exactly one YAML document and returns its top-level
-// mapping (nil for an empty file).
-func parseDocument(src []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		line := next.Line
-		if err != nil {
-			return nil, fmt.Errorf("a second YAML document is not allowed: %w", err)
-		}
-		return nil, fmt.Errorf("line %d: a second YAML document (after ---) is not allowed; a config is one document", line)
-	}
-	if len(doc.Content) != 1 {
-		return nil, nil
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return nil, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: the top level must be a mapping of sections (model:, data:, …)", root.Line)
-	}
-	return root, nil
-}
-
-// parser walks YAML nodes into the Config schema, recording each present
-// key's line and collecting errors.
-type parser struct {
-	lines   map[string]int // dotted key → line (0 for -set) for every key present
-	errs    []error
-	dropped int
-}
-
-func (p *parser) fail(key string, line int, format string, a ...any) {
-	p.add(&cfgerr.Error{Key: key, Line: line, Err: fmt.Errorf(format, a...)})
-}
-
-func (p *parser) add(err error) {
-	if len(p.errs) >= maxReported {
-		p.dropped++
-		return
-	}
-	p.errs = append(p.errs, err)
-}
-
-func (p *parser) err() error {
-	if p.dropped > 0 {
-		p.errs = append(p.errs, fmt.Errorf("… and %d more errors", p.dropped))
-	}
-	return errors.Join(p.errs...)
-}
-
-// fieldsByTag maps a struct type's YAML keys to field indices.
-func fieldsByTag(t reflect.Type) map[string]int {
-	m := make(map[string]int, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if tag != "" && tag != "-" {
-			m[tag] = i
-		}
-	}
-	return m
-}
-
-var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
-
-// setValue decodes n into v, the field for key.
-func (p *parser) setValue(v reflect.Value, n *yaml.Node, key string) {
-	line := n.Line
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		p.fail(key, line, "YAML anchors and aliases are not supported in a config")
-		return
-	}
-	isNull := n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-	if reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
-		if isNull {
-			p.fail(key, line, "no value (remove the key to keep the default)")
-			return
-		}
-		if err := n.Decode(v.Addr().Interface()); err != nil {
-			p.fail(key, line, "%v", stripLine(err))
-		}
-		return
-	}
-	if v.Kind() == reflect.Struct {
-		if isNull {
-			return // an empty section: nothing set
-		}
-		if n.Kind != yaml.MappingNode {
-			p.fail(key, line, "want a mapping of keys, got %s", cfgerr.Describe(n))
-			return
-		}
-		p.setStruct(v, n, key)
-		return
-	}
-	if isNull {
-		p.fail(key, line, "no value (remove the key to keep the default)")
-		return
-	}
-	switch v.Kind() {
-	case reflect.Int:
-		i, err := cfgerr.Int(n)
-		if err != nil {
-			p.fail(key, line, "%v", err)
-			return
-		}
-		v.SetInt(int64(i))
-	case reflect.Uint64:
-		var u uint64
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&u) != nil {
-			p.fail(key, line, "want an integer from 0 to 2^64-1, got %s", cfgerr.Describe(n))
-			return
-		}
-		v.SetUint(u)
-	case reflect.Float64:
-		f, err := cfgerr.Float(n)
-		if err != nil {
-			p.fail(key, line, "%v", err)
-			return
-		}
-		v.SetFloat(f)
-	case reflect.Bool:
-		b, err := cfgerr.Bool(n)
-		if err != nil {
-			p.fail(key, line, "%v", err)
-			return
-		}
-		v.SetBool(b)
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			p.fail(key, line, "want a string, got %s", cfgerr.Describe(n))
-			return
-		}
-		v.SetString(n.Value)
-		if val, ok := v.Interface().(interface{ Validate() error }); ok && n.Value != "" {
-			if err := val.Validate(); err != nil {
-				p.fail(key, line, "%v", err)
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			p.fail(key, line, "want a list, got %s", cfgerr.Describe(n))
-			return
-		}
-		if len(n.Content) == 0 {
-			v.Set(reflect.Zero(v.Type())) // [] is the empty list, as an absent one
-			return
-		}
-		out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, e := range n.Content {
-			p.setValue(out.Index(i), e, fmt.Sprintf("%s[%d]", key, i))
-		}
-		v.Set(out)
-	default:
-		p.fail(key, line, "unsupported config field type %s", v.Type())
-	}
-}
-
-// setStruct decodes a mapping into the struct v (a section, or the whole
-// config when key is ""). Each key is looked up once in a map, so the time is
-// linear in the number of keys however many are unknown.
-func (p *parser) setStruct(v reflect.Value, n *yaml.Node, key string) {
-	fields := fieldsByTag(v.Type())
-	seen := make(map[string]bool, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			p.fail(join(key, "?"), k.Line, "a key must be a plain name, got %s", cfgerr.Describe(k))
-			continue
-		}
-		full := join(key, k.Value)
-		if seen[k.Value] {
-			p.fail(full, k.Line, "repeated key")
-			continue
-		}
-		seen[k.Value] = true
-		fi, ok := fields[k.Value]
-		if !ok && len(p.errs) >= maxReported {
-			p.dropped++
-			continue
-		}
-		if !ok {
-			p.fail(full, k.Line, "unknown key%s", hint(key, fields))
-			continue
-		}
-		p.lines[full] = k.Line
-		p.setValue(v.Field(fi), val, full)
-	}
-}
-
-// hint lists a section's keys for an unknown-key error.
-func hint(section string, fields map[string]int) string {
-	if len(fields) > 24 {
-		return ""
-	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	where := "this section"
-	if section == "" {
-		where = "the top level"
-	}
-	return fmt.Sprintf(" (%s has: %s)", where, strings.Join(names, ", "))
-}
-
-func join(prefix, k string) string {
-	if prefix == "" {
-		return k
-	}
-	return prefix + "." + k
-}
-
-// stripLine drops yaml.v3's "line N: " prefix from a type error, since the
-// ConfigError carries the line itself.
-func stripLine(err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msgs := make([]string, len(te.Errors))
-		for i, m := range te.Errors {
-			if _, rest, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(m, "line ") {
-				m = rest
-			}
-			msgs[i] = m
-		}
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	return err
-}
-
-// override applies one -set key=value.
-func (p *parser) override(cfg *Config, kv string) {
-	key, val, ok := strings.Cut(kv, "=")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" {
-		p.add(fmt.Errorf("-set %q: want key=value", kv))
-		return
-	}
-	if strings.TrimSpace(val) == "" {
-		p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(key, "empty value (give a value, or drop the -set to keep the file's)")))
-		return
-	}
-	v := reflect.ValueOf(cfg).Elem()
-	path := strings.Split(key, ".")
-	for i, k := range path {
-		if v.Kind() != reflect.Struct || reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
-			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i], "."), "is not a section")))
-			return
-		}
-		fi, ok := fieldsByTag(v.Type())[k]
-		if !ok {
-			p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(strings.Join(path[:i+1], "."), "unknown key%s", hint(strings.Join(path[:i], "."), fieldsByTag(v.Type())))))
-			return
-		}
-		v = v.Field(fi)
-	}
-	node, err := parseDocumentValue(val)
-	if err != nil {
-		p.add(fmt.Errorf("-set %s: %w", kv, cfgerr.New(key, "value %q: %v", val, err)))
-		return
-	}
-	sub := &parser{lines: map[string]int{}}
-	sub.setValue(v, node, key)
-	for _, e := range sub.errs {
-		cfgerr.Walk(e, func(ce *cfgerr.Error) { ce.Line = 0 })
-		p.add(fmt.Errorf("-set %s: %w", kv, e))
-	}
-	p.lines[key] = 0
-	for k := range sub.lines {
-		p.lines[k] = 0
-	}
-}
-
-// parseDocumentValue parses a -set value as one YAML document.
-func parseDocumentValue(val string) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(strings.NewReader(val))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		return nil, errors.New("more than one YAML document")
-	}
-	if len(doc.Content) != 1 {
-		return nil, errors.New("no value")
-	}
-	return doc.Content[0], nil
-}
-
-// refuseDefaultZeros reports each present key whose value is the zero value
-// that Config.WithDefaults would replace: in a file, optim.lr: 0 is a
-// mistake, not a request for the default.
-func (p *parser) refuseDefaultZeros(cfg Config) {
-	root := reflect.ValueOf(cfg)
-	for key, line := range p.lines {
-		v, ok := fieldAt(root, key)
-		if !ok || v.Kind() == reflect.Struct || !v.IsZero() {
-			continue
-		}
-		probe := DefaultConfig()
-		pv, _ := fieldAt(reflect.ValueOf(&probe).Elem(), key)
-		pv.Set(reflect.Zero(pv.Type()))
-		filled, _ := fieldAt(reflect.ValueOf(probe.WithDefaults()), key)
-		if !filled.IsZero() {
-			p.fail(key, line, "%v is not a valid value; remove the key to use the default (%v)", describeZero(v), filled.Interface())
-		}
-	}
-}
-
-func describeZero(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.String:
-		return `""`
-	case reflect.Slice:
-		return "an empty list"
-	}
-	return fmt.Sprint(v.Interface())
-}
-
-// fieldAt returns the field at a dotted key (without [i] indices).
-func fieldAt(v reflect.Value, key string) (reflect.Value, bool) {
-	for _, k := range strings.Split(key, ".") {
-		if v.Kind() != reflect.Struct {
-			return reflect.Value{}, false
-		}
-		fi, ok := fieldsByTag(v.Type())[k]
-		if !ok {
-			return reflect.Value{}, false
-		}
-		v = v.Field(fi)
-	}
-	return v, true
-}
+// configSchema is Config for the strict parser.
+var configSchema = strictyaml.Schema[Config]{Default: DefaultConfig, Fill: Config.WithDefaults}
 
 // YAML renders the resolved config (WithDefaults), as written to the run's
 // config.yaml: plain values, every key present.

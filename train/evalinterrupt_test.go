@@ -8,8 +8,11 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/report"
 )
 
 // cancelOnNewline cancels a context when the progress bar ends its line,
@@ -30,7 +33,7 @@ func (c cancelOnNewline) Write(p []byte) (int, error) {
 func TestEvalInterrupt(t *testing.T) {
 	cfg := quickRun(t)
 	// The evaluator alone.
-	model, _, _, err := LoadModel(poisonedCheckpoint(t, cfg, 0), tensor.Float32, nil, "bicubic")
+	model, _, _, err := checkpoint.LoadModel(poisonedCheckpoint(t, cfg, 0), tensor.Float32, nil, "bicubic")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,23 +46,23 @@ func TestEvalInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := NewEvaluator(model, evalBatch(cfg))
+	ev, err := evaluate.New(model, cfg.EvalBatch())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ev.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := ev.Run(ctx, loader, nil); !errors.Is(err, ErrEvalInterrupted) {
-		t.Fatalf("evaluation with a cancelled context: %v, want ErrEvalInterrupted", err)
+	if _, err := ev.Run(ctx, loader, nil); !errors.Is(err, evaluate.ErrInterrupted) {
+		t.Fatalf("evaluation with a cancelled context: %v, want evaluate.ErrInterrupted", err)
 	}
 
 	// The run's final evaluation.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	out := cfg.Train.OutDir
-	_, err = Run(ctx, cfg, Options{Log: quietLog(), Progress: &ProgressWriter{w: cancelOnNewline{cancel}}})
-	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, ErrEvalInterrupted) {
+	_, err = Run(ctx, cfg, Options{Log: quietLog(), Progress: report.NewProgressWriter(cancelOnNewline{cancel})})
+	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, evaluate.ErrInterrupted) {
 		t.Fatalf("signal during the final evaluation: %v, want ErrInterrupted from the evaluation", err)
 	}
 	if got := metricsSteps(t, out); got != "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -18,11 +19,11 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 	if _, err := os.Stat(fc.InitFrom); err != nil {
 		return nil, fmt.Errorf("finetune.init_from: %w", err)
 	}
-	f, meta, ours, err := ReadModel(fc.InitFrom)
+	f, meta, ours, err := checkpoint.ReadModel(fc.InitFrom)
 	if err != nil {
 		return nil, fmt.Errorf("finetune.init_from: %w", err)
 	}
-	opts := LoadOptions{Interp: string(fc.Interp), ResetHead: fc.ResetHead}
+	opts := checkpoint.LoadOptions{Interp: string(fc.Interp), ResetHead: fc.ResetHead}
 	var notes []string
 	if ours {
 		var diffs []string
@@ -62,7 +63,7 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 			notes = append(notes, fmt.Sprintf("head re-initialised to zero (file has %v, model %v)", f2.Shape, []int(m.Param("head.weight").Shape)))
 		}
 	}
-	n2, err := LoadWeights(m, f, opts)
+	n2, err := checkpoint.LoadWeights(m, f, opts)
 	if err != nil {
 		return nil, fmt.Errorf("finetune.init_from %s: %w", fc.InitFrom, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/sirupsen/logrus"
+	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -28,8 +30,28 @@ func tinyRun(t *testing.T) Config {
 	return cfg
 }
 
+func tinyModel(t *testing.T, edit func(*layers.Config)) *layers.VisionTransformer {
+	t.Helper()
+	c := tinyRun(t).Model
+	c.ZeroInitHead.Set(false)
+	if edit != nil {
+		edit(&c)
+	}
+	m, err := layers.New(c, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func quietLog() *logrus.Logger {
 	l := logrus.New()
 	l.SetOutput(io.Discard)
 	return l
+}
+
+// evalLoader is cfg's validation loading, as cmd/eval passes it.
+func evalLoader(cfg Config) *evaluate.Loader {
+	l := cfg.WithDefaults().EvalLoader()
+	return &l
 }

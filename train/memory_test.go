@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -15,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // TestCheckMemory: an estimate above the available memory is a
@@ -123,61 +122,6 @@ func TestSummaryRefusesBeforeAllocating(t *testing.T) {
 	}
 }
 
-// TestCheckpointMetadataValidatedBeforeAllocating: an 800 KB file whose
-// metadata claims embed_dim 2³⁰ is refused from its metadata, naming the
-// key, before any model is allocated (issue #14: it crashed the runtime).
-func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
-	m := tinyModel(t, nil)
-	meta := ModelMeta{Model: m.Config, Dataset: "mnist", Weights: "raw"}
-	md, err := meta.metadata()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, tc := range []struct{ key, value string }{
-		{"embed_dim", "1073741824"},
-		{"depth", "1000000"},
-		{"img_size", "100000"},
-		{"mlp_ratio", "1e12"},
-		{"ln_eps", ".inf"},
-		{"patch_size", `"sixteen"`},
-		{"num_classes", "1e9"},
-	} {
-		bad := map[string]string{}
-		for k, v := range md {
-			bad[k] = v
-		}
-		bad[tc.key] = tc.value
-		path := filepath.Join(dir, tc.key+".safetensors")
-		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000)) // 800 KB
-		if err := safetensors.Write(path, []safetensors.Tensor{pad}, bad); err != nil {
-			t.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		_, _, _, err := LoadModel(path, m.Params[0].Value.Dtype(), nil, "")
-		runtime.ReadMemStats(&after)
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Key != "model."+tc.key || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: %v, want a ConfigError for model.%s naming the file", tc.key, err, tc.key)
-		}
-		if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
-			t.Errorf("%s: %d MiB allocated before the refusal", tc.key, d>>20)
-		}
-	}
-	// cmd/eval's -img-size: the override is validated too.
-	path := filepath.Join(dir, "ok.safetensors")
-	if err := SaveModel(path, m, meta, nil); err != nil {
-		t.Fatal(err)
-	}
-	big := layers.Size2{100000, 100000}
-	_, _, _, err = LoadModel(path, m.Params[0].Value.Dtype(), &big, "")
-	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Key != "model.img_size" {
-		t.Errorf("-img-size 100000: %v, want a ConfigError for model.img_size", err)
-	}
-}
-
 // TestEstimateMatchesMeasuredRSS trains TINY (configs/mnist_vit_tiny_p4.yaml)
 // for a few steps in a child process, as cmd/train runs it (GOGC 20), and
 // compares the child's peak RSS (VmHWM) with EstimateMemory: within 15%.
@@ -214,9 +158,9 @@ func TestEstimateMatchesMeasuredRSS(t *testing.T) {
 		t.Fatalf("no VmHWM in the child's output:\n%s", out)
 	}
 	rel := float64(want-got) / float64(got)
-	t.Logf("TINY: estimate %s, measured peak RSS %s (%+.1f%%)", FormatBytes(want), FormatBytes(got), 100*rel)
+	t.Logf("TINY: estimate %s, measured peak RSS %s (%+.1f%%)", memory.FormatBytes(want), memory.FormatBytes(got), 100*rel)
 	if rel > 0.15 || rel < -0.15 {
-		t.Errorf("estimate %s is %+.1f%% off the measured %s", FormatBytes(want), 100*rel, FormatBytes(got))
+		t.Errorf("estimate %s is %+.1f%% off the measured %s", memory.FormatBytes(want), 100*rel, memory.FormatBytes(got))
 	}
 }
 

@@ -12,9 +12,12 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/report"
 )
 
 // poisonedCheckpoint writes a fresh tiny model whose head.bias[0] is v, by
@@ -26,7 +29,7 @@ func poisonedCheckpoint(t *testing.T, cfg Config, v float32) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "m.safetensors")
-	if err := SaveModel(path, m, ModelMeta{Dataset: string(data.NameMNIST), Weights: "raw"}, nil); err != nil {
+	if err := checkpoint.SaveModel(path, m, checkpoint.ModelMeta{Dataset: string(data.NameMNIST), Weights: "raw"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := safetensors.ReadFile(path)
@@ -58,8 +61,9 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
 		ckpt := poisonedCheckpoint(t, cfg, v)
 		dir := filepath.Dir(ckpt)
-		o := EvalOptions{Checkpoint: ckpt, Config: &cfg, Results: filepath.Join(dir, "r.json"), Predictions: filepath.Join(dir, "p.csv")}
-		r, _, _, err := EvaluateCheckpoint(context.Background(), o)
+		o := evaluate.Options{Checkpoint: ckpt, Loader: evalLoader(cfg)}
+		files := report.EvalFiles{Results: filepath.Join(dir, "r.json"), Predictions: filepath.Join(dir, "p.csv")}
+		r, _, _, err := report.Evaluate(context.Background(), o, files)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
 		}
@@ -72,13 +76,13 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 			}
 		}
 		var rep bytes.Buffer
-		FormatReport(&rep, r, nil)
+		report.FormatEval(&rep, r, nil)
 		if !strings.Contains(rep.String(), "100 of 100 images had non-finite logits") {
 			t.Errorf("%v: report lacks the warning:\n%s", v, rep.String())
 		}
 		// -results: the count is a field, and the undefined loss is null
 		// (JSON has no NaN).
-		b, err := os.ReadFile(o.Results)
+		b, err := os.ReadFile(files.Results)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +93,7 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 		if js["non_finite"] != 100.0 || js["top1"] != 0.0 || js["loss"] != nil {
 			t.Errorf("%v: results non_finite %v top1 %v loss %v", v, js["non_finite"], js["top1"], js["loss"])
 		}
-		pred, err := os.ReadFile(o.Predictions)
+		pred, err := os.ReadFile(files.Predictions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +102,7 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 		}
 	}
 	// A finite model is unaffected: no warning, a finite loss.
-	r, _, _, err := EvaluateCheckpoint(context.Background(), EvalOptions{Checkpoint: poisonedCheckpoint(t, cfg, 0.5), Config: &cfg})
+	r, _, _, err := evaluate.Checkpoint(context.Background(), evaluate.Options{Checkpoint: poisonedCheckpoint(t, cfg, 0.5), Loader: evalLoader(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +113,14 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 
 // TestMetricsRecordNonFinite: training validation's count reaches metrics.csv.
 func TestMetricsRecordNonFinite(t *testing.T) {
-	l := &MetricsLog{Path: filepath.Join(t.TempDir(), MetricsFile)}
+	l := &report.MetricsLog{Path: filepath.Join(t.TempDir(), MetricsFile)}
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(MetricsRow{Epoch: 1, Step: 8, Val: &EvalResult{Loss: math.NaN(), NonFinite: 3, Images: 10}}); err != nil {
+	if err := l.Append(report.MetricsRow{Epoch: 1, Step: 8, Val: &evaluate.Result{Loss: math.NaN(), NonFinite: 3, Images: 10}}); err != nil {
 		t.Fatal(err)
 	}
-	header, rows, err := ReadMetrics(l.Path)
+	header, rows, err := report.ReadMetrics(l.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/report"
 )
 
 // LockFile is the file in an output directory that a trainer holds an
@@ -31,29 +32,34 @@ func (e *OutDirLockedError) Error() string {
 	if e.PID > 0 {
 		holder = fmt.Sprintf("another trainer (PID %d)", e.PID)
 	}
-	return fmt.Sprintf("out_dir %s is in use by %s: wait for it to end, stop it, or choose another -out", e.Dir, holder)
+	return fmt.Sprintf("out_dir %s is in use by %s: wait for it to end, stop it, or choose another out_dir", e.Dir, holder)
 }
 
-// OutDirUsedError is returned by Run when a fresh run (no -resume) would
-// write into a directory that holds an earlier run's files.
+// OutDirUsedError is returned by Run when a fresh run (neither
+// Options.Resume nor Options.Overwrite) would write into a directory that
+// holds an earlier run's files.
 type OutDirUsedError struct {
 	Dir   string
 	Files []string // the earlier run's files found, sorted
 }
 
 func (e *OutDirUsedError) Error() string {
-	return fmt.Sprintf("out_dir %s holds an earlier run (%s): pass -resume to continue it, or -overwrite to delete that run's files and start afresh",
+	return fmt.Sprintf("out_dir %s holds an earlier run (%s): resume to continue it, or overwrite to delete that run's files and start afresh",
 		e.Dir, strings.Join(e.Files, ", "))
 }
+
+// ErrResumeOverwrite is returned by Run for Options.Resume and
+// Options.Overwrite together.
+var ErrResumeOverwrite = errors.New("resuming and overwriting exclude each other: continue the run, or start it afresh")
 
 // epochFile matches the epoch_N.safetensors checkpoints of keep_last.
 var epochFile = regexp.MustCompile(`^epoch_[0-9]+\.safetensors$`)
 
 // isRunFile reports whether name is one of the files a run writes into its
-// output directory (the only files -overwrite deletes).
+// output directory (the only files Options.Overwrite deletes).
 func isRunFile(name string) bool {
 	switch name {
-	case ConfigFile, MetricsFile, StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
+	case ConfigFile, MetricsFile, report.StepsFile, CurvesFile, LastModel, LastState, LastEMAModel, BestModel:
 		return true
 	}
 	return epochFile.MatchString(name)
@@ -76,14 +82,14 @@ func runFiles(dir string) ([]string, error) {
 }
 
 // openOutDir makes the output directory Run's alone: it takes the lock,
-// removes temporary files that a killed run left, and then, for -resume,
+// removes temporary files that a killed run left, and then, to resume,
 // checks that the run can be continued with cfg; for a fresh run, refuses a
 // directory holding an earlier run unless opts.Overwrite (which deletes that
 // run's files and nothing else). release drops the lock.
 func openOutDir(cfg Config, opts Options, log *logrus.Logger) (release func(), err error) {
 	dir := cfg.Train.OutDir
 	if opts.Resume && opts.Overwrite {
-		return nil, errors.New("-resume and -overwrite exclude each other: continue the run, or start it afresh")
+		return nil, ErrResumeOverwrite
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("out_dir: %w", err)
@@ -121,11 +127,11 @@ func openOutDir(cfg Config, opts Options, log *logrus.Logger) (release func(), e
 	}
 	for _, f := range files {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil {
-			return nil, fmt.Errorf("-overwrite: %w", err)
+			return nil, fmt.Errorf("overwrite: %w", err)
 		}
 	}
 	if len(files) > 0 {
-		log.Infof("-overwrite: deleted the earlier run's %s from %s", strings.Join(files, ", "), dir)
+		log.Infof("overwrite: deleted the earlier run's %s from %s", strings.Join(files, ", "), dir)
 	}
 	return unlock, nil
 }

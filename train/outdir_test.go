@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/report"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,11 +53,11 @@ func TestOutDirOneRun(t *testing.T) {
 	}
 	_, err := Run(context.Background(), cfg, Options{Log: quietLog()})
 	var used *OutDirUsedError
-	if !errors.As(err, &used) || used.Dir != out || !strings.Contains(err.Error(), BestModel) || !strings.Contains(err.Error(), "-overwrite") {
-		t.Fatalf("fresh run into a used directory: %v, want *OutDirUsedError naming %s and -overwrite", err, BestModel)
+	if !errors.As(err, &used) || used.Dir != out || !slices.Contains(used.Files, BestModel) || !strings.Contains(err.Error(), BestModel) {
+		t.Fatalf("fresh run into a used directory: %v, want *OutDirUsedError naming %s", err, BestModel)
 	}
-	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true, Overwrite: true}); err == nil || !strings.Contains(err.Error(), "-overwrite") {
-		t.Fatalf("-resume with -overwrite: %v", err)
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true, Overwrite: true}); !errors.Is(err, ErrResumeOverwrite) {
+		t.Fatalf("resume with overwrite: %v, want ErrResumeOverwrite", err)
 	}
 	// -overwrite: a model that can never score best keeps the old best.* from
 	// surviving; epoch_1 is rewritten, notes.txt stays.
@@ -160,12 +163,12 @@ func TestRunCleansTempsAndWrites0644(t *testing.T) {
 		}
 	}
 	// cmd/eval's reports too.
-	o := EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg, Results: filepath.Join(out, "r.json"),
-		Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")}
-	if _, _, _, err := EvaluateCheckpoint(context.Background(), o); err != nil {
+	o := evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)}
+	files := report.EvalFiles{Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")}
+	if _, _, _, err := report.Evaluate(context.Background(), o, files); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{o.Results, o.Predictions, o.Confusion} {
+	for _, p := range []string{files.Results, files.Predictions, files.Confusion} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v, want mode 0644", p, err)
 		}

@@ -20,9 +20,11 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
+	"github.com/vitgo/vit/report"
 )
 
 // runRecipe runs cfg with hook (may be nil) seeing every step.
@@ -53,7 +55,7 @@ func firstLoss(t *testing.T, cfg Config) float64 {
 	t.Helper()
 	cfg.Train.OutDir, cfg.Train.MaxSteps, cfg.Train.LogEvery = t.TempDir(), 1, 1
 	runRecipe(t, cfg, nil)
-	rows, err := ReadSteps(filepath.Join(cfg.Train.OutDir, StepsFile))
+	rows, err := report.ReadSteps(filepath.Join(cfg.Train.OutDir, report.StepsFile))
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("steps.csv: %v rows, %v", len(rows), err)
 	}
@@ -143,7 +145,7 @@ func TestRecipeScheduleAndWarmup(t *testing.T) {
 			t.Errorf("step %d: reported lr %.6g, the schedule says %.6g", step, s.LR, want(step))
 		}
 	})
-	rows, err := ReadSteps(filepath.Join(cfg.Train.OutDir, StepsFile))
+	rows, err := report.ReadSteps(filepath.Join(cfg.Train.OutDir, report.StepsFile))
 	if err != nil || len(rows) != total {
 		t.Fatalf("steps.csv: %d rows, %v", len(rows), err)
 	}
@@ -390,7 +392,7 @@ func TestRecipeEMA(t *testing.T) {
 
 // modelWeights reads the tensors of a model file.
 func modelWeights(path string) (map[string][]float32, error) {
-	f, _, _, err := ReadModel(path)
+	f, _, _, err := checkpoint.ReadModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +423,7 @@ func TestRecipeFinetune(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "src.safetensors")
 	classes := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
-	if err := SaveModel(path, src, ModelMeta{Dataset: "mnist", Mean: []float64{0.1307}, Std: []float64{0.3081}, Classes: classes, Weights: "raw"}, nil); err != nil {
+	if err := checkpoint.SaveModel(path, src, checkpoint.ModelMeta{Dataset: "mnist", Mean: []float64{0.1307}, Std: []float64{0.3081}, Classes: classes, Weights: "raw"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	srcW, err := modelWeights(path)

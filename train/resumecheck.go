@@ -12,10 +12,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/report"
 )
 
-// ErrRunComplete is returned by Run for -resume of a run that has already
+// ErrRunComplete is returned by Run resuming a run that has already
 // done all its epochs (or reached train.max_steps): there is nothing to do,
 // and nothing was written.
 var ErrRunComplete = errors.New("the run is complete")
@@ -28,7 +29,7 @@ type ConfigChange struct {
 	Why      string // why the change is refused; "" when allowed
 }
 
-// ResumeConfigError is returned by Run when -resume is given a config that
+// ResumeConfigError is returned by Run when resuming with a config that
 // changes the run's math: it lists every refused change.
 type ResumeConfigError struct {
 	State   string // the state file holding the run's config
@@ -37,14 +38,14 @@ type ResumeConfigError struct {
 
 func (e *ResumeConfigError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-resume refused: the config changes %d key(s) of the run in %s: ", len(e.Changes), e.State)
+	fmt.Fprintf(&b, "resume refused: the config changes %d key(s) of the run in %s: ", len(e.Changes), e.State)
 	for i, c := range e.Changes {
 		if i > 0 {
 			b.WriteString("; ")
 		}
 		fmt.Fprintf(&b, "%s: %s → %s (%s)", c.Key, show(c.Old), show(c.New), c.Why)
 	}
-	b.WriteString(". Undo these changes, or start a new run with another -out")
+	b.WriteString(". Undo these changes, or start a new run in another out_dir")
 	return b.String()
 }
 
@@ -53,6 +54,16 @@ func show(v string) string {
 		return "(absent)"
 	}
 	return v
+}
+
+// NoRunError is returned by Run resuming from a directory that holds no
+// state file: there is no run to continue.
+type NoRunError struct {
+	Dir string
+}
+
+func (e *NoRunError) Error() string {
+	return fmt.Sprintf("%s holds no %s, so there is no run to continue", e.Dir, LastState)
 }
 
 // resumableKeys are the keys a resumed run may change: they cannot change
@@ -70,19 +81,19 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 	path := filepath.Join(dir, LastState)
 	md, err := safetensors.ReadMetadata(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("-resume: %s holds no %s, so there is no run to continue (start without -resume)", dir, LastState)
+		return &NoRunError{Dir: dir}
 	}
 	if err != nil {
-		return fmt.Errorf("-resume: %w", err)
+		return fmt.Errorf("resume: %w", err)
 	}
 	if md["config"] != "" {
 		stored, err := ParseConfig([]byte(md["config"]), nil)
 		if err != nil {
-			return fmt.Errorf("-resume: the config stored in %s: %w", path, err)
+			return fmt.Errorf("resume: the config stored in %s: %w", path, err)
 		}
 		changes, err := diffConfigs(stored, cfg)
 		if err != nil {
-			return fmt.Errorf("-resume: %w", err)
+			return fmt.Errorf("resume: %w", err)
 		}
 		var refused []ConfigChange
 		for _, c := range changes {
@@ -99,14 +110,14 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 	step, err1 := strconv.Atoi(md["step"])
 	epoch, err2 := strconv.Atoi(md["epoch"])
 	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("-resume: %s: metadata: %w", path, err)
+		return fmt.Errorf("resume: %s: metadata: %w", path, err)
 	}
 	t := cfg.Train
 	done := epoch >= t.Epochs
 	if !done && t.MaxSteps > 0 && step >= t.MaxSteps {
 		// Stopped by max_steps: complete once that stop was evaluated and
 		// recorded (the last metrics row is at this step).
-		if _, rows, err := ReadMetrics(filepath.Join(dir, MetricsFile)); err == nil && len(rows) > 0 && len(rows[len(rows)-1]) > 1 {
+		if _, rows, err := report.ReadMetrics(filepath.Join(dir, MetricsFile)); err == nil && len(rows) > 0 && len(rows[len(rows)-1]) > 1 {
 			last, _ := strconv.Atoi(rows[len(rows)-1][1])
 			done = last == step
 		}

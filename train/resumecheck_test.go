@@ -11,8 +11,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/report"
 )
 
 // snapshot reads the files of a run directory that -resume must not touch
@@ -41,7 +42,7 @@ func sameSnapshot(t *testing.T, what string, a, b map[string][]byte) {
 
 func metricsSteps(t *testing.T, dir string) string {
 	t.Helper()
-	_, rows, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	_, rows, err := report.ReadMetrics(filepath.Join(dir, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,8 @@ func TestResumeOfFinishedRun(t *testing.T) {
 	}
 	// -resume where there is no run.
 	cfg.Train.OutDir = t.TempDir()
-	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err == nil || !strings.Contains(err.Error(), LastState) {
-		t.Fatalf("resume of nothing: %v", err)
+	var noRun *NoRunError
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); !errors.As(err, &noRun) || noRun.Dir != cfg.Train.OutDir || !strings.Contains(err.Error(), LastState) {
+		t.Fatalf("resume of nothing: %v, want a *NoRunError naming %s", err, LastState)
 	}
 }

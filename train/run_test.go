@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/report"
 )
 
 func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
@@ -31,7 +33,7 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 			t.Errorf("missing output: %v", err)
 		}
 	}
-	header, rows, err := ReadMetrics(filepath.Join(out, MetricsFile))
+	header, rows, err := report.ReadMetrics(filepath.Join(out, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +47,15 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 		t.Fatalf("steps %d images %d, want 16 and 100 (remainder batch included)", res.Steps, res.Last.Images)
 	}
 	// cmd/eval on the last checkpoint reproduces the run's own validation.
-	r, _, _, err := EvaluateCheckpoint(context.Background(), EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg,
-		Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")})
+	r, _, _, err := report.Evaluate(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)},
+		report.EvalFiles{Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Top1 != res.Last.Top1 || r.Top5 != res.Last.Top5 || math.Abs(r.Loss-res.Last.Loss) > 1e-12 {
 		t.Fatalf("eval %v/%v/%v, training validation %v/%v/%v", r.Top1, r.Top5, r.Loss, res.Last.Top1, res.Last.Top5, res.Last.Loss)
 	}
-	re, _, _, err := EvaluateCheckpoint(context.Background(), EvalOptions{Checkpoint: filepath.Join(out, LastModel), Config: &cfg, EMA: true})
+	re, _, _, err := evaluate.Checkpoint(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg), EMA: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +129,11 @@ func sameRun(t *testing.T, ref, dir string) {
 	for what, m := range map[string][2]map[string][]float32{"EMA": {a.EMA, b.EMA}, "AdamW m": {a.M, b.M}, "AdamW v": {a.V, b.V}} {
 		t.Run(what, func(t *testing.T) { sameWeights(t, m[0], m[1]) })
 	}
-	sa, err := ReadSteps(filepath.Join(ref, StepsFile))
+	sa, err := report.ReadSteps(filepath.Join(ref, report.StepsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := ReadSteps(filepath.Join(dir, StepsFile))
+	sb, err := report.ReadSteps(filepath.Join(dir, report.StepsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +146,11 @@ func sameRun(t *testing.T, ref, dir string) {
 			t.Fatalf("steps.csv row %d: %+v vs %+v", i, sa[i], sb[i])
 		}
 	}
-	_, ma, err := ReadMetrics(filepath.Join(ref, MetricsFile))
+	_, ma, err := report.ReadMetrics(filepath.Join(ref, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, mb, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	_, mb, err := report.ReadMetrics(filepath.Join(dir, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func sameRun(t *testing.T, ref, dir string) {
 		t.Fatalf("metrics.csv: %d rows vs %d", len(ma), len(mb))
 	}
 	for i := range ma {
-		for j, h := range MetricsHeader {
+		for j, h := range report.MetricsHeader {
 			if h != "img_per_s" && h != "elapsed_s" && ma[i][j] != mb[i][j] {
 				t.Errorf("metrics.csv row %d %s: %s vs %s", i, h, ma[i][j], mb[i][j])
 			}
@@ -348,7 +350,7 @@ func TestStepsCSV(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Log: log}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadSteps(filepath.Join(cfg.Train.OutDir, StepsFile))
+	rows, err := report.ReadSteps(filepath.Join(cfg.Train.OutDir, report.StepsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

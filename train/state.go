@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 )
 
 // State is what a run needs beyond the model weights to resume exactly. It
@@ -17,6 +18,22 @@ import (
 // counter-based functions of (seed, epoch, step), so the counters are their
 // state.
 type State struct {
+	Counters
+	Seed    uint64
+	Config  string // the resolved config YAML
+	OptStep int
+	M, V    map[string][]float32
+	EMA     map[string][]float32 // nil without EMA
+	// Weights are the raw model weights at Step, so that this one file
+	// (written atomically) is all a resume needs: last.safetensors, written
+	// beside it, can be a step ahead when the process dies between the two.
+	// Nil in files written before they were added.
+	Weights map[string][]float32
+}
+
+// Counters are where a run is: what the training loop advances, what a
+// checkpoint keeps and a resume restores.
+type Counters struct {
 	Step      int     // optimizer steps done
 	Epoch     int     // epoch the next step belongs to
 	EpochStep int     // steps of that epoch already done
@@ -25,22 +42,12 @@ type State struct {
 	// norm over the EpochStep steps of the epoch done so far, so that a
 	// resumed epoch's metrics row equals the uninterrupted run's.
 	LossSum, NormSum float64
-	Seed             uint64
-	Config           string // the resolved config YAML
-	OptStep          int
-	M, V             map[string][]float32
-	EMA              map[string][]float32 // nil without EMA
-	// Weights are the raw model weights at Step, so that this one file
-	// (written atomically) is all a resume needs: last.safetensors, written
-	// beside it, can be a step ahead when the process dies between the two.
-	// Nil in files written before they were added.
-	Weights map[string][]float32
 }
 
 // SaveState writes st atomically to path.
 func SaveState(path string, st State) error {
 	md := map[string]string{
-		"format":     FormatVersion + "/train",
+		"format":     checkpoint.FormatVersion + "/train",
 		"step":       strconv.Itoa(st.Step),
 		"epoch":      strconv.Itoa(st.Epoch),
 		"epoch_step": strconv.Itoa(st.EpochStep),
@@ -80,8 +87,8 @@ func LoadState(path string) (State, error) {
 		return State{}, fmt.Errorf("load state: %w", err)
 	}
 	md := f.Metadata
-	if md["format"] != FormatVersion+"/train" {
-		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], FormatVersion+"/train")
+	if md["format"] != checkpoint.FormatVersion+"/train" {
+		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], checkpoint.FormatVersion+"/train")
 	}
 	st := State{Config: md["config"], M: map[string][]float32{}, V: map[string][]float32{}}
 	for key, dst := range map[string]*int{"step": &st.Step, "epoch": &st.Epoch, "epoch_step": &st.EpochStep, "optim_step": &st.OptStep} {

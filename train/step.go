@@ -206,7 +206,16 @@ func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 // update the EMA, and check the new weights. A non-finite gradient stops
 // before the update; non-finite weights after it: both are a
 // *NonFiniteError, and after the latter the weights must not be saved.
-func (s *Step) Update(step int) (StepStats, error) {
+func (s *Step) Update(step int) (StepStats, error) { return s.UpdateAt(step, s.LR(step)) }
+
+// LR is the learning rate of the update of step (0-based): StepConfig.LR's,
+// or else the schedule's of StepConfig.Optim (warmup, then cosine, constant
+// or step).
+func (s *Step) LR(step int) float64 { return s.lr(step) }
+
+// UpdateAt is [Step.Update] at the learning rate lr, the loop's
+// s.LR(step).
+func (s *Step) UpdateAt(step int, lr float64) (StepStats, error) {
 	start := time.Now()
 	loss, err := s.sum.reduce(s.params, s.tg.Grads, s.loss)
 	if err != nil {
@@ -223,7 +232,6 @@ func (s *Step) Update(step int) (StepStats, error) {
 	if name, ok := optim.GradsFinite(s.params); !ok {
 		return StepStats{}, &NonFiniteError{Step: step, What: "gradient", Name: name}
 	}
-	lr := s.lr(step)
 	if err := s.opt.Step(s.params, lr); err != nil {
 		return StepStats{}, fmt.Errorf("step %d: %w", step, err)
 	}

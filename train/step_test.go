@@ -12,6 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
@@ -70,7 +71,7 @@ func TestPlannedStepMatchesUnplanned(t *testing.T) {
 	}
 	defer st.Close()
 	step := st.Graph()
-	ev, err := NewEvaluatorIn(m, batch, arena)
+	ev, err := evaluate.NewIn(m, batch, arena)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,10 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // TestMatchesPyTorch loads a state_dict written by PyTorch (the bench
@@ -47,7 +48,7 @@ func TestMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadWeights(m, f, LoadOptions{}); err != nil {
+		if _, err := checkpoint.LoadWeights(m, f, checkpoint.LoadOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		gr, err := m.Build(2, layers.BuildOptions{})

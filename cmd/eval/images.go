@@ -16,10 +16,10 @@ import (
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
-	"github.com/vitgo/vit/train"
 )
 
 // imageFlags are the flags of the -images mode (classify unlabelled images).
@@ -67,7 +67,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // runImages classifies the images named by -images and the positional
 // arguments, printing the top-k classes of each and writing -predictions.
-func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagSet, stdout, stderr io.Writer) int {
+func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, fs *flag.FlagSet, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "eval: "+format+"\n", a...)
 		return code
@@ -89,9 +89,9 @@ func runImages(f *imageFlags, rest []string, o train.EvalOptions, fs *flag.FlagS
 		return fail(2, "-topk and -batch must be positive, -workers ≥ 0")
 	}
 	var pw *predWriter
-	if o.Predictions != "" {
+	if preds != "" {
 		var err error
-		if pw, err = newPredWriter(o.Predictions, *f.topk); err != nil {
+		if pw, err = newPredWriter(preds, *f.topk); err != nil {
 			return fail(2, "-predictions: %v", err)
 		}
 		defer pw.abort()

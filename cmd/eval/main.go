@@ -26,9 +26,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -57,7 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flag.Usage()
 		return 2
 	}
-	o := train.EvalOptions{Checkpoint: *ckpt, Interp: *interp, EMA: *ema, Results: *results, Predictions: *preds, Confusion: *conf}
+	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema}
+	files := report.EvalFiles{Results: *results, Predictions: *preds, Confusion: *conf}
 	if *imgSize != "" {
 		s, err := parseSize(*imgSize)
 		if err != nil {
@@ -67,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.ImgSize = &s
 	}
 	if len(imgs.paths) > 0 || len(rest) > 0 {
-		return runImages(imgs, rest, o, flag, stdout, stderr)
+		return runImages(imgs, rest, o, *preds, flag, stdout, stderr)
 	}
 	if *cfgPath != "" || len(sets) > 0 {
 		var cfg train.Config
@@ -75,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *cfgPath != "" {
 			cfg, err = train.LoadConfig(*cfgPath, sets)
 		} else {
-			_, meta, _, rerr := train.ReadModel(*ckpt)
+			_, meta, _, rerr := checkpoint.ReadModel(*ckpt)
 			if rerr != nil {
 				fmt.Fprintf(stderr, "eval: %v\n", rerr)
 				return 1
@@ -88,16 +92,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "eval: %v\n", err)
+			if a := cliflag.SetAdvice(err); a != "" {
+				fmt.Fprintf(stderr, "eval: %s\n", a)
+			}
 			return 2
 		}
-		o.Config = &cfg
+		l := cfg.EvalLoader()
+		o.Loader = &l
 	}
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping the evaluation")
 	defer stop()
-	r, meta, notes, err := train.EvaluateCheckpoint(ctx, o)
-	if errors.Is(err, train.ErrEvalInterrupted) {
+	r, meta, notes, err := report.Evaluate(ctx, o, files)
+	if errors.Is(err, evaluate.ErrInterrupted) {
 		fmt.Fprintf(stderr, "eval: %v; no report written\n", err)
 		return 130
+	}
+	if ee := (*checkpoint.EMAError)(nil); errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "eval: -ema: %v\n", err)
+		return 1
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
@@ -109,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	train.FormatReport(stdout, r, meta.Classes)
+	report.FormatEval(stdout, r, meta.Classes)
 	return 0
 }
 

@@ -12,8 +12,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/train"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 func TestEvalCheckpointAtTwoSizes(t *testing.T) {
@@ -61,6 +62,17 @@ train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
 			t.Errorf("images %v, want 50", r["images"])
 		}
 	}
+	// The run kept no EMA: -ema is refused naming the flag and the state file.
+	var out, errb bytes.Buffer
+	if code := run([]string{"-checkpoint", ckpt, "-ema"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "eval: -ema: ") ||
+		!strings.Contains(errb.String(), train.LastState) || !strings.Contains(errb.String(), "holds no EMA weights") {
+		t.Errorf("-ema without EMA weights: exit %d, stderr %q", code, errb.String())
+	}
+	// An empty -set names the flag.
+	errb.Reset()
+	if code := run([]string{"-checkpoint", ckpt, "-set", "data.limit_val="}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-set data.limit_val=") {
+		t.Errorf("empty -set: exit %d, stderr %q", code, errb.String())
+	}
 }
 
 func TestEvalErrors(t *testing.T) {
@@ -88,7 +100,7 @@ func TestEvalRefusesImpossibleSizes(t *testing.T) {
 	ckpt := func(name string, md map[string]string) string {
 		p := filepath.Join(dir, name)
 		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000))
-		md["format"] = train.FormatVersion
+		md["format"] = checkpoint.FormatVersion
 		if err := safetensors.Write(p, []safetensors.Tensor{pad}, md); err != nil {
 			t.Fatal(err)
 		}

@@ -16,9 +16,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
@@ -51,7 +51,7 @@ func untrainedCheckpoint(t *testing.T, dir string, embed int, bias0 float32) str
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "m.safetensors")
-	if err := train.SaveModel(path, m, train.ModelMeta{Dataset: "mnist", Weights: "raw"}, nil); err != nil {
+	if err := checkpoint.SaveModel(path, m, checkpoint.ModelMeta{Dataset: "mnist", Weights: "raw"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := safetensors.ReadFile(path)

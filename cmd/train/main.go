@@ -31,6 +31,7 @@ import (
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
+	"github.com/vitgo/vit/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -77,9 +78,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		sets = append(sets, "train.out_dir="+*out)
 	}
+	if *resume && *overwrite {
+		fmt.Fprintln(stderr, "train: -resume and -overwrite exclude each other: continue the run, or start it afresh")
+		return 2
+	}
 	cfg, err := train.LoadConfig(*cfgPath, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
+		printAdvice(stderr, err)
 		return 2
 	}
 	if *dry {
@@ -111,7 +117,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: train.NewProgress(os.Stdout), Comm: comm})
+	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: report.NewProgress(os.Stdout), Comm: comm})
+	return finish(res, err, comm, log, stderr, *cfgPath, cfg.Train.OutDir)
+}
+
+// finish reports how the run ended and returns the exit status: 0 for a
+// finished (or already complete) run, 130 for an interrupted one (with the
+// command that resumes it), 1 for a failure.
+func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, cfgPath, outDir string) int {
 	if errors.Is(err, train.ErrRunComplete) {
 		log.Infof("%v", err)
 		if err := dist.Finalize(); err != nil {
@@ -125,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// No MPI_Finalize here: it synchronises with the launcher, which
 		// may be tearing the job down after a signal.
 		if comm.Rank() == 0 {
-			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", *cfgPath, cfg.Train.OutDir)
+			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", cfgPath, outDir)
 		}
 		return 130
 	}
@@ -136,6 +149,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			comm.Abort(1)
 		}
 		log.Errorf("%v", err)
+		if comm.Rank() == 0 {
+			printAdvice(stderr, err)
+		}
 		return 1
 	}
 	if err := dist.Finalize(); err != nil {
@@ -185,4 +201,35 @@ func newLogger(w io.Writer, format string, verbose bool) (*logrus.Logger, error)
 		log.SetLevel(logrus.DebugLevel)
 	}
 	return log, nil
+}
+
+// advice is what the user of this command can do about a refusal, in
+// terms of its flags: the library's typed errors name keys and files.
+func advice(err error) string {
+	var (
+		used   *train.OutDirUsedError
+		locked *train.OutDirLockedError
+		change *train.ResumeConfigError
+		noRun  *train.NoRunError
+	)
+	switch {
+	case errors.As(err, &used):
+		return "pass -resume to continue it, or -overwrite to delete that run's files and start afresh"
+	case errors.As(err, &locked):
+		return "wait for it to end, stop it, or choose another -out"
+	case errors.Is(err, train.ErrResumeOverwrite):
+		return "-resume and -overwrite exclude each other"
+	case errors.As(err, &change):
+		return "undo these changes, or start a new run with another -out"
+	case errors.As(err, &noRun):
+		return "start without -resume"
+	}
+	return cliflag.SetAdvice(err)
+}
+
+// printAdvice prints advice(err) as a line of its own, if any.
+func printAdvice(w io.Writer, err error) {
+	if a := advice(err); a != "" {
+		fmt.Fprintf(w, "train: %s\n", a)
+	}
 }

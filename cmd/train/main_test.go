@@ -182,3 +182,40 @@ func TestIssue14Examples(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsNameTheFlags: the library's typed refusals reach the user
+// with the flags that resolve them.
+func TestRefusalsNameTheFlags(t *testing.T) {
+	out := t.TempDir()
+	tiny := []string{"-config", "../../configs/mnist_vit_tiny.yaml", "-out", out, "-set", "train.epochs=1", "-set", "train.max_steps=1",
+		"-set", "data.limit_train=64", "-set", "data.limit_val=32", "-set", "train.batch_size=32"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		setup func()
+		want  []string
+	}{
+		{"resume with overwrite", append(tiny, "-resume", "-overwrite"), nil, []string{"-resume and -overwrite exclude each other"}},
+		{"resume of nothing", append(tiny, "-resume"), nil, []string{train.LastState, "start without -resume"}},
+		{"empty -set", append(tiny, "-set", "model.depth="), nil, []string{"model.depth", "-set model.depth="}},
+		{"used directory", tiny, func() {
+			if err := os.WriteFile(filepath.Join(out, train.MetricsFile), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, train.LastModel), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{train.LastModel, "pass -resume to continue it, or -overwrite"}},
+	} {
+		if tc.setup != nil {
+			tc.setup()
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		for _, w := range tc.want {
+			if code == 0 || !strings.Contains(stderr.String(), w) {
+				t.Errorf("%s: exit %d, stderr %q, want it to mention %q", tc.name, code, stderr.String(), w)
+			}
+		}
+	}
+}

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/train"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // These tests start this test binary as the ranks of an mpirun job: with

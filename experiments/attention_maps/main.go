@@ -25,6 +25,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/plotfile"
@@ -108,13 +110,13 @@ func measure(e *harness.Env) (results, error) {
 // analyse runs the model over the first cfg.Data.LimitVal test images,
 // keeps the first image of each class 0…nShow−1 for the figure, and
 // averages the ink shares into res.
-func analyse(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config, nShow int, res *results) ([]digit, error) {
+func analyse(m *layers.VisionTransformer, meta checkpoint.ModelMeta, cfg train.Config, nShow int, res *results) ([]digit, error) {
 	c := m.Config
 	loader, err := train.NewEvalLoader(cfg, meta.Mean, meta.Std)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := train.NewMapsEvaluator(m, cfg.Train.EvalBatchSize)
+	ev, err := evaluate.NewMaps(m, cfg.Train.EvalBatchSize)
 	if err != nil {
 		return nil, err
 	}

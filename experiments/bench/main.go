@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
@@ -221,7 +222,7 @@ type trainer struct {
 	batch  int
 	ts     *train.Step
 	tg     *layers.Graph // the step's graph, for the floor's plan
-	eval   *train.Evaluator
+	eval   *evaluate.Evaluator
 	x, tgt []float32
 }
 
@@ -233,7 +234,7 @@ func newTrainer(c layers.Config, j job) (*trainer, error) {
 		return nil, err
 	}
 	tr := &trainer{batch: j.Batch, ts: ts, tg: ts.Graph().Graph}
-	if tr.eval, err = train.NewEvaluatorIn(m, j.Batch, arena); err != nil {
+	if tr.eval, err = evaluate.NewIn(m, j.Batch, arena); err != nil {
 		ts.Close()
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden fixture for train/safetensors, and the check that Python reads our files.
+"""Golden fixture for checkpoint/safetensors, and the check that Python reads our files.
 
 Debian bookworm has no python3-safetensors package (and there is no pip index
 here), so this script carries a tiny independent safetensors writer and reader
@@ -8,7 +8,7 @@ library's layout: "__metadata__" first, tensors ordered by descending element
 size then name, compact JSON, header padded with spaces to a multiple of 8.
 
     /usr/bin/python3 experiments/goldens/safetensors_golden.py
-        writes train/safetensors/testdata/golden.safetensors and golden.json
+        writes checkpoint/safetensors/testdata/golden.safetensors and golden.json
         (the expected dtype, shape, raw bytes and float32 conversion of each
         tensor, the float32 values given as bit patterns so NaN/Inf survive).
 
@@ -26,7 +26,7 @@ import sys
 
 import torch
 
-TESTDATA = os.path.join("train", "safetensors", "testdata")
+TESTDATA = os.path.join("checkpoint", "safetensors", "testdata")
 DTYPES = {  # safetensors name -> (torch dtype, element size)
     "F64": (torch.float64, 8), "F32": (torch.float32, 4), "F16": (torch.float16, 2),
     "BF16": (torch.bfloat16, 2), "I64": (torch.int64, 8), "I32": (torch.int32, 4),

@@ -21,10 +21,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train"
 )
 
 //go:embed readme.md.tmpl
@@ -83,7 +83,7 @@ func measure(e *harness.Env) (results, error) {
 	// table zeroed in float64 and float32; a random init with a non-zero
 	// head (a zero head would make every logit 0), then with it zeroed.
 	var ms [5]*layers.VisionTransformer
-	var meta train.ModelMeta
+	var meta checkpoint.ModelMeta
 	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float64, tensor.Float32} {
 		if ms[i], meta, err = harness.Model(res.Checkpoint, dt); err != nil {
 			return res, err

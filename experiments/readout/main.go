@@ -14,11 +14,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
-	"github.com/vitgo/vit/internal/plotfile"
+	"github.com/vitgo/vit/report"
 )
 
 //go:embed readme.md.tmpl
@@ -82,10 +80,7 @@ func plotCurves(rows []row, path string) error {
 		{"validation top-1", "top-1 (%)", func(e harness.Epoch) (float64, bool) { return 100 * e.ValTop1, e.Val }},
 		{"training loss (epoch mean)", "loss", func(e harness.Epoch) (float64, bool) { return e.TrainLoss, true }},
 	}
-	const w, h = 14 * vg.Centimeter, 10 * vg.Centimeter
-	img := vgimg.New(w*vg.Length(len(panels)), h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels)}
+	plots := make([]*plot.Plot, len(panels))
 	for i, p := range panels {
 		pl := plot.New()
 		pl.Title.Text = p.title
@@ -114,9 +109,9 @@ func plotCurves(rows []row, path string) error {
 		if i == 0 {
 			pl.Legend.YOffs = vg.Centimeter // above the bottom edge, clear of the rising curves' start
 		}
-		pl.Draw(tiles.At(dc, i, 0))
+		plots[i] = pl
 	}
-	return plotfile.SavePNG(path, img)
+	return report.SavePanels(path, 14*vg.Centimeter, 10*vg.Centimeter, plots)
 }
 
 // preciseTicks are plot's default ticks labelled with enough digits that

@@ -23,7 +23,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/plotfile"
 	"github.com/vitgo/vit/layers"
@@ -101,10 +103,10 @@ func measure(e *harness.Env) (results, error) {
 	}
 	evalCfg := train.DefaultConfig()
 	evalCfg.Data.LimitVal, evalCfg.Train.EvalBatchSize = e.Budget.LimitVal, flags.evalBatch
-	evaluate := func(ckpt string, size int, m method) (train.EvalResult, error) {
+	evalAt := func(ckpt string, size int, m method) (evaluate.Result, error) {
 		vit, meta, err := loadAt(ckpt, size, m)
 		if err != nil {
-			return train.EvalResult{}, err
+			return evaluate.Result{}, err
 		}
 		if meta.Dataset != "" {
 			evalCfg.Data.Name = data.DatasetName(meta.Dataset)
@@ -128,13 +130,13 @@ func measure(e *harness.Env) (results, error) {
 	for _, m := range methods {
 		row := tableRow{Name: m.name}
 		for i, size := range rep.Sizes {
-			var r train.EvalResult
+			var r evaluate.Result
 			if size == 28 && len(rep.Rows) > 0 {
 				r.Top1, r.Loss = rep.Rows[0].Top1[i], rep.Rows[0].Loss[i] // the trained grid: every method is the identity
 			} else {
 				t0 := time.Now()
 				var err error
-				if r, err = evaluate(ckpt, size, m); err != nil {
+				if r, err = evalAt(ckpt, size, m); err != nil {
 					return rep, fmt.Errorf("%s at %d: %w", m.name, size, err)
 				}
 				rep.Images = r.Images
@@ -147,7 +149,7 @@ func measure(e *harness.Env) (results, error) {
 
 	// 3. Fine-tune at 56×56 from the 28×28 weights, and evaluate it.
 	ftCkpt := flags.ftCheckpoint
-	var ftVal *train.EvalResult
+	var ftVal *evaluate.Result
 	if ftCkpt == "" {
 		t0 := time.Now()
 		r, err := e.Train("configs/mnist_finetune_56.yaml", rep.Ft.Overrides(filepath.Join(e.Runs, "finetune56"), "finetune.init_from="+ckpt)...)
@@ -155,14 +157,14 @@ func measure(e *harness.Env) (results, error) {
 			return rep, fmt.Errorf("fine-tuning at 56: %w", err)
 		}
 		lap("fine-tune at 56×56", t0)
-		ftCkpt, ftVal = r.Checkpoint, &train.EvalResult{Top1: r.Top1, Loss: r.Loss}
+		ftCkpt, ftVal = r.Checkpoint, &evaluate.Result{Top1: r.Top1, Loss: r.Loss}
 	}
 	row := tableRow{Name: fmt.Sprintf("fine-tuned at %d×%d (bicubic to other sizes)", ftSize, ftSize)}
 	for _, size := range rep.Sizes {
 		r := ftVal
 		if size != ftSize || r == nil { // else train.Run's own evaluation of the final weights, same images
 			t0 := time.Now()
-			v, err := evaluate(ftCkpt, size, methods[0])
+			v, err := evalAt(ftCkpt, size, methods[0])
 			if err != nil {
 				return rep, fmt.Errorf("fine-tuned at %d: %w", size, err)
 			}
@@ -207,13 +209,13 @@ var methods = []method{
 
 // loadAt rebuilds a checkpoint's model at img_size size×size with the
 // method's position table.
-func loadAt(ckpt string, size int, m method) (*layers.VisionTransformer, train.ModelMeta, error) {
+func loadAt(ckpt string, size int, m method) (*layers.VisionTransformer, checkpoint.ModelMeta, error) {
 	sz := layers.Size2{size, size}
 	if m.interp != "" {
-		vit, meta, _, err := train.LoadModel(ckpt, tensor.Float32, &sz, m.interp)
+		vit, meta, _, err := checkpoint.LoadModel(ckpt, tensor.Float32, &sz, m.interp)
 		return vit, meta, err
 	}
-	src, meta, _, err := train.LoadModel(ckpt, tensor.Float32, nil, "")
+	src, meta, _, err := checkpoint.LoadModel(ckpt, tensor.Float32, nil, "")
 	if err != nil {
 		return nil, meta, err
 	}

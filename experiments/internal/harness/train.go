@@ -13,8 +13,11 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/report"
 	"github.com/vitgo/vit/train"
 )
 
@@ -102,7 +105,7 @@ func finished(cfg train.Config) bool {
 // back, its final numbers.
 func (r *Run) readMetrics() error {
 	path := filepath.Join(r.Dir, train.MetricsFile)
-	header, rows, err := train.ReadMetrics(path)
+	header, rows, err := report.ReadMetrics(path)
 	if err != nil {
 		return err
 	}
@@ -165,7 +168,7 @@ func (e *Env) TrainOrLoad(cfgPath string, extra ...string) (Source, error) {
 		return Source{Checkpoint: r.Checkpoint, Trained: cfgPath + " with " + strings.Join(o, " "), Top1: r.Top1, Cfg: r.Config}, nil
 	}
 	s := Source{Checkpoint: e.Checkpoint, Cfg: train.DefaultConfig()}
-	_, meta, ours, err := train.ReadModel(e.Checkpoint)
+	_, meta, ours, err := checkpoint.ReadModel(e.Checkpoint)
 	if err != nil {
 		return s, err
 	}
@@ -182,22 +185,22 @@ func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // Model loads a checkpoint in dtype dt (float64 widens the stored float32),
 // at its own img_size.
-func Model(ckpt string, dt tensor.Dtype) (*layers.VisionTransformer, train.ModelMeta, error) {
-	m, meta, _, err := train.LoadModel(ckpt, dt, nil, "")
+func Model(ckpt string, dt tensor.Dtype) (*layers.VisionTransformer, checkpoint.ModelMeta, error) {
+	m, meta, _, err := checkpoint.LoadModel(ckpt, dt, nil, "")
 	return m, meta, err
 }
 
 // Evaluate scores m on cfg's validation split (cfg.Data, batch
 // train.eval_batch_size), normalised as meta says, in eval mode.
-func Evaluate(m *layers.VisionTransformer, meta train.ModelMeta, cfg train.Config) (train.EvalResult, error) {
+func Evaluate(m *layers.VisionTransformer, meta checkpoint.ModelMeta, cfg train.Config) (evaluate.Result, error) {
 	cfg.Model = m.Config
 	l, err := train.NewEvalLoader(cfg, meta.Mean, meta.Std)
 	if err != nil {
-		return train.EvalResult{}, err
+		return evaluate.Result{}, err
 	}
-	ev, err := train.NewEvaluator(m, l.Config().BatchSize)
+	ev, err := evaluate.New(m, l.Config().BatchSize)
 	if err != nil {
-		return train.EvalResult{}, err
+		return evaluate.Result{}, err
 	}
 	defer ev.Close()
 	return ev.Run(context.Background(), l, nil)

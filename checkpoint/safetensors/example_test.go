@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vitgo/vit/train/safetensors"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 )
 
 // Save two named tensors with metadata, then load them back.

@@ -1,4 +1,4 @@
-package train
+package report
 
 import (
 	"fmt"

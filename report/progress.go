@@ -1,4 +1,4 @@
-package train
+package report
 
 import (
 	"fmt"
@@ -35,6 +35,9 @@ func NewProgress(w *os.File) *ProgressWriter {
 	}
 	return &ProgressWriter{w: w}
 }
+
+// NewProgressWriter returns a progress bar on w, terminal or not.
+func NewProgressWriter(w io.Writer) *ProgressWriter { return &ProgressWriter{w: w} }
 
 // Update redraws the bar after a step.
 func (p *ProgressWriter) Update(s Progress) {

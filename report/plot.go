@@ -1,4 +1,4 @@
-package train
+package report
 
 import (
 	"fmt"
@@ -78,10 +78,7 @@ func PlotCurves(metricsPath, stepsPath, pngPath string) error {
 			{"ema_val_top1", epochs("ema_val_top1"), green, true}}},
 		{"learning rate", []series{{"lr", lr, blue, perEpoch}}},
 	}
-	const w, h = 15 * vg.Centimeter, 10 * vg.Centimeter
-	img := vgimg.New(w*vg.Length(len(panels)), h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels)}
+	plots := make([]*plot.Plot, len(panels))
 	for i, p := range panels {
 		pl := plot.New()
 		pl.Title.Text = p.title
@@ -103,9 +100,21 @@ func PlotCurves(metricsPath, stepsPath, pngPath string) error {
 			pl.Legend.Add(s.name, l)
 		}
 		pl.Legend.Top = p.title == "loss" || p.title == "learning rate"
+		plots[i] = pl
+	}
+	return SavePanels(pngPath, 15*vg.Centimeter, 10*vg.Centimeter, plots)
+}
+
+// SavePanels draws plots side by side in one row, each w × h, and saves
+// them as one PNG at path (atomically, internal/plotfile).
+func SavePanels(path string, w, h vg.Length, plots []*plot.Plot) error {
+	img := vgimg.New(w*vg.Length(len(plots)), h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots)}
+	for i, pl := range plots {
 		pl.Draw(tiles.At(dc, i, 0))
 	}
-	return plotfile.SavePNG(pngPath, img)
+	return plotfile.SavePNG(path, img)
 }
 
 // stepSeries returns steps.csv's finite training losses and learning rates

@@ -1,21 +1,28 @@
-package train
+package checkpoint_test
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/layers"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 func tinyModel(t *testing.T, edit func(*layers.Config)) *layers.VisionTransformer {
 	t.Helper()
-	c := tinyRun(t).Model
+	c := layers.DefaultConfig()
+	c.ImgSize, c.PatchSize, c.InChans = layers.Size2{28, 28}, 7, 1
+	c.EmbedDim, c.Depth, c.NumHeads, c.MLPRatio, c.NumClasses = 16, 2, 2, 2, 10
 	c.ZeroInitHead.Set(false)
 	if edit != nil {
 		edit(&c)
@@ -29,7 +36,7 @@ func tinyModel(t *testing.T, edit func(*layers.Config)) *layers.VisionTransforme
 
 func logitsOf(t *testing.T, m *layers.VisionTransformer) []float32 {
 	t.Helper()
-	ev, err := NewEvaluator(m, 2)
+	ev, err := evaluate.New(m, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +56,11 @@ func logitsOf(t *testing.T, m *layers.VisionTransformer) []float32 {
 func TestModelRoundTrip(t *testing.T) {
 	m := tinyModel(t, nil)
 	path := filepath.Join(t.TempDir(), "m.safetensors")
-	meta := ModelMeta{Dataset: "mnist", Mean: []float64{0.1307}, Std: []float64{0.3081}, Classes: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, Epoch: 3, Step: 99, Weights: "raw"}
-	if err := SaveModel(path, m, meta, nil); err != nil {
+	meta := checkpoint.ModelMeta{Dataset: "mnist", Mean: []float64{0.1307}, Std: []float64{0.3081}, Classes: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, Epoch: 3, Step: 99, Weights: "raw"}
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
-	back, meta2, notes, err := LoadModel(path, tensor.Float32, nil, "")
+	back, meta2, notes, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +90,7 @@ func TestModelRoundTrip(t *testing.T) {
 	if len(f.Tensors) != len(m.Params) {
 		t.Fatalf("%d tensors in the file, model has %d", len(f.Tensors), len(m.Params))
 	}
-	if md := f.Metadata; md["img_size"] != "28" || md["patch_size"] != "7" || md["readout"] != `"cls"` || md["format"] != FormatVersion {
+	if md := f.Metadata; md["img_size"] != "28" || md["patch_size"] != "7" || md["readout"] != `"cls"` || md["format"] != checkpoint.FormatVersion {
 		t.Errorf("metadata %v", md)
 	}
 }
@@ -109,7 +116,7 @@ func TestLoadWeightsErrorsListEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadWeights(m, f, LoadOptions{})
+	_, err = checkpoint.LoadWeights(m, f, checkpoint.LoadOptions{})
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -123,11 +130,11 @@ func TestLoadWeightsErrorsListEverything(t *testing.T) {
 func TestLoadAtHigherResolution(t *testing.T) {
 	m := tinyModel(t, nil)
 	path := filepath.Join(t.TempDir(), "m.safetensors")
-	if err := SaveModel(path, m, ModelMeta{Weights: "raw"}, nil); err != nil {
+	if err := checkpoint.SaveModel(path, m, checkpoint.ModelMeta{Weights: "raw"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	size := layers.Size2{56, 42}
-	big, _, notes, err := LoadModel(path, tensor.Float32, &size, "bicubic")
+	big, _, notes, err := checkpoint.LoadModel(path, tensor.Float32, &size, "bicubic")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,66 +156,60 @@ func TestLoadAtHigherResolution(t *testing.T) {
 	}
 }
 
-func TestInitFromTimmStateDict(t *testing.T) {
-	// A plain timm state_dict: no metadata of ours, float64 and bfloat16-free
-	// F64 tensors, 1000 classes; the config asks for 10 classes at 56×56.
-	src := tinyModel(t, func(c *layers.Config) { c.NumClasses = 1000 })
-	var ts []safetensors.Tensor
-	for _, p := range src.Params {
-		v := p.Value.Data().([]float32)
-		t64 := safetensors.FromFloat32(p.Name, p.Shape, v)
-		ts = append(ts, toF64(t64, v))
-	}
-	path := filepath.Join(t.TempDir(), "timm.safetensors")
-	if err := safetensors.Write(path, ts, map[string]string{"format": ""}); err != nil {
+// TestCheckpointMetadataValidatedBeforeAllocating: an 800 KB file whose
+// metadata claims embed_dim 2³⁰ is refused from its metadata, naming the
+// key, before any model is allocated (issue #14: it crashed the runtime).
+func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
+	m := tinyModel(t, nil)
+	meta := checkpoint.ModelMeta{Model: m.Config, Dataset: "mnist", Weights: "raw"}
+	dir := t.TempDir()
+	if err := checkpoint.SaveModel(filepath.Join(dir, "m.safetensors"), m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
-	dst := tinyModel(t, func(c *layers.Config) { c.ImgSize = layers.Size2{56, 56} })
-	notes, err := InitFrom(dst, FinetuneConfig{InitFrom: path, Interp: "bicubic"})
+	md, err := safetensors.ReadMetadata(filepath.Join(dir, "m.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined := strings.Join(notes, "; ")
-	if !strings.Contains(joined, "head re-initialised") || !strings.Contains(joined, "4x4 → 8x8") {
-		t.Errorf("notes %q", joined)
-	}
-	if w := dst.Param("head.weight").Value.Data().([]float32); w[0] != 0 || w[len(w)-1] != 0 {
-		t.Error("head not zero-initialised")
-	}
-	a, b := src.Param("blocks.1.attn.qkv.weight").Value.Data().([]float32), dst.Param("blocks.1.attn.qkv.weight").Value.Data().([]float32)
-	if !reflect.DeepEqual(a, b) {
-		t.Error("qkv weights not copied")
-	}
-}
-
-func toF64(t safetensors.Tensor, v []float32) safetensors.Tensor {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		u := math.Float64bits(float64(x))
-		for k := 0; k < 8; k++ {
-			b[8*i+k] = byte(u >> (8 * k))
+	for _, tc := range []struct{ key, value string }{
+		{"embed_dim", "1073741824"},
+		{"depth", "1000000"},
+		{"img_size", "100000"},
+		{"mlp_ratio", "1e12"},
+		{"ln_eps", ".inf"},
+		{"patch_size", `"sixteen"`},
+		{"num_classes", "1e9"},
+	} {
+		bad := map[string]string{}
+		for k, v := range md {
+			bad[k] = v
+		}
+		bad[tc.key] = tc.value
+		path := filepath.Join(dir, tc.key+".safetensors")
+		pad := safetensors.FromFloat32("pad", []int{200_000}, make([]float32, 200_000)) // 800 KB
+		if err := safetensors.Write(path, []safetensors.Tensor{pad}, bad); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, _, err := checkpoint.LoadModel(path, m.Params[0].Value.Dtype(), nil, "")
+		runtime.ReadMemStats(&after)
+		var ce *cfgerr.Error
+		if !errors.As(err, &ce) || ce.Key != "model."+tc.key || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want a ConfigError for model.%s naming the file", tc.key, err, tc.key)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			t.Errorf("%s: %d MiB allocated before the refusal", tc.key, d>>20)
 		}
 	}
-	t.DType, t.Data = safetensors.F64, b
-	return t
-}
-
-func TestInitFromErrors(t *testing.T) {
-	m := tinyModel(t, nil)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.safetensors")
-	if err := SaveModel(path, m, ModelMeta{Weights: "raw"}, nil); err != nil {
+	// cmd/eval's -img-size: the override is validated too.
+	path := filepath.Join(dir, "ok.safetensors")
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
-	p14 := tinyModel(t, func(c *layers.Config) { c.PatchSize = 14 })
-	if _, err := InitFrom(p14, FinetuneConfig{InitFrom: path}); err == nil || !strings.Contains(err.Error(), "patch_size 7 in the file, 14 in the config") {
-		t.Errorf("patch mismatch: %v", err)
-	}
-	deep := tinyModel(t, func(c *layers.Config) { c.Depth = 3 })
-	if _, err := InitFrom(deep, FinetuneConfig{InitFrom: path}); err == nil || !strings.Contains(err.Error(), "depth 2 in the file, 3 in the config") {
-		t.Errorf("depth mismatch: %v", err)
-	}
-	if _, err := InitFrom(m, FinetuneConfig{InitFrom: filepath.Join(dir, "nope.safetensors")}); err == nil || !strings.Contains(err.Error(), "finetune.init_from") || !strings.Contains(err.Error(), "nope.safetensors") {
-		t.Errorf("missing file: %v", err)
+	big := layers.Size2{100000, 100000}
+	_, _, _, err = checkpoint.LoadModel(path, m.Params[0].Value.Dtype(), &big, "")
+	var ce *cfgerr.Error
+	if !errors.As(err, &ce) || ce.Key != "model.img_size" {
+		t.Errorf("-img-size 100000: %v, want a ConfigError for model.img_size", err)
 	}
 }

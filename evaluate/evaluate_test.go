@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"math"
@@ -9,10 +9,10 @@ import (
 
 // TestEvaluatorKeepsNoMaps: the evaluator Run and cmd/eval use keeps no
 // attention maps (graph.AttentionProbs refuses its nodes) and gives the
-// logits of the maps-keeping graph to float rounding; NewMapsEvaluator's
+// logits of the maps-keeping graph to float rounding; NewMaps's
 // maps are readable.
 func TestEvaluatorKeepsNoMaps(t *testing.T) {
-	m := tinyModel(t, nil)
+	m := tinyModel(t)
 	const n = 3
 	c := m.Config
 	x := make([]float32, n*c.InChans*c.ImgSize[0]*c.ImgSize[1])
@@ -31,9 +31,9 @@ func TestEvaluatorKeepsNoMaps(t *testing.T) {
 		}
 		return append([]float32(nil), out...)
 	}
-	plain, err := NewEvaluator(m, n)
+	plain, err := New(m, n)
 	got := run(plain, err)
-	maps, err := NewMapsEvaluator(m, n)
+	maps, err := NewMaps(m, n)
 	want := run(maps, err)
 	for i := range want {
 		if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
@@ -44,6 +44,6 @@ func TestEvaluatorKeepsNoMaps(t *testing.T) {
 		t.Error("NewEvaluator's graph kept attention maps")
 	}
 	if _, _, _, _, err := graph.AttentionProbs(maps.Graph().Attn[0]); err != nil {
-		t.Errorf("NewMapsEvaluator's maps: %v", err)
+		t.Errorf("NewMaps's maps: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"context"
@@ -40,19 +40,20 @@ func synthSet(t *testing.T, n int) data.Dataset {
 // gives every rank the one-process result exactly (counts, confusion, and
 // the loss to the last bit), the remainder batch included.
 func TestShardedEvalEqualsOneProcess(t *testing.T) {
-	cfg := tinyRun(t)
+	mc := tinyConfig()
 	ds := synthSet(t, 100)
-	lc := data.LoaderConfig{BatchSize: 16, ImgH: 28, ImgW: 28, Seed: 1, Workers: 1, NumClasses: 10, Augment: cfg.Augment, Mixup: cfg.Mixup}
-	eval := func(c dist.Comm) EvalResult {
-		m, err := layers.New(cfg.Model, tensor.Float32, 7)
+	lc := data.LoaderConfig{BatchSize: 16, ImgH: 28, ImgW: 28, Seed: 1, Workers: 1, NumClasses: 10,
+		Augment: data.AugmentConfig{CropPadding: 2}, Mixup: data.MixupConfig{MixupAlpha: 0.8, CutmixAlpha: 1, LabelSmoothing: 0.1}}
+	eval := func(c dist.Comm) Result {
+		m, err := layers.New(mc, tensor.Float32, 7)
 		if err != nil {
 			t.Error(err)
-			return EvalResult{}
+			return Result{}
 		}
-		e, err := NewEvaluator(m, lc.BatchSize)
+		e, err := New(m, lc.BatchSize)
 		if err != nil {
 			t.Error(err)
-			return EvalResult{}
+			return Result{}
 		}
 		defer e.Close()
 		l := lc
@@ -63,7 +64,7 @@ func TestShardedEvalEqualsOneProcess(t *testing.T) {
 		loader, err := data.NewLoader(ds, l)
 		if err != nil {
 			t.Error(err)
-			return EvalResult{}
+			return Result{}
 		}
 		r, err := e.Run(context.Background(), loader, nil)
 		if err != nil {
@@ -81,7 +82,7 @@ func TestShardedEvalEqualsOneProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make([]EvalResult, n)
+		got := make([]Result, n)
 		var wg sync.WaitGroup
 		for r, c := range cs {
 			wg.Add(1)

@@ -1,4 +1,4 @@
-package train
+package report
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/atomicfile"
 )
 
@@ -18,7 +19,7 @@ type MetricsRow struct {
 	Epoch, Step         int
 	LR                  float64
 	TrainLoss, GradNorm float64 // means over the epoch's steps
-	Val, ValEMA         *EvalResult
+	Val, ValEMA         *evaluate.Result
 	ImgPerS, Elapsed    float64
 }
 

@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/vitgo/vit/data"
@@ -17,13 +16,13 @@ import (
 	"github.com/vitgo/vit/layers"
 )
 
-// ErrEvalInterrupted is returned by an evaluation whose context was
+// ErrInterrupted is returned by an evaluation whose context was
 // cancelled (SIGINT, SIGTERM) before it saw every image.
-var ErrEvalInterrupted = errors.New("evaluation interrupted")
+var ErrInterrupted = errors.New("evaluation interrupted")
 
-// EvalResult is a model's score on a data set: every image counted, the
+// Result is a model's score on a data set: every image counted, the
 // remainder batch included.
-type EvalResult struct {
+type Result struct {
 	Top1      float64   `json:"top1"` // fractions
 	Top5      float64   `json:"top5"`
 	Loss      float64   `json:"loss"` // mean cross entropy against the hard labels
@@ -50,33 +49,33 @@ type Evaluator struct {
 	vm    G.VM
 }
 
-// NewEvaluator builds the evaluation graph for batch images, its
+// New builds the evaluation graph for batch images, its
 // activations planned into an arena of its own. Its attention keeps no
 // maps (layers.BuildOptions.NoMaps: no batch·heads·tokens² floats per
-// block); NewMapsEvaluator keeps them.
-func NewEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
-	return NewEvaluatorIn(m, batch, graph.NewArena())
+// block); NewMaps keeps them.
+func New(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
+	return NewIn(m, batch, graph.NewArena())
 }
 
-// NewEvaluatorIn is NewEvaluator with the activations planned into arena,
+// NewIn is New with the activations planned into arena,
 // which a training graph may share: the logits (and features) of one call
 // stay valid until the next run of any graph in the arena.
-func NewEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
+func NewIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
 	return newEvaluator(m, batch, arena, layers.BuildOptions{NoMaps: true})
 }
 
-// NewMapsEvaluator is NewEvaluator on a graph whose attention keeps its
+// NewMaps is New on a graph whose attention keeps its
 // maps, for graph.AttentionProbs on Graph().Attn after a run (attention
 // rollout, figures): it holds batch·heads·tokens² floats per block more.
-func NewMapsEvaluator(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
+func NewMaps(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
 	return newEvaluator(m, batch, graph.NewArena(), layers.BuildOptions{})
 }
 
-// NewFrozenEvaluatorIn is NewEvaluatorIn on a Frozen graph
+// NewFrozenIn is NewIn on a Frozen graph
 // (layers.BuildOptions.Frozen): faster, for serving a model whose weights
 // no longer change; it computes with the weights the model had at its first
 // Frozen build, and its graph keeps no attention maps.
-func NewFrozenEvaluatorIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
+func NewFrozenIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
 	return newEvaluator(m, batch, arena, layers.BuildOptions{Frozen: true})
 }
 
@@ -117,14 +116,14 @@ func (e *Evaluator) Graph() *layers.Graph { return e.g }
 // no prediction: it counts as wrong in top-1, top-5 and its class's
 // accuracy, is left out of the confusion matrix, and is counted in NonFinite
 // (the mean loss is then NaN). When ctx is cancelled the evaluation stops
-// before the next batch and the error wraps ErrEvalInterrupted.
-func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (EvalResult, error) {
+// before the next batch and the error wraps ErrInterrupted.
+func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, labels []int, logits []float32) error) (Result, error) {
 	c := e.model.Config.NumClasses
 	sh, err := newEvalShard(e.Comm, l)
 	if err != nil {
-		return EvalResult{}, err
+		return Result{}, err
 	}
-	r := EvalResult{Confusion: make([][]int, c), PerClass: make([]float64, c)}
+	r := Result{Confusion: make([][]int, c), PerClass: make([]float64, c)}
 	for i := range r.Confusion {
 		r.Confusion[i] = make([]int, c)
 	}
@@ -136,21 +135,21 @@ func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, l
 	var top1, top5 int
 	for {
 		if err := ctx.Err(); err != nil {
-			return EvalResult{}, fmt.Errorf("%w after %d images: %w", ErrEvalInterrupted, r.Images, err)
+			return Result{}, fmt.Errorf("%w after %d images: %w", ErrInterrupted, r.Images, err)
 		}
 		b, ok, err := it.Next()
 		if err != nil {
-			return EvalResult{}, err
+			return Result{}, err
 		}
 		if !ok {
 			break
 		}
 		if b.N > e.g.Batch {
-			return EvalResult{}, fmt.Errorf("eval: batch of %d exceeds the graph's %d", b.N, e.g.Batch)
+			return Result{}, fmt.Errorf("eval: batch of %d exceeds the graph's %d", b.N, e.g.Batch)
 		}
 		logits, err := e.Logits(b.X, b.N)
 		if err != nil {
-			return EvalResult{}, err
+			return Result{}, err
 		}
 		for i := 0; i < b.N; i++ {
 			row, y := logits[i*c:(i+1)*c], b.Labels[i]
@@ -160,7 +159,7 @@ func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, l
 				lossSum += crossEntropy(row, y)
 			}
 			perLabel[y]++
-			pred, rank := rankOf(row, y)
+			pred, rank := RankOf(row, y)
 			if pred < 0 {
 				r.NonFinite++
 				continue
@@ -175,7 +174,7 @@ func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, l
 		}
 		if onBatch != nil {
 			if err := onBatch(b.Indices, b.Labels, logits); err != nil {
-				return EvalResult{}, err
+				return Result{}, err
 			}
 		}
 		r.Images += b.N
@@ -183,11 +182,11 @@ func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, l
 	}
 	if sh != nil {
 		if lossSum, err = sh.reduce(&r, &top1, &top5, perLabel); err != nil {
-			return EvalResult{}, err
+			return Result{}, err
 		}
 	}
 	if r.Images == 0 {
-		return EvalResult{}, fmt.Errorf("eval: the data set is empty")
+		return Result{}, fmt.Errorf("eval: the data set is empty")
 	}
 	n := float64(r.Images)
 	r.Top1, r.Top5, r.Loss = float64(top1)/n, float64(top5)/n, lossSum/n
@@ -200,10 +199,10 @@ func (e *Evaluator) Run(ctx context.Context, l *data.Loader, onBatch func(idx, l
 	return r, nil
 }
 
-// rankOf returns a logit row's prediction (its arg max, the first of ties)
+// RankOf returns a logit row's prediction (its arg max, the first of ties)
 // and the rank of label y (how many classes beat it; ties go to the lower
 // index). A row holding a NaN or an infinity has no prediction: pred is -1.
-func rankOf(row []float32, y int) (pred, rank int) {
+func RankOf(row []float32, y int) (pred, rank int) {
 	for j, v := range row {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return -1, len(row)
@@ -220,23 +219,16 @@ func rankOf(row []float32, y int) (pred, rank int) {
 
 // Warning returns a one-line warning when some images had non-finite logits,
 // or "" when none had.
-func (r EvalResult) Warning() string {
+func (r Result) Warning() string {
 	if r.NonFinite == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d images had non-finite logits (NaN or Inf); they are counted as wrong", r.NonFinite, r.Images)
 }
 
-// warnNonFinite logs r's Warning, if any, for the evaluation called what.
-func warnNonFinite(log *logrus.Logger, what string, r EvalResult) {
-	if msg := r.Warning(); msg != "" {
-		log.Warnf("%s: %s", what, msg)
-	}
-}
-
 // MarshalJSON writes a non-finite loss (or speed) as null: JSON has no NaN.
-func (r EvalResult) MarshalJSON() ([]byte, error) {
-	type plain EvalResult
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
 	finite := func(v float64) *float64 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil
@@ -252,7 +244,7 @@ func (r EvalResult) MarshalJSON() ([]byte, error) {
 
 // RunWith evaluates with other weights (the EMA's) swapped in by name, then
 // restores the model's own.
-func (e *Evaluator) RunWith(ctx context.Context, l *data.Loader, weights map[string][]float32) (EvalResult, error) {
+func (e *Evaluator) RunWith(ctx context.Context, l *data.Loader, weights map[string][]float32) (Result, error) {
 	saved := map[string][]float32{}
 	for _, p := range e.model.Params {
 		w, ok := weights[p.Name]
@@ -313,7 +305,7 @@ func newEvalShard(c dist.Comm, l *data.Loader) (*evalShard, error) {
 // reduce all-reduces the counts into r, top1, top5 and perLabel and returns
 // the sum of the losses in data set order. Each loss slot is written by one
 // rank and is zero on the others, so the reduced values are exact.
-func (s *evalShard) reduce(r *EvalResult, top1, top5 *int, perLabel []int) (float64, error) {
+func (s *evalShard) reduce(r *Result, top1, top5 *int, perLabel []int) (float64, error) {
 	counts := []int64{int64(r.Images), int64(*top1), int64(*top5), int64(r.NonFinite)}
 	for _, n := range perLabel {
 		counts = append(counts, int64(n))

@@ -1,10 +1,9 @@
-package train
+package checkpoint
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,10 +11,13 @@ import (
 	"gopkg.in/yaml.v3"
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/memory"
+	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
-	"github.com/vitgo/vit/train/safetensors"
 )
 
 // FormatVersion is written as __metadata__["format"] in every model file.
@@ -92,9 +94,7 @@ func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
 	}
 	// The strict config parser: a bad value is a *ConfigError naming
 	// model.<key>, and nothing is allocated from it before Validate below.
-	p := &parser{lines: map[string]int{}}
-	p.setStruct(reflect.ValueOf(&mc).Elem(), doc, "model")
-	if err := p.err(); err != nil {
+	if err := strictyaml.DecodeMapping(&mc, doc, "model"); err != nil {
 		cfgerr.Walk(err, func(e *cfgerr.Error) { e.Line = 0 })
 		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
 	}
@@ -333,7 +333,8 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 	}
 	// The metadata is validated (ParseModelMeta); check that the weights and
 	// one image's activations fit before allocating them.
-	if err := checkMachineMemory(EstimateEvalMemory(Config{Model: cfg, Train: RunConfig{BatchSize: 1}})); err != nil {
+	spec := memory.Spec{Model: cfg.WithDefaults(), Data: data.DefaultConfig(), EvalBatch: 1}
+	if err := memory.CheckMachine(memory.Of(spec)); err != nil {
 		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m, err := layers.New(cfg, dt, 0)
@@ -345,4 +346,45 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, meta, notes, nil
+}
+
+// StateFileFor is the training-state file written beside the model file
+// path: last.safetensors → last.train.safetensors.
+func StateFileFor(path string) string {
+	return strings.TrimSuffix(path, ".safetensors") + ".train.safetensors"
+}
+
+// EMAError is a failure to load the EMA weights from a training-state file.
+type EMAError struct {
+	State string // the training-state file
+	Err   error
+}
+
+func (e *EMAError) Error() string { return fmt.Sprintf("EMA weights from %s: %v", e.State, e.Err) }
+func (e *EMAError) Unwrap() error { return e.Err }
+
+// LoadEMA swaps into m the EMA weights ("ema.<param>") of the
+// training-state file written beside the model file path (StateFileFor).
+// Its errors are *EMAError.
+func LoadEMA(m *layers.VisionTransformer, path string) error {
+	state := StateFileFor(path)
+	f, err := safetensors.ReadFile(state)
+	if err != nil {
+		return &EMAError{State: state, Err: err}
+	}
+	for _, p := range m.Params {
+		t, ok := f.Get("ema." + p.Name)
+		if !ok {
+			return &EMAError{State: state, Err: fmt.Errorf("holds no EMA weights (ema.%s)", p.Name)}
+		}
+		v, err := t.Float32()
+		if err != nil {
+			return &EMAError{State: state, Err: err}
+		}
+		if len(v) != p.Shape.TotalSize() {
+			return &EMAError{State: state, Err: fmt.Errorf("ema.%s has %d values, the model %v", p.Name, len(v), []int(p.Shape))}
+		}
+		copy(p.Value.Data().([]float32), v)
+	}
+	return nil
 }
