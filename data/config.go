@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -22,11 +23,7 @@ const (
 
 // Validate reports whether d is a known data set ("" = mnist).
 func (d DatasetName) Validate() error {
-	switch d {
-	case "", NameMNIST, NameFashionMNIST, NameCIFAR10, NameFolder:
-		return nil
-	}
-	return fmt.Errorf("must be one of mnist, fashion_mnist, cifar10, folder, got %q", string(d))
+	return enum.Check(d, NameMNIST, NameFashionMNIST, NameCIFAR10, NameFolder)
 }
 
 // Interpolation names the resize filter, the value of
@@ -46,11 +43,7 @@ const (
 
 // Validate reports whether i is a known interpolation ("" = bilinear).
 func (i Interpolation) Validate() error {
-	switch i {
-	case "", InterpBilinear, InterpBilinearAA:
-		return nil
-	}
-	return fmt.Errorf("must be bilinear or bilinear_aa, got %q", string(i))
+	return enum.Check(i, InterpBilinear, InterpBilinearAA)
 }
 
 // MixMode names how Mixup/CutMix draws lam, the value of MixupConfig.Mode
@@ -66,11 +59,7 @@ const (
 
 // Validate reports whether m is a known mode ("" = batch).
 func (m MixMode) Validate() error {
-	switch m {
-	case "", MixBatch, MixPair, MixElem:
-		return nil
-	}
-	return fmt.Errorf("must be batch, pair or elem, got %q", string(m))
+	return enum.Check(m, MixBatch, MixPair, MixElem)
 }
 
 // Bounds on the data keys, so that a typo is an error naming the key rather
@@ -150,7 +139,7 @@ func (c Config) Validate() error {
 	c = c.WithDefaults()
 	var errs cfgerr.List
 	if err := c.Name.Validate(); err != nil {
-		errs.Add("data.name", "%v", err)
+		errs.Add("data.name", "%w", err)
 	} else if (c.Name == NameCIFAR10 || c.Name == NameFolder) && c.Root == "" {
 		errs.Add("data.root", "required for data.name %q (the directory holding its files)", c.Name)
 	}
@@ -258,7 +247,7 @@ func (c AugmentConfig) Validate() error {
 		errs.Add("augment.rand_augment", "%v", err)
 	}
 	if err := c.Interpolation.Validate(); err != nil {
-		errs.Add("augment.interpolation", "%v", err)
+		errs.Add("augment.interpolation", "%w", err)
 	}
 	return errs.Err()
 }
@@ -344,7 +333,7 @@ func (c MixupConfig) Validate() error {
 		errs.Add("mixup.switch_prob", "must be in [0,1], got %v", p)
 	}
 	if err := c.Mode.Validate(); err != nil {
-		errs.Add("mixup.mode", "%v", err)
+		errs.Add("mixup.mode", "%w", err)
 	}
 	if !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1) {
 		errs.Add("mixup.label_smoothing", "must be in [0,1), got %v", c.LabelSmoothing)

@@ -34,6 +34,72 @@ func (opBase) CallsExtern() bool     { return false }
 func (opBase) OverwritesInput() int  { return -1 }
 func (o opBase) writeID(h hash.Hash) { fmt.Fprintf(h, "#%d", o.id) }
 
+// elemOp is the boilerplate of an op whose arity inputs are tensors of one
+// rank and whose output, in its own buffer, has input 0's shape: GELU,
+// LogSoftmax, Add and their kin. It supplies Arity, Type, InferShape,
+// WriteHash, Hashcode, String and the output buffer; the op adds Do (and,
+// to be differentiable, DiffWRT and SymDiff). name is what errors, String
+// and the hash say; param, when not "", qualifies it ("GELU(tanh)").
+type elemOp struct {
+	opBase
+	name, param string
+	arity, rank int
+	out         buffer
+}
+
+func newElemOp(name, param string, arity, rank int) elemOp {
+	return elemOp{opBase: newOpBase(), name: name, param: param, arity: arity, rank: rank}
+}
+
+func (op *elemOp) Arity() int { return op.arity }
+
+func (op *elemOp) Type() hm.Type {
+	ranks := make([]int, op.arity+1)
+	for i := range ranks {
+		ranks[i] = op.rank
+	}
+	return fnType(ranks...)
+}
+
+func (op *elemOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return shapeLike(op.name, in, 0)
+}
+
+func (op *elemOp) WriteHash(h hash.Hash) {
+	if op.param != "" {
+		fmt.Fprintf(h, "%s(%s,rank=%d)", op.name, op.param, op.rank)
+	} else {
+		fmt.Fprintf(h, "%s(rank=%d)", op.name, op.rank)
+	}
+	op.writeID(h)
+}
+
+func (op *elemOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *elemOp) String() string {
+	if op.param != "" {
+		return op.name + "(" + op.param + ")"
+	}
+	return op.name
+}
+
+func (op *elemOp) outBuffer() *buffer { return &op.out }
+
+// inputs checks the values Do receives: arity dense tensors of one float
+// dtype and one shape.
+func (op *elemOp) inputs(vs []G.Value) ([]*tensor.Dense, error) {
+	in, err := denses(op.name, vs, op.arity)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range in[1:] {
+		if !d.Shape().Eq(in[0].Shape()) {
+			return nil, fmt.Errorf("%s: input %d %v and input 0 %v differ in shape", op.name, i+1, d.Shape(), in[0].Shape())
+		}
+	}
+	return in, nil
+}
+
 // hashOf implements Hashcode from an op's WriteHash.
 func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 	h := fnv.New32a()

@@ -2,10 +2,8 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 	"strings"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -16,33 +14,19 @@ func Add(a, b *G.Node) (*G.Node, error) {
 	if !a.Shape().Eq(b.Shape()) {
 		return nil, fmt.Errorf("Add: shapes %v and %v differ", a.Shape(), b.Shape())
 	}
-	return G.ApplyOp(&addOp{opBase: newOpBase(), rank: a.Dims()}, a, b)
+	return G.ApplyOp(&addOp{newElemOp("Add", "", 2, a.Dims())}, a, b)
 }
 
-type addOp struct {
-	opBase
-	rank int
-	out  buffer
-}
+type addOp struct{ elemOp }
 
 var _ G.SDOp = (*addOp)(nil)
 
-func (op *addOp) Arity() int    { return 2 }
-func (op *addOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
-func (op *addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return shapeLike("Add", in, 0)
-}
-
 func (op *addOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("Add", vs, 2)
+	in, err := op.inputs(vs)
 	if err != nil {
 		return nil, err
 	}
-	a, b := in[0], in[1]
-	if !a.Shape().Eq(b.Shape()) {
-		return nil, fmt.Errorf("Add: shapes %v and %v differ", a.Shape(), b.Shape())
-	}
-	return addInto(&op.out, a, b), nil
+	return addInto(&op.out, in[0], in[1]), nil
 }
 
 // addInto returns a + b in the buffer out, split over the cores in
@@ -68,10 +52,7 @@ func add[T Float](dst, a, b []T) {
 	})
 }
 
-func (op *addOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "Add(%d)", op.rank); op.writeID(h) }
-func (op *addOp) Hashcode() uint32      { return hashOf(op) }
-func (op *addOp) String() string        { return "Add" }
-func (op *addOp) DiffWRT(n int) []bool  { return []bool{true, true} }
+func (op *addOp) DiffWRT(n int) []bool { return []bool{true, true} }
 func (op *addOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{grad, grad}, nil
 }
@@ -99,7 +80,7 @@ func Residual(x, norm, h *G.Node) (*G.Node, error) {
 	if !x.Shape().Eq(h.Shape()) {
 		return nil, fmt.Errorf("Residual: shapes %v and %v differ", x.Shape(), h.Shape())
 	}
-	y, err := G.ApplyOp(&residualOp{addOp: addOp{opBase: newOpBase(), rank: x.Dims()}, ln: ln}, x, h)
+	y, err := G.ApplyOp(&residualOp{addOp: addOp{newElemOp("Residual", "", 2, x.Dims())}, ln: ln}, x, h)
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +94,6 @@ type residualOp struct {
 	addOp
 	ln *layerNormOp
 }
-
-func (op *residualOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "Residual(%d)", op.rank); op.writeID(h) }
-func (op *residualOp) Hashcode() uint32      { return hashOf(op) }
-func (op *residualOp) String() string        { return "Residual" }
 
 // DiffWRT: Gorgonia sends no gradient to x through the sum; x gets it from
 // the LayerNorm's dx op, which adds this sum's gradient.

@@ -2,10 +2,8 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -56,26 +54,18 @@ func GELU(x *G.Node, approx GELUApprox) (*G.Node, error) {
 	if x.Dims() < 1 {
 		return nil, fmt.Errorf("GELU: want a tensor of rank ≥ 1, got shape %v", x.Shape())
 	}
-	return G.ApplyOp(&geluOp{opBase: newOpBase(), approx: approx, rank: x.Dims()}, x)
+	return G.ApplyOp(&geluOp{elemOp: newElemOp("GELU", approx.String(), 1, x.Dims()), approx: approx}, x)
 }
 
 type geluOp struct {
-	opBase
+	elemOp
 	approx GELUApprox
-	rank   int
-	out    buffer
 }
 
 var _ G.SDOp = (*geluOp)(nil)
 
-func (op *geluOp) Arity() int    { return 1 }
-func (op *geluOp) Type() hm.Type { return fnType(op.rank, op.rank) }
-func (op *geluOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return shapeLike("GELU", in, 0)
-}
-
 func (op *geluOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("GELU", vs, 1)
+	in, err := op.inputs(vs)
 	if err != nil {
 		return nil, err
 	}
@@ -113,16 +103,10 @@ func geluParallel(n int, f func(lo, hi int)) {
 	parallelFor(n, f)
 }
 
-func (op *geluOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "GELU(%v,rank=%d)", op.approx, op.rank)
-	op.writeID(h)
-}
-func (op *geluOp) Hashcode() uint32     { return hashOf(op) }
-func (op *geluOp) String() string       { return fmt.Sprintf("GELU(%v)", op.approx) }
 func (op *geluOp) DiffWRT(n int) []bool { return []bool{true} }
 
 func (op *geluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&geluGradOp{opBase: newOpBase(), approx: op.approx, rank: op.rank}, inputs[0], grad)
+	dx, err := G.ApplyOp(&geluGradOp{elemOp: newElemOp("GELUGrad", op.approx.String(), 2, op.rank), approx: op.approx}, inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -131,27 +115,16 @@ func (op *geluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 
 // geluGradOp maps (x, dy) to dx = dy·GELU′(x).
 type geluGradOp struct {
-	opBase
+	elemOp
 	approx GELUApprox
-	rank   int
-	out    buffer
-}
-
-func (op *geluGradOp) Arity() int    { return 2 }
-func (op *geluGradOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
-func (op *geluGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return shapeLike("GELUGrad", in, 0)
 }
 
 func (op *geluGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("GELUGrad", vs, 2)
+	in, err := op.inputs(vs) // (x, dy)
 	if err != nil {
 		return nil, err
 	}
 	x, dy := in[0], in[1]
-	if !x.Shape().Eq(dy.Shape()) {
-		return nil, fmt.Errorf("GELUGrad: x %v and dy %v differ in shape", x.Shape(), dy.Shape())
-	}
 	dx := op.out.get(x.Dtype(), x.Shape()...)
 	switch x.Dtype() {
 	case tensor.Float32:
@@ -171,13 +144,6 @@ func (op *geluGradOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	return dx, nil
 }
-
-func (op *geluGradOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "GELUGrad(%v,rank=%d)", op.approx, op.rank)
-	op.writeID(h)
-}
-func (op *geluGradOp) Hashcode() uint32 { return hashOf(op) }
-func (op *geluGradOp) String() string   { return fmt.Sprintf("GELUGrad(%v)", op.approx) }
 
 // The float32 entry points; vectorised kernels replace their bodies.
 

@@ -21,25 +21,15 @@ func LogSoftmax(x *G.Node) (*G.Node, error) {
 	if x.Dims() < 1 || x.Shape()[x.Dims()-1] == 0 {
 		return nil, fmt.Errorf("LogSoftmax: want (M, C) with C > 0, got shape %v", x.Shape())
 	}
-	return G.ApplyOp(&logSoftmaxOp{opBase: newOpBase(), rank: x.Dims()}, x)
+	return G.ApplyOp(&logSoftmaxOp{newElemOp("LogSoftmax", "", 1, x.Dims())}, x)
 }
 
-type logSoftmaxOp struct {
-	opBase
-	rank int
-	out  buffer
-}
+type logSoftmaxOp struct{ elemOp }
 
 var _ G.SDOp = (*logSoftmaxOp)(nil)
 
-func (op *logSoftmaxOp) Arity() int    { return 1 }
-func (op *logSoftmaxOp) Type() hm.Type { return fnType(op.rank, op.rank) }
-func (op *logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return shapeLike("LogSoftmax", in, 0)
-}
-
 func (op *logSoftmaxOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("LogSoftmax", vs, 1)
+	in, err := op.inputs(vs)
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +74,10 @@ func logSoftmaxRows[T Float](y, x []T, c int) {
 	})
 }
 
-func (op *logSoftmaxOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LogSoftmax(rank=%d)", op.rank)
-	op.writeID(h)
-}
-func (op *logSoftmaxOp) Hashcode() uint32     { return hashOf(op) }
-func (op *logSoftmaxOp) String() string       { return "LogSoftmax" }
 func (op *logSoftmaxOp) DiffWRT(n int) []bool { return []bool{true} }
 
 func (op *logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&logSoftmaxGradOp{opBase: newOpBase(), rank: op.rank}, output, grad)
+	dx, err := G.ApplyOp(&logSoftmaxGradOp{newElemOp("LogSoftmaxGrad", "", 2, op.rank)}, output, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -101,27 +85,14 @@ func (op *logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, 
 }
 
 // logSoftmaxGradOp maps (y, dy) to dx = dy − exp(y)·Σ_j dy_j per row.
-type logSoftmaxGradOp struct {
-	opBase
-	rank int
-	out  buffer
-}
-
-func (op *logSoftmaxGradOp) Arity() int    { return 2 }
-func (op *logSoftmaxGradOp) Type() hm.Type { return fnType(op.rank, op.rank, op.rank) }
-func (op *logSoftmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return shapeLike("LogSoftmaxGrad", in, 0)
-}
+type logSoftmaxGradOp struct{ elemOp }
 
 func (op *logSoftmaxGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("LogSoftmaxGrad", vs, 2)
+	in, err := op.inputs(vs) // (y, dy)
 	if err != nil {
 		return nil, err
 	}
 	y, dy := in[0], in[1]
-	if !y.Shape().Eq(dy.Shape()) {
-		return nil, fmt.Errorf("LogSoftmaxGrad: y %v and dy %v differ in shape", y.Shape(), dy.Shape())
-	}
 	c := y.Shape()[y.Dims()-1]
 	dx := op.out.get(y.Dtype(), y.Shape()...)
 	switch y.Dtype() {
@@ -148,13 +119,6 @@ func logSoftmaxBackward[T Float](dx, y, dy []T, c int) {
 		}
 	})
 }
-
-func (op *logSoftmaxGradOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LogSoftmaxGrad(rank=%d)", op.rank)
-	op.writeID(h)
-}
-func (op *logSoftmaxGradOp) Hashcode() uint32 { return hashOf(op) }
-func (op *logSoftmaxGradOp) String() string   { return "LogSoftmaxGrad" }
 
 // SoftmaxCrossEntropy is the soft-target cross entropy of logits z (B, C)
 // against targets t (B, C), a probability matrix whose rows sum to 1 (one-hot

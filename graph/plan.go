@@ -71,26 +71,31 @@ type bufferedOp interface {
 	outBuffer() *buffer
 }
 
-func (o *addOp) outBuffer() *buffer                { return &o.out }
 func (o *attentionOp) outBuffer() *buffer          { return &o.out }
 func (o *attentionGradOp) outBuffer() *buffer      { return &o.out }
 func (o *dropOp) outBuffer() *buffer               { return &o.out }
 func (o *dropGradOp) outBuffer() *buffer           { return &o.out }
-func (o *geluOp) outBuffer() *buffer               { return &o.out }
-func (o *geluGradOp) outBuffer() *buffer           { return &o.out }
 func (o *layerNormOp) outBuffer() *buffer          { return &o.out }
 func (o *layerNormDxOp) outBuffer() *buffer        { return &o.out }
 func (o *layerNormParamGradOp) outBuffer() *buffer { return &o.out }
 func (o *linearOp) outBuffer() *buffer             { return &o.out }
 func (o *matMulOp) outBuffer() *buffer             { return &o.out }
 func (o *colSumOp) outBuffer() *buffer             { return &o.out }
-func (o *logSoftmaxOp) outBuffer() *buffer         { return &o.out }
-func (o *logSoftmaxGradOp) outBuffer() *buffer     { return &o.out }
 func (o *softmaxCEGradOp) outBuffer() *buffer      { return &o.out }
 func (o *permuteOp) outBuffer() *buffer            { return &o.out }
 func (o *tokensOp) outBuffer() *buffer             { return &o.out }
 func (o *tokensGradOp) outBuffer() *buffer         { return &o.out }
 func (o *readoutOp) outBuffer() *buffer            { return &o.out }
+
+// The ops built on elemOp take outBuffer from it.
+var (
+	_ bufferedOp = (*addOp)(nil)
+	_ bufferedOp = (*residualOp)(nil)
+	_ bufferedOp = (*geluOp)(nil)
+	_ bufferedOp = (*geluGradOp)(nil)
+	_ bufferedOp = (*logSoftmaxOp)(nil)
+	_ bufferedOp = (*logSoftmaxGradOp)(nil)
+)
 
 // PlanStats summarises one PlanBuffers call.
 type PlanStats struct {

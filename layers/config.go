@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -21,11 +22,7 @@ const (
 
 // Validate reports whether r is a readout ("" = the default, cls).
 func (r Readout) Validate() error {
-	switch r {
-	case "", ReadoutCLS, ReadoutMean:
-		return nil
-	}
-	return fmt.Errorf("must be %q or %q, got %q", ReadoutCLS, ReadoutMean, string(r))
+	return enum.Check(r, ReadoutCLS, ReadoutMean)
 }
 
 // PatchEmbedForm names how patches are embedded. Both forms compute the same
@@ -40,11 +37,7 @@ const (
 
 // Validate reports whether f is a patch embedding form ("" = linear).
 func (f PatchEmbedForm) Validate() error {
-	switch f {
-	case "", PatchLinear, PatchConv:
-		return nil
-	}
-	return fmt.Errorf("must be %q or %q, got %q", PatchLinear, PatchConv, string(f))
+	return enum.Check(f, PatchLinear, PatchConv)
 }
 
 // Act names the MLP activation.
@@ -59,11 +52,7 @@ const (
 
 // Validate reports whether a is an activation ("" = gelu).
 func (a Act) Validate() error {
-	switch a {
-	case "", ActGELU, ActGELUTanh:
-		return nil
-	}
-	return fmt.Errorf("must be %q or %q, got %q", ActGELU, ActGELUTanh, string(a))
+	return enum.Check(a, ActGELU, ActGELUTanh)
 }
 
 // Size2 is an image size, height × width. In YAML it is a single integer
@@ -274,13 +263,13 @@ func (c Config) Validate() error {
 		bad("mlp_ratio", "gives an MLP width of %d (embed_dim %d × %v), want 1 to %d", h, c.EmbedDim, c.MLPRatio, MaxHidden)
 	}
 	if err := c.Readout.Validate(); err != nil {
-		bad("readout", "%v", err)
+		bad("readout", "%w", err)
 	}
 	if err := c.PatchEmbed.Validate(); err != nil {
-		bad("patch_embed", "%v", err)
+		bad("patch_embed", "%w", err)
 	}
 	if err := c.Act.Validate(); err != nil {
-		bad("act", "%v", err)
+		bad("act", "%w", err)
 	}
 	if !(c.DropPathRate >= 0 && c.DropPathRate < 1) {
 		bad("drop_path_rate", "must be in [0, 1), got %v", c.DropPathRate)

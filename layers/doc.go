@@ -4,6 +4,12 @@
 // and MLP, final LayerNorm, class-token or mean readout, linear head.
 //
 // Parameters carry timm's state_dict names and shapes (`blocks.0.attn.qkv.weight`
-// [3D, D], …), so weights move between this package and timm unchanged. The
-// model knows no training loop, files or data sets.
+// [3D, D], …), so weights move between this package and timm unchanged.
+// Every parameter is one row of params.go: its name, shape, init scheme,
+// optimizer groups and whether a serving graph packs it are read from there
+// by ParamShapes, New, Init and Build. The forward pass (vit.go) is timm's
+// forward_features (patch embedding, blocks, final norm) then forward_head
+// (readout, classifier); a Frozen serving graph is the same builder with
+// packed weights and fused ops (frozen.go). The model knows no training
+// loop, files or data sets.
 package layers

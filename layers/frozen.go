@@ -3,8 +3,6 @@ package layers
 import (
 	"fmt"
 
-	G "gorgonia.org/gorgonia"
-
 	"github.com/vitgo/vit/graph"
 )
 
@@ -31,8 +29,13 @@ import (
 //     maps), the softmax done per block of query rows in cache, and one
 //     image's heads split by rows over the cores.
 //   - With a class-token readout the last block, after its qkv, runs on the
-//     class-token rows only (see frozenBlock); Graph.Features then holds
+//     class-token rows only (see builder.block); Graph.Features then holds
 //     those rows alone.
+//
+// These are options of the one forward pass (vit.go: block, linear,
+// linearResidual, linearAct, attention), taken when the builder holds
+// packed weights; which weights are packed is the packed flag of their rows
+// in params.go.
 //
 // The price is the snapshot: a Frozen graph keeps computing with the
 // weights the model had at its first Frozen Build, whatever is written into
@@ -40,15 +43,16 @@ import (
 // model). Build Frozen graphs from a model that is done changing; train and
 // evaluate during training with ordinary graphs.
 
-// frozenWeights returns the model's packed Linear weights, by the weight's
-// name, packing them at the first call.
+// frozenWeights returns the model's packed Linear weights (the rows of
+// params.go flagged packed), by the weight's name, packing them at the
+// first call.
 func (m *VisionTransformer) frozenWeights() (map[string]*graph.PackedWeight, error) {
 	m.frozenMu.Lock()
 	defer m.frozenMu.Unlock()
 	if m.frozen == nil {
 		fz := map[string]*graph.PackedWeight{}
 		for _, p := range m.Params {
-			if !isLinearWeight(p.Name) {
+			if p.spec.flags&packed == 0 {
 				continue
 			}
 			w, err := graph.PackWeight(p.Value)
@@ -60,59 +64,4 @@ func (m *VisionTransformer) frozenWeights() (map[string]*graph.PackedWeight, err
 		m.frozen = fz
 	}
 	return m.frozen, nil
-}
-
-// isLinearWeight reports whether name is the weight of a Linear layer (or
-// of the patch embedding, a Linear on unfolded patches).
-func isLinearWeight(name string) bool {
-	switch {
-	case name == "patch_embed.proj.weight", name == "head.weight":
-		return true
-	}
-	for _, suf := range []string{".attn.qkv.weight", ".attn.proj.weight", ".mlp.fc1.weight", ".mlp.fc2.weight"} {
-		if hasSuffix(name, suf) {
-			return true
-		}
-	}
-	return false
-}
-
-// frozenBlock is block for a Frozen graph (no dropout or drop path: it is
-// never a training graph), with the fused ops:
-//
-//	x = x + proj(attn(qkv(norm1(x))))
-//	x = x + fc2(GELU(fc1(norm2(x))))
-//
-// With a class-token readout the last block computes only the class token's
-// rows after its qkv (every token is still a key and a value): its
-// attention output, attn.proj, norm2 and MLP are (B, D) instead of
-// (B·T, D), and the readout is skipped. Each class-token row gets the same
-// arithmetic as in the full block (TestFrozenMatchesEval), for about 1/12
-// less work on a 12-block ViT.
-func (b *builder) frozenBlock(x *G.Node, i int) (*G.Node, *G.Node) {
-	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
-	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
-	queries := b.tokens
-	if i == c.Depth-1 && c.Readout != ReadoutMean {
-		queries = 1
-		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, false) }) // class-token rows (B, D)
-		b.clsRows = true
-	}
-	attn := b.op(func() (*G.Node, error) { return graph.AttentionEvalFirst(h, b.batch, b.tokens, c.NumHeads, queries) }) // (B·queries, D)
-	x = b.op(func() (*G.Node, error) {
-		return graph.LinearPackedAdd(attn, b.packed[pre+"attn.proj.weight"], b.p[pre+"attn.proj.bias"], x)
-	})
-	n = b.layerNorm(x, pre+"norm2")
-	approx := graph.GELUExact
-	if c.Act == ActGELUTanh {
-		approx = graph.GELUTanh
-	}
-	h = b.op(func() (*G.Node, error) {
-		return graph.LinearPackedGELU(n, b.packed[pre+"mlp.fc1.weight"], b.p[pre+"mlp.fc1.bias"], approx)
-	}) // (B·T, hidden)
-	x = b.op(func() (*G.Node, error) {
-		return graph.LinearPackedAdd(h, b.packed[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], x)
-	})
-	return x, attn
 }

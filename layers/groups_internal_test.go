@@ -6,10 +6,23 @@ import (
 	"testing"
 )
 
+// layerIDs returns the layer id of every parameter of a ViT with depth
+// blocks, by name, as params.go's rows give them.
+func layerIDs(depth int) map[string]int {
+	c := DefaultConfig()
+	c.Depth = depth
+	ids := map[string]int{}
+	for _, p := range params(c) {
+		ids[p.Name] = p.layerID
+	}
+	return ids
+}
+
 // TestLayerID uses a depth-12 ViT's names; ids follow timm's
 // group_with_matcher over VisionTransformer.group_matcher.
 func TestLayerID(t *testing.T) {
-	tests := []struct {
+	ids := layerIDs(12)
+	for _, tc := range []struct {
 		name string
 		want int
 	}{
@@ -22,15 +35,15 @@ func TestLayerID(t *testing.T) {
 		{"blocks.11.mlp.fc2.bias", 12},
 		{"norm.weight", 12}, // r'^norm' joins the last block (MATCH_PREV_GROUP)
 		{"norm.bias", 12},
-		{"fc_norm.weight", 13},
 		{"head.weight", 13},
 		{"head.bias", 13},
-		{"blocks.x.weight", 13}, // no digits: unmatched, like timm
-	}
-	for _, tc := range tests {
-		if got := layerID(tc.name, 12); got != tc.want {
-			t.Errorf("layerID(%q, 12) = %d, want %d", tc.name, got, tc.want)
+	} {
+		if got, ok := ids[tc.name]; !ok || got != tc.want {
+			t.Errorf("%s: layer id %d (present %v), want %d", tc.name, got, ok, tc.want)
 		}
+	}
+	if len(ids) != 4+12*12+4 {
+		t.Errorf("%d parameters, want %d", len(ids), 4+12*12+4)
 	}
 }
 
@@ -52,9 +65,13 @@ func TestLayerIDMatchesTimm(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
+	if len(g.Params) == 0 {
+		t.Fatal("the golden lists no parameters")
+	}
+	ids := layerIDs(g.Depth)
 	for _, p := range g.Params {
-		if id := layerID(p.Name, g.Depth); id != p.LayerID {
-			t.Errorf("layerID(%q, %d) = %d, timm gives %d", p.Name, g.Depth, id, p.LayerID)
+		if id, ok := ids[p.Name]; !ok || id != p.LayerID {
+			t.Errorf("%s (depth %d): layer id %d (present %v), timm gives %d", p.Name, g.Depth, id, ok, p.LayerID)
 		}
 	}
 }

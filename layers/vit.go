@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sync"
 
@@ -15,7 +14,8 @@ import (
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
 // in place updates them all. NoWeightDecay and LayerID are its parameter
-// groups for the optimizer (see groups.go).
+// groups for the optimizer (see groups.go). Its row in params.go says all
+// of this once.
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
@@ -23,6 +23,8 @@ type Param struct {
 
 	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
 	LayerID       int  // layer id for layer-wise lr decay, 0 (embeddings) … depth+1 (head)
+
+	spec *paramSpec // its row in params.go
 }
 
 // VisionTransformer holds a ViT's configuration and parameters.
@@ -46,9 +48,9 @@ func New(cfg Config, dt tensor.Dtype, seed uint64) (*VisionTransformer, error) {
 		return nil, fmt.Errorf("layers.New: dtype must be float32 or float64, got %v", dt)
 	}
 	m := &VisionTransformer{Config: cfg, byName: map[string]*Param{}}
-	for _, s := range ParamShapes(cfg) {
+	for _, s := range params(cfg) {
 		p := &Param{Name: s.Name, Shape: s.Shape, Value: tensor.New(tensor.Of(dt), tensor.WithShape(s.Shape...)),
-			NoWeightDecay: noWeightDecay(s.Name), LayerID: layerID(s.Name, cfg.Depth)}
+			NoWeightDecay: s.spec.flags&noDecay != 0, LayerID: s.layerID, spec: s.spec}
 		m.Params = append(m.Params, p)
 		m.byName[p.Name] = p
 	}
@@ -65,38 +67,12 @@ type NamedShape struct {
 // ParamShapes lists the parameters of a model with this config, in timm's
 // state_dict order, without allocating them.
 func ParamShapes(c Config) []NamedShape {
-	c = c.WithDefaults()
-	d, hid, p := c.EmbedDim, c.Hidden(), c.PatchSize
-	out := []NamedShape{
-		{"cls_token", tensor.Shape{1, 1, d}},
-		{"pos_embed", tensor.Shape{1, c.NumPatches() + 1, d}},
-		{"patch_embed.proj.weight", tensor.Shape{d, c.InChans, p, p}},
-		{"patch_embed.proj.bias", tensor.Shape{d}},
+	ps := params(c.WithDefaults())
+	out := make([]NamedShape, len(ps))
+	for i, p := range ps {
+		out[i] = p.NamedShape
 	}
-	for i := 0; i < c.Depth; i++ {
-		b := fmt.Sprintf("blocks.%d.", i)
-		out = append(out,
-			NamedShape{b + "norm1.weight", tensor.Shape{d}},
-			NamedShape{b + "norm1.bias", tensor.Shape{d}},
-			NamedShape{b + "attn.qkv.weight", tensor.Shape{3 * d, d}})
-		if c.QKVBias.Value() {
-			out = append(out, NamedShape{b + "attn.qkv.bias", tensor.Shape{3 * d}})
-		}
-		out = append(out,
-			NamedShape{b + "attn.proj.weight", tensor.Shape{d, d}},
-			NamedShape{b + "attn.proj.bias", tensor.Shape{d}},
-			NamedShape{b + "norm2.weight", tensor.Shape{d}},
-			NamedShape{b + "norm2.bias", tensor.Shape{d}},
-			NamedShape{b + "mlp.fc1.weight", tensor.Shape{hid, d}},
-			NamedShape{b + "mlp.fc1.bias", tensor.Shape{hid}},
-			NamedShape{b + "mlp.fc2.weight", tensor.Shape{d, hid}},
-			NamedShape{b + "mlp.fc2.bias", tensor.Shape{d}})
-	}
-	return append(out,
-		NamedShape{"norm.weight", tensor.Shape{d}},
-		NamedShape{"norm.bias", tensor.Shape{d}},
-		NamedShape{"head.weight", tensor.Shape{c.NumClasses, d}},
-		NamedShape{"head.bias", tensor.Shape{c.NumClasses}})
+	return out
 }
 
 // CountParams is the number of scalars in a model with this config.
@@ -115,34 +91,16 @@ func (m *VisionTransformer) Param(name string) *Param { return m.byName[name] }
 func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
 
 // Init re-initialises every parameter as timm's init_weights_vit_timm does,
-// each from its own stream of seed keyed by its name (so adding a layer does
-// not change the others): Linear weights, pos_embed and cls_token
-// trunc_normal(std .02, cut at ±2); biases 0; LayerNorm 1 and 0; the patch
-// projection PyTorch's Conv2d default (kaiming_uniform(a=√5): U(±1/√fan_in),
-// bias likewise); head weight and bias 0 when ZeroInitHead.
+// by the scheme of its row in params.go, each from its own stream of seed
+// keyed by its name (so adding a layer does not change the others): Linear
+// weights, pos_embed and cls_token trunc_normal(std .02, cut at ±2); biases
+// 0; LayerNorm 1 and 0; the patch projection PyTorch's Conv2d default
+// (kaiming_uniform(a=√5): U(±1/√fan_in), bias likewise); head weight and
+// bias 0 when ZeroInitHead.
 func (m *VisionTransformer) Init(seed uint64) {
 	for _, p := range m.Params {
-		rng := rand.New(rand.NewPCG(seed, graph.StreamID(p.Name)))
-		switch {
-		case p.Name == "patch_embed.proj.weight" || p.Name == "patch_embed.proj.bias":
-			fanIn := m.Config.InChans * m.Config.PatchSize * m.Config.PatchSize
-			InitUniform(p.Value, 1/math.Sqrt(float64(fanIn)), rng)
-		case (p.Name == "head.weight" || p.Name == "head.bias") && m.Config.ZeroInitHead.Value():
-			InitConst(p.Value, 0)
-		case hasSuffix(p.Name, ".bias") || p.Name == "norm.bias" || p.Name == "head.bias":
-			InitConst(p.Value, 0)
-		case isNormWeight(p.Name):
-			InitConst(p.Value, 1)
-		default:
-			InitTruncNormal(p.Value, 0.02, rng)
-		}
+		p.spec.init(p.Value, m.Config, rand.New(rand.NewPCG(seed, graph.StreamID(p.Name))))
 	}
-}
-
-func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
-
-func isNormWeight(n string) bool {
-	return n == "norm.weight" || hasSuffix(n, "norm1.weight") || hasSuffix(n, "norm2.weight")
 }
 
 // InitTruncNormal fills t with N(0, std²) cut to [−2, 2] by resampling, as
@@ -280,8 +238,22 @@ func (b *builder) op(f func() (*G.Node, error)) *G.Node {
 	return b.do(f())
 }
 
-// forward: (B, C, H, W) images → (B, num_classes) logits.
+// forward: (B, C, H, W) images → (B, num_classes) logits, in timm's two
+// halves.
 func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
+	out.Features = b.forwardFeatures(img, out)
+	x := b.forwardHead(out.Features)
+	if b.err != nil {
+		return nil, b.err
+	}
+	return x, nil
+}
+
+// forwardFeatures is timm's forward_features: (B, C, H, W) images → (B·T, D)
+// token rows after the final norm (in a Frozen graph with a class-token
+// readout, the (B, D) class-token rows only: see block). It appends each
+// block's attention node to out.Attn.
+func (b *builder) forwardFeatures(img *G.Node, out *Graph) *G.Node {
 	c := b.cfg
 	x := b.patchEmbed(img)                                                                                    // (B·N, D)
 	x = b.op(func() (*G.Node, error) { return graph.Tokens(x, b.p["cls_token"], b.p["pos_embed"], b.batch) }) // (B·T, D)
@@ -295,16 +267,16 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 		x, attn = b.block(x, i, dpr)
 		out.Attn = append(out.Attn, attn)
 	}
-	x = b.layerNorm(x, "norm")
-	out.Features = x
+	return b.layerNorm(x, "norm")
+}
+
+// forwardHead is timm's forward_head: the readout (class token or mean of
+// the patch tokens) and the classifier, features → (B, num_classes).
+func (b *builder) forwardHead(x *G.Node) *G.Node {
 	if !b.clsRows {
-		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, c.Readout == ReadoutMean) }) // (B, D)
+		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, b.cfg.Readout == ReadoutMean) }) // (B, D)
 	}
-	x = b.linear(x, "head") // (B, classes)
-	if b.err != nil {
-		return nil, b.err
-	}
-	return x, nil
+	return b.linear(x, "head") // (B, classes)
 }
 
 // linear applies the Linear layer whose parameters are name.weight and
@@ -365,38 +337,79 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 //	x = x + drop_path(attn(norm1(x)))
 //	x = x + drop_path(mlp(norm2(x)))
 //
-// It also returns the attention core's node.
+// It also returns the attention core's node. In a Frozen graph (b.packed
+// set; never a training one, so no dropout or drop path) the Linear layers
+// read packed weights and fuse what follows them (frozen.go): attn.proj and
+// mlp.fc2 their residual sums, mlp.fc1 its GELU. With a class-token readout
+// the last block of a Frozen graph computes only the class token's rows
+// after its qkv (every token is still a key and a value): its attention
+// output, attn.proj, norm2 and MLP are (B, D) instead of (B·T, D), and
+// forwardHead skips the readout. Each class-token row gets the same
+// arithmetic as in the full block (TestFrozenMatchesEval), for about 1/12
+// less work on a 12-block ViT.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
-	if b.packed != nil {
-		return b.frozenBlock(x, i)
-	}
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1")
 	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
-	attention := graph.Attention
-	if b.noMaps {
-		attention = graph.AttentionEval
+	queries := b.tokens
+	if b.packed != nil && i == c.Depth-1 && c.Readout != ReadoutMean {
+		queries = 1
+		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, false) }) // class-token rows (B, D)
+		b.clsRows = true
 	}
-	attn := b.op(func() (*G.Node, error) { return attention(h, b.batch, b.tokens, c.NumHeads) }) // (B·T, D)
-	h = b.linear(attn, pre+"attn.proj")
-	h = b.dropout(h, pre+"attn.proj_drop")
-	x = b.residual(x, n, h, dpr, pre+"drop_path1")
+	attn := b.attention(h, queries) // (B·queries, D)
+	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1")
 
 	n = b.layerNorm(x, pre+"norm2")
-	h = b.linear(n, pre+"mlp.fc1") // (B·T, hidden)
-	h = b.act(h)
+	h = b.linearAct(n, pre+"mlp.fc1") // (B·queries, hidden)
 	h = b.dropout(h, pre+"mlp.drop1")
-	h = b.linear(h, pre+"mlp.fc2") // (B·T, D)
-	h = b.dropout(h, pre+"mlp.drop2")
-	return b.residual(x, n, h, dpr, pre+"drop_path2"), attn
+	x = b.linearResidual(h, pre+"mlp.fc2", x, n, dpr, pre+"mlp.drop2", pre+"drop_path2") // (B·queries, D)
+	return x, attn
 }
 
-func (b *builder) act(h *G.Node) *G.Node {
-	approx := graph.GELUExact
-	if b.cfg.Act == ActGELUTanh {
-		approx = graph.GELUTanh
+// attention is the multi-head attention core on the (B·T, 3D) qkv rows,
+// for the first queries tokens of each image (all but in a Frozen graph's
+// last block): graph.Attention, which keeps the maps, or without them
+// graph.AttentionEval (NoMaps) and graph.AttentionEvalFirst (Frozen).
+func (b *builder) attention(qkv *G.Node, queries int) *G.Node {
+	heads := b.cfg.NumHeads
+	switch {
+	case b.packed != nil:
+		return b.op(func() (*G.Node, error) { return graph.AttentionEvalFirst(qkv, b.batch, b.tokens, heads, queries) })
+	case b.noMaps:
+		return b.op(func() (*G.Node, error) { return graph.AttentionEval(qkv, b.batch, b.tokens, heads) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.GELU(h, approx) })
+	return b.op(func() (*G.Node, error) { return graph.Attention(qkv, b.batch, b.tokens, heads) })
+}
+
+// linearResidual returns x + drop_path(dropout(Linear name (h))), the
+// residual branch that starts at norm = LayerNorm(x) (see residual); in a
+// Frozen graph, the Linear with the sum fused (graph.LinearPackedAdd).
+func (b *builder) linearResidual(h *G.Node, name string, x, norm *G.Node, dpr float64, drop, dropPath string) *G.Node {
+	if pw := b.packed[name+".weight"]; pw != nil {
+		return b.op(func() (*G.Node, error) { return graph.LinearPackedAdd(h, pw, b.p[name+".bias"], x) })
+	}
+	h = b.linear(h, name)
+	h = b.dropout(h, drop)
+	return b.residual(x, norm, h, dpr, dropPath)
+}
+
+// linearAct returns the MLP activation of Linear name (x); in a Frozen
+// graph, the Linear with the GELU fused (graph.LinearPackedGELU).
+func (b *builder) linearAct(x *G.Node, name string) *G.Node {
+	if pw := b.packed[name+".weight"]; pw != nil {
+		return b.op(func() (*G.Node, error) { return graph.LinearPackedGELU(x, pw, b.p[name+".bias"], b.geluApprox()) })
+	}
+	h := b.linear(x, name)
+	return b.op(func() (*G.Node, error) { return graph.GELU(h, b.geluApprox()) })
+}
+
+// geluApprox is the GELU form of Config.Act.
+func (b *builder) geluApprox() graph.GELUApprox {
+	if b.cfg.Act == ActGELUTanh {
+		return graph.GELUTanh
+	}
+	return graph.GELUExact
 }
 
 // residual returns x + drop_path(h), h being the branch that starts at

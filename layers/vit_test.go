@@ -11,6 +11,7 @@ import (
 
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -115,6 +116,13 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := tinyConfig().Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// An option outside its set is an *enum.Error under the key's *cfgerr.Error.
+	c := tinyConfig()
+	c.Readout = "max"
+	var ee *enum.Error
+	if err := c.Validate(); !errors.As(err, &ee) || ee.Got != "max" {
+		t.Errorf("readout max: error %v, want an *enum.Error", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -17,10 +18,7 @@ const OptAdamW Optimizer = "adamw"
 
 // Validate reports whether o is a known optimizer ("" = adamw).
 func (o Optimizer) Validate() error {
-	if o == "" || o == OptAdamW {
-		return nil
-	}
-	return fmt.Errorf(`must be "adamw", got %q`, string(o))
+	return enum.Check(o, OptAdamW)
 }
 
 // Sched names a learning-rate schedule, the value of Config.Sched. The zero
@@ -29,11 +27,7 @@ type Sched string
 
 // Validate reports whether s is a known schedule ("" = cosine).
 func (s Sched) Validate() error {
-	switch s {
-	case "", SchedCosine, SchedConstant, SchedStep:
-		return nil
-	}
-	return fmt.Errorf(`must be one of "cosine", "constant", "step", got %q`, string(s))
+	return enum.Check(s, SchedCosine, SchedConstant, SchedStep)
 }
 
 // MaxEpochsKey bounds the keys counted in epochs (warmup_epochs,
@@ -123,7 +117,7 @@ func (c Config) Validate() error {
 	bad := func(key, want string, got any) { errs.Add("optim."+key, "must be %s, got %v", want, got) }
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	if err := c.Opt.Validate(); err != nil {
-		errs.Add("optim.opt", "%v", err)
+		errs.Add("optim.opt", "%w", err)
 	}
 	wd, warmEpochs, warmLR, minLR, clip := c.WeightDecay.Value(), c.WarmupEpochs.Value(), c.WarmupLR.Value(), c.MinLR.Value(), c.ClipGrad.Value()
 	if !(c.LR > 0) || !finite(c.LR) {
@@ -145,7 +139,7 @@ func (c Config) Validate() error {
 		bad("eps", "> 0", c.Eps)
 	}
 	if err := c.Sched.Validate(); err != nil {
-		errs.Add("optim.sched", "%v", err)
+		errs.Add("optim.sched", "%w", err)
 	}
 	if !(warmEpochs >= 0 && warmEpochs <= MaxEpochsKey) {
 		bad("warmup_epochs", fmt.Sprintf("in [0, %g]", float64(MaxEpochsKey)), warmEpochs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
@@ -109,11 +110,7 @@ const (
 
 // Validate reports whether i is a known mode ("" = bicubic).
 func (i Interp) Validate() error {
-	switch i {
-	case "", InterpBicubic, InterpBilinear:
-		return nil
-	}
-	return fmt.Errorf(`must be "bicubic" or "bilinear", got %q`, string(i))
+	return enum.Check(i, InterpBicubic, InterpBilinear)
 }
 
 // DefaultConfig returns every section's defaults: a ViT-B/16 on MNIST, which
@@ -185,7 +182,7 @@ func (c Config) Validate() error {
 	intIn("checkpoint.every_steps", c.Checkpoint.EverySteps, 0, MaxEvery)
 	intIn("checkpoint.keep_last", c.Checkpoint.KeepLast, 0, MaxKeepLast)
 	if err := c.Finetune.Interp.Validate(); err != nil {
-		errs.Add("finetune.interp", "%v", err)
+		errs.Add("finetune.interp", "%w", err)
 	}
 	if t.GradAccumSteps < 0 || t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0 {
 		errs.Add("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)

@@ -9,8 +9,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/parallel"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -275,7 +275,7 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 
 // attnForward issues graph's float32 attention forward products as
 // graph/op_attention.go's attnForward does: the (image, head) pairs split
-// over the cores, and for each pair scores = scale·q·kᵀ (T×T×hd, into a
+// over the cores as the graph ops split them (parallel.ForGrain), and for each pair scores = scale·q·kᵀ (T×T×hd, into a
 // (T, T) scratch: a training graph keeps no probabilities), then out = P·v
 // (T×hd×T) into the head's columns of the (B·T, D) output; q, k and v are
 // read in place from the (B·T, 3D) qkv rows. The softmax between the two is
@@ -283,7 +283,7 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 func (p floorPlan) attnForward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	graph.ParallelFor(p.Batch*nh, func(lo, hi int) {
+	parallel.ForGrain(p.Batch*nh, 1, func(lo, hi int) {
 		pr := make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh
@@ -302,7 +302,7 @@ func (p floorPlan) attnForward(b *floorBuffers) {
 func (p floorPlan) attnBackward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
-	graph.ParallelFor(p.Batch*nh, func(lo, hi int) {
+	parallel.ForGrain(p.Batch*nh, 1, func(lo, hi int) {
 		pr, dp := make([]float32, t*t), make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh

@@ -478,6 +478,10 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !parallel.Recording {
+		return fmt.Errorf("the scaling, simulated and paired sweeps read internal/parallel's recording hooks (wait, polling, passes): "+
+			"run them as go run -tags parallelrecord ./experiments/bench …: %w", parallel.ErrNotRecording)
+	}
 	start := time.Now()
 	load := loadAverage()
 	fmt.Fprintf(stderr, "bench: scaling sweep %v (measured: %v), simulated %v, paired %v, load %s\n", o.threads, o.measure, o.simulate, o.paired, load)
@@ -515,7 +519,7 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 	if !o.measure && len(o.simulate) == 0 {
 		what = "(rounds × steps at each count, taking turns) of paired steps"
 	}
-	fmt.Fprintf(stdout, "`go run ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s %s; "+
+	fmt.Fprintf(stdout, "`go run -tags parallelrecord ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s %s; "+
 		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
 		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "), what,
 		load, loadAverage(), time.Since(start).Seconds())

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"math"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/vitgo/vit/internal/parallel"
 )
 
 func TestWantsScaling(t *testing.T) {
@@ -133,6 +137,9 @@ func TestMeasureScalingParts(t *testing.T) {
 // recorded one and at least a quarter of it, and the step's passes are
 // counted.
 func TestMeasureSimulateParts(t *testing.T) {
+	if !parallel.Recording {
+		t.Skip("needs -tags parallelrecord")
+	}
 	c := benchConfigs["tiny"].model()
 	c.EmbedDim, c.Depth, c.NumHeads = 16, 1, 2
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
@@ -253,5 +260,19 @@ func TestBusySerialFraction(t *testing.T) {
 	}
 	if !math.IsNaN(busySerialFraction(1, 1)) || !math.IsNaN(busySerialFraction(2, 0)) {
 		t.Error("one thread, or no busy cores measured: want NaN")
+	}
+}
+
+// Without the build tag parallelrecord the sweeps refuse to run: their
+// wait, busy-core and simulated figures would read hooks that are not there.
+func TestSweepsNeedTheRecordingBuild(t *testing.T) {
+	if parallel.Recording {
+		t.Skip("built with -tags parallelrecord")
+	}
+	for _, args := range [][]string{{"-threads", "1,2"}, {"-simulate", "1,2"}, {"-paired", "1,2"}} {
+		err := scalingMain(append(args, "-configs", "tiny"), io.Discard, io.Discard)
+		if !errors.Is(err, parallel.ErrNotRecording) {
+			t.Errorf("%q: error %v, want parallel.ErrNotRecording", args, err)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 	res := simResult{Threads: j.Threads, Parts: map[string]float64{}, SimParts: map[string]float64{},
 		StepMs: math.Inf(1), SimStepMs: math.Inf(1)}
 	var cur *simClock
-	stop := parallel.Record(func(p parallel.Pass) {
+	stop, err := parallel.Record(func(p parallel.Pass) {
 		if cur == nil {
 			return
 		}
@@ -62,6 +62,9 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 			cur.narrow++
 		}
 	})
+	if err != nil {
+		return res, err
+	}
 	defer stop()
 	tr, rp, err := startReplay(c, j)
 	if err != nil {

@@ -11,6 +11,10 @@
 // extra core, that spin for a short while (spinFor) after each call,
 // yielding to any other goroutine, before they sleep: calls that follow each
 // other closely find the helpers awake.
+//
+// The hooks that experiments/bench's scaling sweeps read (Record, Waited,
+// Polled) exist only in a build with the tag parallelrecord (pass.go); the
+// default build compiles them out of Run.
 package parallel
 
 import (
@@ -34,8 +38,7 @@ const spinFor = 500 * time.Microsecond
 // goroutines at once and from inside a body; such calls start goroutines of
 // their own instead of using the pool.
 func Run(chunks int, body func(c int)) {
-	if rec := recorder.Load(); rec != nil {
-		runRecorded(chunks, body, *rec)
+	if Recording && recordRun(chunks, body) {
 		return
 	}
 	workers := min(runtime.GOMAXPROCS(0), chunks)
@@ -54,20 +57,16 @@ func Run(chunks int, body func(c int)) {
 	pool.publish(j)
 	j.work()
 	if j.done.Load() != j.chunks {
-		start := time.Now()
+		var start time.Time
+		if Recording {
+			start = time.Now()
+		}
 		j.wait()
-		waited.Add(int64(time.Since(start)))
+		if Recording {
+			addWaited(time.Since(start))
+		}
 	}
 }
-
-// waited is the time callers of Run spent waiting for the helpers' last
-// chunks, in nanoseconds.
-var waited atomic.Int64
-
-// Waited returns the time callers of Run (through the pool) have spent so
-// far waiting, their own chunks done, for the helpers to finish theirs: the
-// one core's worth of idle time at the end of every parallel pass.
-func Waited() time.Duration { return time.Duration(waited.Load()) }
 
 // job is one call of Run.
 type job struct {
@@ -122,7 +121,9 @@ func spinUntil(cond func() bool) bool {
 		return true
 	}
 	start := time.Now()
-	defer func() { polled.Add(int64(time.Since(start))) }()
+	if Recording {
+		defer func() { addPolled(time.Since(start)) }()
+	}
 	for i := 0; ; i++ {
 		runtime.Gosched()
 		if cond() {
@@ -133,14 +134,6 @@ func spinUntil(cond func() bool) bool {
 		}
 	}
 }
-
-// polled is the time spent in spinUntil, in nanoseconds.
-var polled atomic.Int64
-
-// Polled returns the time helpers and callers have spent polling for work
-// or for the last chunks so far, summed over goroutines. That time is CPU
-// time but not work: a measurement of busy cores subtracts it.
-func Polled() time.Duration { return time.Duration(polled.Load()) }
 
 // pool is the helpers Run hands its chunks to: one job at a time (mu).
 var pool workerPool
@@ -227,6 +220,15 @@ func For(n, size, align int, body func(lo, hi int)) {
 		lo, hi := p.bounds(c)
 		body(lo, hi)
 	})
+}
+
+// ForGrain calls body(lo, hi) over [0, n), n units of similar cost (rows,
+// images, (image, head) pairs), in about four chunks per core of at least
+// grain units each, through For: the split of the graph ops' parallel
+// passes. Up to grain units it runs inline.
+func ForGrain(n, grain int, body func(lo, hi int)) {
+	w := runtime.GOMAXPROCS(0)
+	For(n, max(grain, (n+4*w-1)/(4*w), 1), 1, body)
 }
 
 // ForThen is For followed, in the same pass, by then(c) for every c in

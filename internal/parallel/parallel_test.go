@@ -218,27 +218,3 @@ func TestPlanCutsTheTail(t *testing.T) {
 		}
 	}
 }
-
-// Waited counts the caller's wait for a helper's last chunk. Of two chunks,
-// the first to start returns once the other has started, which then takes
-// 5 ms: when the caller starts first, as it usually does, it waits about
-// 5 ms for the helper. A helper can win the race, so up to 20 tries.
-func TestWaitedCountsTheLastChunk(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	w0 := Waited()
-	for try := 0; try < 20 && Waited()-w0 < time.Millisecond; try++ {
-		var first atomic.Bool
-		second := make(chan struct{})
-		Run(2, func(int) {
-			if first.CompareAndSwap(false, true) {
-				<-second
-				return
-			}
-			close(second)
-			time.Sleep(5 * time.Millisecond)
-		})
-	}
-	if d := Waited() - w0; d < time.Millisecond {
-		t.Errorf("Waited grew by %v over 20 passes whose last chunk took 5 ms", d)
-	}
-}

@@ -1,7 +1,6 @@
 package parallel
 
 import (
-	"runtime"
 	"testing"
 	"time"
 )
@@ -38,39 +37,5 @@ func TestMakespan(t *testing.T) {
 	}
 	if got := ms(1, 2, 3).Total(); got != 6*time.Millisecond {
 		t.Errorf("Total = %v, want 6ms", got)
-	}
-}
-
-// With Record on, Run runs a pass's chunks in order on the calling
-// goroutine and reports each chunk's time once the pass is done; a Run
-// inside a chunk runs inline as part of it, unreported; stop turns it off.
-func TestRecordRunsInlineInOrder(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	var passes []Pass
-	stop := Record(func(p Pass) { passes = append(passes, p) })
-	var order []int
-	Run(5, func(c int) {
-		order = append(order, c) // no lock: a chunk on another goroutine would race (go test -race)
-		if c == 3 {
-			time.Sleep(2 * time.Millisecond)
-			Run(3, func(int) { order = append(order, -1) })
-		}
-	})
-	stop()
-	if len(passes) != 1 || len(passes[0].Chunks) != 5 {
-		t.Fatalf("recorded %d passes %v, want one of 5 chunks", len(passes), passes)
-	}
-	want := []int{0, 1, 2, 3, -1, -1, -1, 4}
-	for i := range want {
-		if i >= len(order) || order[i] != want[i] {
-			t.Fatalf("chunks ran in order %v, want %v", order, want)
-		}
-	}
-	if d := passes[0].Chunks[3]; d < 2*time.Millisecond {
-		t.Errorf("chunk 3 slept 2 ms, recorded %v", d)
-	}
-	Run(4, func(int) {})
-	if len(passes) != 1 {
-		t.Errorf("a pass after stop was recorded")
 	}
 }
