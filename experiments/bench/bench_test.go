@@ -182,6 +182,24 @@ func TestParsePeer(t *testing.T) {
 			t.Errorf("refine(%v img/s, %v GFLOP/s, ×%v) = %v, want %v", tc.img, tc.gf, tc.mult, got, tc.want)
 		}
 	}
+	// The banner's BLAS: the library, OpenBLAS's core, and the family OpenBLAS
+	// chose when vit_ref.py overrode it.
+	const lib = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"
+	for _, tc := range []struct{ banner, blas, core, chosen string }{
+		{"torch 2.1.0 threads 2 blas " + lib + " (OpenBLAS core SkylakeX)", lib, "SkylakeX", ""},
+		{"torch 2.1.0 threads 2 blas " + lib + " (OpenBLAS core Cooperlake; the library chose Prescott for this CPU, overridden) amp bf16", lib, "Cooperlake", "Prescott"},
+		{"torch 2.1.0 threads 2 blas " + lib + " (OpenBLAS core Prescott)", lib, "Prescott", ""},
+		{"torch 2.1.0 threads 2 blas unknown amp bf16", "unknown", "", ""},
+	} {
+		p, err := parsePeer([]byte(tc.banner + "\n" + `BENCH {"train_img_s": 1, "eval_img_s": 1}` + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Torch != "torch 2.1.0" || p.BLAS != tc.blas || p.BLASCore != tc.core || p.BLASChosen != tc.chosen {
+			t.Errorf("%q: torch %q, blas %q, core %q, chosen %q; want torch 2.1.0, %q, %q, %q",
+				tc.banner, p.Torch, p.BLAS, p.BLASCore, p.BLASChosen, tc.blas, tc.core, tc.chosen)
+		}
+	}
 	for _, bad := range []string{
 		"torch 1.13 threads 2 blas x\n",
 		`BENCH {"train_img_s": 0, "eval_img_s": 1}` + "\n",

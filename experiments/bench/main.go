@@ -124,9 +124,7 @@ func measure(e *harness.Env) (results, error) {
 		}
 	}
 	start := time.Now()
-	h := header{Load: loadAverage(), Threads: o.threads, Batch: uniform(configs, func(b benchConfig) int { return b.Batch }),
-		Steps: uniform(configs, func(b benchConfig) int { return b.Steps }), Warmup: o.warmup,
-		GoVersion: runtime.Version(), CPU: cpuModel(), Start: start, Rounds: o.rounds}
+	h := o.header(configs, start)
 	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
 		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
@@ -185,10 +183,15 @@ func measure(e *harness.Env) (results, error) {
 	}
 	h.LoadAfter = loadAverage()
 	h.Wall = time.Since(start)
-	if len(rows) > 0 {
-		h.Backend = rows[0].Ours.Backend
-	}
 	return results{Header: h, Rows: rows}, nil
+}
+
+// header describes the run about to measure configs: the machine, the
+// load, and the settings the flags gave.
+func (o opts) header(configs []benchConfig, start time.Time) header {
+	return header{Machine: harness.DescribeMachine(), Start: start, Load: loadAverage(), GoVersion: runtime.Version(),
+		Threads: o.threads, Batch: uniform(configs, func(b benchConfig) int { return b.Batch }),
+		Steps: uniform(configs, func(b benchConfig) int { return b.Steps }), Warmup: o.warmup, Rounds: o.rounds}
 }
 
 // uniform returns f of every config when they agree, else 0.

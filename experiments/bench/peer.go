@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,9 +21,55 @@ type peerResult struct {
 	EvalImgS    float64 `json:"eval_img_s"`
 	TrainGFLOPS float64 `json:"train_gflop_s"`
 	EvalGFLOPS  float64 `json:"eval_gflop_s"`
-	Torch       string  `json:"torch"` // from the banner, e.g. "torch 1.13.1"
-	BLAS        string  `json:"blas"`  // the BLAS library torch loaded (banner)
-	RSS         int64   `json:"rss"`   // KiB, from the child's rusage
+	// From the banner, "torch V threads N blas LIB (OpenBLAS core CORE[; the
+	// library chose CHOSEN for this CPU, overridden])".
+	Torch      string `json:"torch"`                 // e.g. "torch 1.13.1"
+	BLAS       string `json:"blas"`                  // the BLAS library torch loaded, its path
+	BLASCore   string `json:"blas_core,omitempty"`   // the kernel family OpenBLAS ran, e.g. "SkylakeX"; "" when not reported
+	BLASChosen string `json:"blas_chosen,omitempty"` // the family OpenBLAS itself chose, when vit_ref.py overrode it
+	RSS        int64  `json:"rss"`                   // KiB, from the child's rusage
+}
+
+// banner matches the peer's first line (vit_ref.py's main and blas_in_use).
+var banner = regexp.MustCompile(`^torch (\S+) threads \d+ blas (\S+)(?: \(OpenBLAS core ([^;)]+)(?:; the library chose (\S+) for this CPU, overridden)?\))?`)
+
+// fallbackCores are OpenBLAS's kernel families without AVX, as
+// openblas_get_corename names them (lower case): the generic SSE kernels an
+// OpenBLAS release older than the CPU falls back to ("Prescott"), or a
+// build without dynamic dispatch runs.
+var fallbackCores = map[string]bool{
+	"unknown": true, "generic": true, "katmai": true, "coppermine": true, "northwood": true, "prescott": true,
+	"banias": true, "atom": true, "core2": true, "penryn": true, "dunnington": true, "nehalem": true,
+	"athlon": true, "opteron": true, "opteron_sse3": true, "barcelona": true, "nano": true, "bobcat": true,
+}
+
+// Fallback says whether the peer's BLAS ran one of OpenBLAS's generic
+// kernel families without AVX (fallbackCores): its SGEMM then runs at a
+// fraction of its speed on this CPU and a ratio against it flatters ours.
+func (p peerResult) Fallback() bool { return fallbackCores[strings.ToLower(p.BLASCore)] }
+
+// Describe is the peer in one line: torch's version, the BLAS library
+// (the last two elements of its path, which name the build) and the
+// kernel family it ran, e.g. "torch 1.13.1, openblas-openmp/libblas.so.3,
+// OpenBLAS core SkylakeX".
+func (p peerResult) Describe() string {
+	torch, lib := p.Torch, p.BLAS
+	if torch == "" {
+		torch = "torch version not reported"
+	}
+	if lib == "" {
+		lib = "BLAS not reported"
+	} else if dir, file := filepath.Split(lib); dir != "" {
+		lib = filepath.Join(filepath.Base(dir), file)
+	}
+	core := "BLAS core not reported"
+	if p.BLASCore != "" {
+		core = "OpenBLAS core " + p.BLASCore
+		if p.BLASChosen != "" {
+			core += " (set by vit_ref.py; OpenBLAS chose " + p.BLASChosen + ")"
+		}
+	}
+	return torch + ", " + lib + ", " + core
 }
 
 // peerArgs is the peer's command line for bc: vit_ref.py's bench mode
@@ -73,8 +120,8 @@ func (p *peerResult) refine(f float64) {
 	one(&p.EvalImgS, p.EvalGFLOPS, 1)
 }
 
-// parsePeer reads the peer's output: the "torch V threads N blas LIB"
-// banner and the "BENCH {…}" line.
+// parsePeer reads the peer's output: the banner (banner) and the
+// "BENCH {…}" line.
 func parsePeer(out []byte) (peerResult, error) {
 	var p peerResult
 	if err := harness.DecodeResult(out, "BENCH ", &p); err != nil {
@@ -85,10 +132,10 @@ func parsePeer(out []byte) (peerResult, error) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 6 && f[0] == "torch" && f[2] == "threads" && f[4] == "blas" {
-			p.Torch, p.BLAS = "torch "+f[1], strings.Join(f[5:], " ")
+		if m := banner.FindStringSubmatch(sc.Text()); m != nil {
+			p.Torch, p.BLAS, p.BLASCore, p.BLASChosen = "torch "+m[1], m[2], m[3], m[4]
 		}
+		f := strings.Fields(sc.Text())
 		for i := 0; i+1 < len(f); i++ {
 			if f[i] == "MFLOP/img" {
 				if mf, err := strconv.ParseFloat(f[i+1], 64); err == nil && mf > 0 {

@@ -14,6 +14,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/internal/parallel"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
@@ -483,7 +484,7 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 			"run them as go run -tags parallelrecord ./experiments/bench …: %w", parallel.ErrNotRecording)
 	}
 	start := time.Now()
-	load := loadAverage()
+	load, machine := loadAverage(), harness.DescribeMachine()
 	fmt.Fprintf(stderr, "bench: scaling sweep %v (measured: %v), simulated %v, paired %v, load %s\n", o.threads, o.measure, o.simulate, o.paired, load)
 	var all [][]scalingResult
 	var sims [][]simResult
@@ -511,21 +512,12 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 			sims = append(sims, per)
 		}
 	}
-	var parts []string
-	for _, bc := range o.configs {
-		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d", bc.Name, bc.Batch, o.rounds, bc.Steps))
-	}
 	what := "(rounds × steps) of a timed step and a replay of its parts"
 	if !o.measure && len(o.simulate) == 0 {
 		what = "(rounds × steps at each count, taking turns) of paired steps"
 	}
-	fmt.Fprintf(stdout, "`go run -tags parallelrecord ./experiments/bench %s`: measured %s on %s, %s; %d warm-up steps, then %s %s; "+
-		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\n",
-		strings.Join(args, " "), start.Format("2006-01-02 15:04"), cpuModel(), runtime.Version(), o.warmup, strings.Join(parts, "; "), what,
-		load, loadAverage(), time.Since(start).Seconds())
-	if busy(load) {
-		fmt.Fprintf(stdout, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
-	}
+	sweepRun{Args: args, Start: start, Machine: machine, GoVersion: runtime.Version(), Warmup: o.warmup, Configs: o.configs,
+		Rounds: o.rounds, What: what, Load: load, LoadAfter: loadAverage(), Wall: time.Since(start)}.write(stdout)
 	for i, bc := range o.configs {
 		if len(o.paired) > 0 {
 			writePaired(stdout, bc, pairs[i])
@@ -541,6 +533,37 @@ func scalingMain(args []string, stdout, stderr io.Writer) error {
 		writeProjection(stdout, o.configs, all)
 	}
 	return nil
+}
+
+// sweepRun is the run a sweep's tables come from: the paragraph above
+// them.
+type sweepRun struct {
+	Args            []string // the command line's flags
+	Start           time.Time
+	Machine         harness.Machine
+	GoVersion       string
+	Warmup          int
+	Configs         []benchConfig
+	Rounds          int
+	What            string // what each round times
+	Load, LoadAfter string // loadAverage before and after
+	Wall            time.Duration
+}
+
+// write prints the command, the machine, the run and, on a busy machine, a
+// warning.
+func (s sweepRun) write(w io.Writer) {
+	var parts []string
+	for _, bc := range s.Configs {
+		parts = append(parts, fmt.Sprintf("%s batch %d, %d×%d", bc.Name, bc.Batch, s.Rounds, bc.Steps))
+	}
+	fmt.Fprintf(w, "`go run -tags parallelrecord ./experiments/bench %s`: measured %s, %s; %d warm-up steps, then %s %s; "+
+		"load average (1, 5, 15 min) %s before, %s after; %.0f s.\n\nMachine: %s.\n\n",
+		strings.Join(s.Args, " "), s.Start.Format("2006-01-02 15:04"), s.GoVersion, s.Warmup, strings.Join(parts, "; "), s.What,
+		s.Load, s.LoadAfter, s.Wall.Seconds(), s.Machine)
+	if busy(s.Load) {
+		fmt.Fprintf(w, "**The machine was busy (1-minute load ≥ %.1f): other processes shared the cores, so the speedups and the serial fraction are those of a loaded machine.**\n\n", quietLoad)
+	}
 }
 
 // measureSweep runs the measured sweep of one config: -rounds child

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
@@ -9,15 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vitgo/vit/experiments/internal/harness"
 )
 
 // header describes the run the tables come from.
 type header struct {
-	Backend         string // our SGEMM backend
+	// The CPU and what our kernels used on it (its fields are results.json's
+	// "CPU", "Backend", …).
+	harness.Machine
 	Start           time.Time
 	Wall            time.Duration
 	Load, LoadAfter string // /proc/loadavg's 1, 5 and 15 minute figures
-	CPU, GoVersion  string
+	GoVersion       string
 	Threads, Batch  int // Batch: every config's, or 0 when they differ (each row's label names its own)
 	Steps, Rounds   int // Steps: likewise
 	Warmup          int // untimed steps before the timed ones
@@ -140,6 +143,17 @@ func (r results) Busy() bool { return busy(r.Header.Load) }
 // Peered says whether the peer ran (the ratio table is shown).
 func (r results) Peered() bool { return len(r.Rows) > 0 && r.Rows[0].Peer != nil }
 
+// PeerFallback says whether the peer ran a generic BLAS kernel family in
+// any row (peerResult.Fallback): the tables mark those rows and say why.
+func (r results) PeerFallback() bool {
+	for _, row := range r.Rows {
+		if row.Peer != nil && row.Peer.Fallback() {
+			return true
+		}
+	}
+	return false
+}
+
 // label is the config's name and shape, e.g. "TINY (d64 L4 h4)", with the
 // input and batch where they are not MNIST's 28×28 at 128: "S16 (d384 L12 h6,
 // 3×224², batch 32)".
@@ -175,20 +189,4 @@ func loadAverage() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-// cpuModel is /proc/cpuinfo's first model name ("unknown CPU" off Linux).
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }

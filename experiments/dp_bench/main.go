@@ -58,12 +58,16 @@ var benchConfigs = map[string]benchConfig{
 }
 
 // defaultModelRows are what `dp_bench -model` models: the quiet-machine step
-// times of TINY and SMALL at batch 128 on 2 threads from the README's
-// Performance table (`go run ./experiments/bench`: 1,913 and 299 img/s).
+// times of TINY and SMALL at batch 128 on 2 threads that `go run
+// ./experiments/bench` measured (1,913 and 299 img/s) on defaultModelMachine.
 var defaultModelRows = []modelRow{
 	{"TINY (d64 L4 h4, 28 px)", 205066, 1e3 * 128 / 1913},
 	{"SMALL (d192 L6 h3, 28 px)", 2684554, 1e3 * 128 / 299},
 }
+
+// defaultModelMachine is the machine defaultModelRows were measured on, as
+// far as the bench recorded it then.
+var defaultModelMachine = harness.Machine{CPU: "AMD EPYC", Cores: 2, Backend: "native avx512 14x32", Vector: "AVX-512 and AVX2"}
 
 // modelRow is one model of the paper model: its parameters and the step
 // time of one node (one rank × 2 threads on this machine).
@@ -104,34 +108,44 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rows := defaultModelRows // -model alone: the figures measured for the README
-	if !*modelOnly {
-		rows = nil
-		head := []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
-			"all-reduce share at 2 ranks", "bare all-reduce"}
-		var cells [][]string
-		for _, name := range strings.Split(*configs, ",") {
-			c, ok := benchConfigs[strings.TrimSpace(name)]
-			if !ok {
-				return fmt.Errorf("unknown config %q", name)
-			}
-			one, err := launch(c.Name, 1, 2, *steps)
-			if err != nil {
-				return err
-			}
-			two, err := launch(c.Name, 2, 1, *steps)
-			if err != nil {
-				return err
-			}
-			cells = append(cells, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
-				fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)), fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)),
-				fmt.Sprintf("%.2f ms", two.BareMs)})
-			rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
-		}
-		fmt.Fprintln(out, table(head, cells))
+	if *modelOnly { // the figures measured for the README
+		fmt.Fprintf(out, "Step compute: `go run ./experiments/bench`'s TINY and SMALL steps (batch 128, 2 threads) on %s; not measured by this run.\n\n", defaultModelMachine)
+		fmt.Fprint(out, paperModel(defaultModelRows))
+		return nil
 	}
+	machine := harness.DescribeMachine()
+	var rows []modelRow
+	var cells [][]string
+	for _, name := range strings.Split(*configs, ",") {
+		c, ok := benchConfigs[strings.TrimSpace(name)]
+		if !ok {
+			return fmt.Errorf("unknown config %q", name)
+		}
+		one, err := launch(c.Name, 1, 2, *steps)
+		if err != nil {
+			return err
+		}
+		two, err := launch(c.Name, 2, 1, *steps)
+		if err != nil {
+			return err
+		}
+		cells = append(cells, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
+			fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)), fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)),
+			fmt.Sprintf("%.2f ms", two.BareMs)})
+		rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
+	}
+	writeMeasured(out, machine, cells)
+	fmt.Fprint(out, "Step compute: the 1 rank × 2 threads steps above.\n\n")
 	fmt.Fprint(out, paperModel(rows))
 	return nil
+}
+
+// writeMeasured prints the measured table, one row of cells per config,
+// under the machine it ran on.
+func writeMeasured(w io.Writer, m harness.Machine, cells [][]string) {
+	fmt.Fprintf(w, "Machine: %s.\n\n", m)
+	fmt.Fprintln(w, table([]string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
+		"all-reduce share at 2 ranks", "bare all-reduce"}, cells))
 }
 
 // launch runs one measurement: ranks processes of threads threads each.
