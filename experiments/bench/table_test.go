@@ -62,7 +62,7 @@ func TestTableNamesMachineAndPeer(t *testing.T) {
 		return &peerResult{TrainImgS: 1000, EvalImgS: 4000, Torch: "torch 2.1.0", BLAS: "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3",
 			BLASCore: core, BLASChosen: chosen, RSS: 200 << 10}
 	}
-	const machineLine = "Measured 2026-12-03 10:00 on Test CPU 9000 (4 logical CPUs, L2 1 MiB per core); ours: native avx512 14x32 SGEMM, AVX-512 and AVX2 vector kernels; go1.26.8; GOMAXPROCS"
+	const machineLine = "Measured 2026-12-03 on Test CPU 9000 (4 logical CPUs, L2 1 MiB per core); ours: native avx512 14x32 SGEMM, AVX-512 and AVX2 vector kernels; go1.26.8; GOMAXPROCS"
 	const ratios = "| TINY (d64 L4 h4) | **2.00** (2.00) | **2.00** (2.00) | 0.50 | "
 	for _, tc := range []struct {
 		name     string
