@@ -14,24 +14,34 @@ import "math"
 // or when the float32 result is subnormal (its boundaries lie elsewhere);
 // fma32Slow handles those cases by rounding to odd.
 func fma32(x, y, z float32) float32 {
-	p := float64(x) * float64(y)
-	s := p + float64(z)
-	b := math.Float64bits(s)
-	// Normal float32 range (|s| ≥ 2^-126, Inf and NaN included) and s not
-	// a midpoint between two float32s: the 29 bits float32 drops are not
-	// 1 followed by 28 zeros.
-	if b&(0x7ff<<52) >= (1023-126)<<52 && b&(1<<29-1) != 1<<28 {
-		return float32(s)
+	s := float64(x)*float64(y) + float64(z)
+	// The slow path is needed when s is a midpoint between two float32s
+	// (the 29 bits float32 drops are 1 followed by 28 zeros) or when
+	// 0 < |s| < 2^-126 (a subnormal float32). A zero s is exact: p + z
+	// cannot round to zero in float64.
+	if b := math.Float64bits(s); b&(1<<29-1) == 1<<28 || b<<1 < (1023-126)<<53 && b<<1 != 0 {
+		return fma32Slow(x, y, z)
 	}
-	return fma32Slow(p, float64(z), s)
+	return float32(s)
 }
 
-// fma32Slow rounds p + z (p exact, s = p + z rounded to float64) to
-// float32 through round-to-odd: s is moved one float64 ulp towards the
+// fma32Fast is fma32 for the cases that need no fix-up, small enough to be
+// inlined: r is fma32(x, y, z) when ok is true; when ok is false the
+// caller must call fma32.
+func fma32Fast(x, y, z float32) (r float32, ok bool) {
+	s := float64(x)*float64(y) + float64(z)
+	b := math.Float64bits(s)
+	return float32(s), b&(1<<29-1) != 1<<28 && (b<<1 >= (1023-126)<<53 || b<<1 == 0)
+}
+
+// fma32Slow rounds p + z (p = x·y, exact in float64; s = p + z rounded to
+// float64) to float32 through round-to-odd: s is moved one float64 ulp towards the
 // exact sum when it is inexact and its last bit is even. Rounding an odd
 // 53-bit value to 24 bits (or fewer, for subnormals) is then correct:
 // round-to-odd with two or more extra bits never creates a false tie.
-func fma32Slow(p, z, s float64) float32 {
+func fma32Slow(x, y, z32 float32) float32 {
+	p, z := float64(x)*float64(y), float64(z32)
+	s := p + z
 	if math.IsInf(s, 0) || math.IsNaN(s) {
 		return float32(s)
 	}

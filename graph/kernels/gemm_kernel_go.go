@@ -45,6 +45,8 @@ var kernelGo = &gemmKernel{
 // goKernel4x4 is the 4×4 tile kernel in Go; A(i, p) is at a + i·rs + p·cs.
 // Each element is the assembly kernels' sequence of operations: fused
 // multiply-adds from 0 over p, then alpha·acc, then fused beta·C + that.
+// A step takes fma32's inlined fast path for all 16 elements, or fma32
+// for all of them when any needs its fix-up.
 func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float32, ldc int, alpha, beta float32, mr int, mask uint64) {
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
 	if kc > 0 {
@@ -55,22 +57,46 @@ func goKernel4x4(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 			bb := b[ib : ib+4 : ib+4]
 			b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
 			a0, a1, a2, a3 := a[ia], a[ia+rs], a[ia+2*rs], a[ia+3*rs]
-			c00 = fma32(a0, b0, c00)
-			c01 = fma32(a0, b1, c01)
-			c02 = fma32(a0, b2, c02)
-			c03 = fma32(a0, b3, c03)
-			c10 = fma32(a1, b0, c10)
-			c11 = fma32(a1, b1, c11)
-			c12 = fma32(a1, b2, c12)
-			c13 = fma32(a1, b3, c13)
-			c20 = fma32(a2, b0, c20)
-			c21 = fma32(a2, b1, c21)
-			c22 = fma32(a2, b2, c22)
-			c23 = fma32(a2, b3, c23)
-			c30 = fma32(a3, b0, c30)
-			c31 = fma32(a3, b1, c31)
-			c32 = fma32(a3, b2, c32)
-			c33 = fma32(a3, b3, c33)
+			n00, ok00 := fma32Fast(a0, b0, c00)
+			n01, ok01 := fma32Fast(a0, b1, c01)
+			n02, ok02 := fma32Fast(a0, b2, c02)
+			n03, ok03 := fma32Fast(a0, b3, c03)
+			n10, ok10 := fma32Fast(a1, b0, c10)
+			n11, ok11 := fma32Fast(a1, b1, c11)
+			n12, ok12 := fma32Fast(a1, b2, c12)
+			n13, ok13 := fma32Fast(a1, b3, c13)
+			n20, ok20 := fma32Fast(a2, b0, c20)
+			n21, ok21 := fma32Fast(a2, b1, c21)
+			n22, ok22 := fma32Fast(a2, b2, c22)
+			n23, ok23 := fma32Fast(a2, b3, c23)
+			n30, ok30 := fma32Fast(a3, b0, c30)
+			n31, ok31 := fma32Fast(a3, b1, c31)
+			n32, ok32 := fma32Fast(a3, b2, c32)
+			n33, ok33 := fma32Fast(a3, b3, c33)
+			if ok00 && ok01 && ok02 && ok03 && ok10 && ok11 && ok12 && ok13 &&
+				ok20 && ok21 && ok22 && ok23 && ok30 && ok31 && ok32 && ok33 {
+				c00, c01, c02, c03 = n00, n01, n02, n03
+				c10, c11, c12, c13 = n10, n11, n12, n13
+				c20, c21, c22, c23 = n20, n21, n22, n23
+				c30, c31, c32, c33 = n30, n31, n32, n33
+			} else {
+				c00 = fma32(a0, b0, c00)
+				c01 = fma32(a0, b1, c01)
+				c02 = fma32(a0, b2, c02)
+				c03 = fma32(a0, b3, c03)
+				c10 = fma32(a1, b0, c10)
+				c11 = fma32(a1, b1, c11)
+				c12 = fma32(a1, b2, c12)
+				c13 = fma32(a1, b3, c13)
+				c20 = fma32(a2, b0, c20)
+				c21 = fma32(a2, b1, c21)
+				c22 = fma32(a2, b2, c22)
+				c23 = fma32(a2, b3, c23)
+				c30 = fma32(a3, b0, c30)
+				c31 = fma32(a3, b1, c31)
+				c32 = fma32(a3, b2, c32)
+				c33 = fma32(a3, b3, c33)
+			}
 			ia += cs
 			ib += bs
 		}
