@@ -93,7 +93,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 }
 
 // TestZeroSectionsAreDefaults: the zero value of each section is valid and
-// resolves to the defaults (issue #12: a zero AugmentConfig was invalid).
+// resolves to the defaults (a zero AugmentConfig included).
 func TestZeroSectionsAreDefaults(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Config{}: %v", err)
