@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,23 +161,11 @@ func TestDefaultNorm(t *testing.T) {
 	}
 	for _, c := range cases {
 		m, s := DefaultNorm(c.name, c.c)
-		if !equal64(m, c.mean) || !equal64(s, c.std) {
+		if !slices.Equal(m, c.mean) || !slices.Equal(s, c.std) {
 			t.Errorf("%s/%d: %v %v", c.name, c.c, m, s)
 		}
 	}
 	if m, _ := DefaultNorm(NameCIFAR10, 1); len(m) != 1 || math.Abs(m[0]-0.4809) > 1e-3 {
 		t.Errorf("cifar10 gray mean %v", m)
 	}
-}
-
-func equal64(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

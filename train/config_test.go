@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitgo/vit/internal/cfgerr/cfgerrtest"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -71,27 +72,8 @@ func TestParseConfigStrict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tc.yaml), tc.sets)
-			if tc.key == "" && tc.line == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			var ce *ConfigError
-			if tc.line < 0 {
-				if errors.As(err, &ce) {
-					t.Fatalf("error %v: want a document-level error, got a ConfigError for %s", err, ce.Key)
-				}
-				return
-			}
-			if !errors.As(err, &ce) || ce.Key != tc.key || ce.Line != tc.line {
-				t.Fatalf("error %v: want a ConfigError for %s at line %d", err, tc.key, tc.line)
-			}
-			if !strings.Contains(err.Error(), tc.key) {
-				t.Fatalf("error %q does not name %s", err, tc.key)
+			if e := cfgerrtest.Check(err, tc.key, tc.line); e != nil {
+				t.Fatal(e)
 			}
 		})
 	}
