@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,7 +209,7 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 			problems = append(problems, err.Error())
 			continue
 		}
-		if !sameShape(t.Shape, p.Shape) {
+		if !slices.Equal(t.Shape, []int(p.Shape)) {
 			if p.Name == "pos_embed" && !opts.NoResample && len(t.Shape) == 3 && t.Shape[0] == 1 && t.Shape[2] == p.Shape[2] {
 				rv, note, err := resamplePos(v, t.Shape, m.Config, opts)
 				if err != nil {
@@ -238,18 +239,6 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 		return nil, errors.New("weights do not fit the model:\n  " + strings.Join(problems, "\n  "))
 	}
 	return notes, nil
-}
-
-func sameShape(a []int, b tensor.Shape) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func setData(t *tensor.Dense, v []float32) {

@@ -158,7 +158,7 @@ func TestLoadAtHigherResolution(t *testing.T) {
 
 // TestCheckpointMetadataValidatedBeforeAllocating: an 800 KB file whose
 // metadata claims embed_dim 2³⁰ is refused from its metadata, naming the
-// key, before any model is allocated (issue #14: it crashed the runtime).
+// key, before any model is allocated (allocating it would crash the runtime).
 func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
 	m := tinyModel(t, nil)
 	meta := checkpoint.ModelMeta{Model: m.Config, Dataset: "mnist", Weights: "raw"}

@@ -38,7 +38,7 @@ func benchCheckpoint(b *testing.B, preset string) string {
 
 // benchImage is an opaque 224×224 RGBA image, what a PNG without alpha
 // decodes to (a varying alpha would time Go's per-pixel colour conversion
-// of translucent pixels, about 4 ms here, instead of the model).
+// of translucent pixels instead of the model).
 func benchImage() image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, 224, 224))
 	for i := range img.Pix {

@@ -46,9 +46,9 @@ type Options struct {
 	TopK int
 	// PoolSize is the number of lanes that run batches concurrently; 0 = 1.
 	PoolSize int
-	// MaxBatch is the largest batch a lane runs; 0 = 8 (on the quiet 2-core
-	// machine we measured, 8 callers batched up to 8 got 1.4× the images per
-	// second of batch 1, see the README). Longer requests are split.
+	// MaxBatch is the largest batch a lane runs; 0 = 8 (batching concurrent
+	// callers raises the images per second over batch 1; the README has the
+	// measurements). Longer requests are split.
 	MaxBatch int
 	// MaxPixels refuses larger images (checked from a file's header before
 	// decoding, with the data package's check); 0 = DefaultMaxPixels.

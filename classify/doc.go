@@ -20,9 +20,8 @@
 // A lone caller thus gets batch-1
 // latency, and concurrent callers are batched together without any waiting
 // timer. Graphs are built only in Load: building one while another lane
-// runs is a data race in Gorgonia. The defaults (one lane, MaxBatch 8) were
-// the fastest on the 2-core machine we measured; the README has the
-// latency and throughput of each shape.
+// runs is a data race in Gorgonia. The defaults are one lane and MaxBatch
+// 8; the README has the measured latency and throughput of each shape.
 //
 // # Speed
 //

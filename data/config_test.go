@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 }
 
 // TestZeroSectionsAreDefaults: the zero value of each section is valid and
-// resolves to the defaults (issue #12: a zero AugmentConfig was invalid).
+// resolves to the defaults (a zero AugmentConfig included).
 func TestZeroSectionsAreDefaults(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Config{}: %v", err)
@@ -160,23 +161,11 @@ func TestDefaultNorm(t *testing.T) {
 	}
 	for _, c := range cases {
 		m, s := DefaultNorm(c.name, c.c)
-		if !equal64(m, c.mean) || !equal64(s, c.std) {
+		if !slices.Equal(m, c.mean) || !slices.Equal(s, c.std) {
 			t.Errorf("%s/%d: %v %v", c.name, c.c, m, s)
 		}
 	}
 	if m, _ := DefaultNorm(NameCIFAR10, 1); len(m) != 1 || math.Abs(m[0]-0.4809) > 1e-3 {
 		t.Errorf("cifar10 gray mean %v", m)
 	}
-}
-
-func equal64(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

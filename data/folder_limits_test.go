@@ -30,7 +30,7 @@ func pngClaiming(t *testing.T, w, h uint32) []byte {
 
 // TestPixelLimit: an image above data.max_pixels is refused from its header,
 // before decoding, naming the file; with skip_corrupt it is skipped and
-// counted. The default limit (50 MP) refuses the 20000×20000 PNG.
+// counted. The default limit (50 MP) refuses a 20000×20000 PNG.
 func TestPixelLimit(t *testing.T) {
 	root := writeFolder(t)
 	bomb := filepath.Join(root, "train", "cat", "bomb.png")
@@ -130,8 +130,8 @@ func TestSymlinkedClassFolders(t *testing.T) {
 }
 
 // TestAllUnreadableClassIsAnError: with skip_corrupt, a class whose every
-// image is skipped is an error naming the class (it used to be dropped, and
-// the model trained on fewer classes than the folders name).
+// image is skipped is an error naming the class (dropping it would train
+// the model on fewer classes than the folders name).
 func TestAllUnreadableClassIsAnError(t *testing.T) {
 	root := writeFolder(t)
 	writeFile(t, filepath.Join(root, "train", "dog", "bad.png"), []byte("not a png"))

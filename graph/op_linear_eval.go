@@ -52,8 +52,9 @@ func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
 // PackWeight: x is (M, K), b is (N) or nil. It is Linear for an inference
 // graph whose weights no longer change. Linear lays its [out, in] weight out
 // again on every call, once per goroutine when the rows are split over the
-// cores (which for ViT-Ti/16 at batch 1 took about as long as the products);
-// LinearPacked reads panels made once. The sums are Linear's, bit for bit
+// cores (at batch 1 a product does only a few hundred FLOPs per weight
+// element, so that copy is a large share of it); LinearPacked reads panels
+// made once. The sums are Linear's, bit for bit
 // (TestLinearPackedMatchesLinear). It has no gradient.
 func LinearPacked(x *G.Node, w *PackedWeight, b *G.Node) (*G.Node, error) {
 	return linearPacked(x, w, b, nil, nil)

@@ -17,8 +17,9 @@ import (
 //     Frozen graphs; it costs one more copy of the Linear weights in memory
 //     (22 MB for ViT-Ti/16, 88 MB for ViT-S/16). Linear's [out, in] weights
 //     are laid out again by the product on every call, once per goroutine
-//     when the rows are split over the cores: for ViT-Ti/16 at 224 and
-//     batch 1 that took about as long as the products.
+//     when the rows are split over the cores: at batch 1 a product does
+//     only a few hundred FLOPs per weight element, so that copy is a large
+//     share of it.
 //   - The bias, GELU and residual sums are applied to each block of a
 //     product by the goroutine that computed it, while it is in cache
 //     (graph.LinearPackedGELU for fc1, graph.LinearPackedAdd for attn.proj

@@ -154,8 +154,8 @@ func TestZeroConfigIsDefault(t *testing.T) {
 
 // TestBuildFailedOpIsAnError: an op constructor that fails (here LayerNorm on
 // eps = +Inf, set behind Validate's back) ends Build with its error instead
-// of passing a nil node to the next op (issue #14: -set model.ln_eps=.inf
-// was a nil-pointer panic).
+// of passing a nil node to the next op (-set model.ln_eps=.inf must be an
+// error, not a nil-pointer panic).
 func TestBuildFailedOpIsAnError(t *testing.T) {
 	for _, eps := range []float64{math.Inf(1), math.NaN(), -1} {
 		for _, form := range []PatchEmbedForm{PatchLinear, PatchConv} {

@@ -45,7 +45,7 @@ const MaxEpochsKey = 1e6
 // means the default, and optional.FloatOf(0) (or an explicit 0 in YAML)
 // means 0. LayerDecay's default is 0 (off), so it stays a plain float64.
 type Config struct {
-	Opt          Optimizer      `yaml:"opt"`           // optimizer: "adamw" (the only value for now); "" = adamw
+	Opt          Optimizer      `yaml:"opt"`           // optimizer: "adamw" (the only value); "" = adamw
 	LR           float64        `yaml:"lr"`            // base (peak) learning rate; 0 = 1e-3
 	WeightDecay  optional.Float `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors; default 0.05, 0 = none
 	Betas        []float64      `yaml:"betas"`         // AdamW β1, β2; nil = [0.9, 0.999]

@@ -103,7 +103,7 @@ func TestConfigValidate(t *testing.T) {
 
 // TestZeroConfig: the zero Config is valid and resolves to DefaultConfig,
 // the optional fields (weight_decay, warmup_*, min_lr, clip_grad) included;
-// an optional field set to 0 stays 0 (issue #12).
+// an optional field set to 0 stays 0 rather than becoming its default.
 func TestZeroConfig(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("Config{}.Validate() = %v", err)

@@ -24,7 +24,8 @@ import (
 type ConfigError = cfgerr.Error
 
 // MaxConfigBytes is the largest config file LoadConfig reads: real configs
-// are a few hundred bytes, and a 52 MB YAML list once took 6.8 GB to parse.
+// are a few hundred bytes, and the YAML parser's memory grows many times
+// faster than the file (a list of tens of megabytes takes gigabytes).
 const MaxConfigBytes = 1 << 20
 
 // Bounds on the train and checkpoint keys, far above any real run, so that a

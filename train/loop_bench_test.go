@@ -28,7 +28,7 @@ import (
 // same in images per second of the process's CPU time (_img/cpu-s,
 // loop/step_cpu_%: what the loader and its garbage add to the step), which
 // stay meaningful on a busy machine. Run it with -benchtime 1x, since each call
-// times its own steps. Shapes: vit_s16 is the ViT-S/16 batch 32,
+// times its own steps. Shapes: vit_s16 is ViT-S/16 at batch 32,
 // vit_ti16 ViT-Ti/16, and vit_s16_d2 ViT-S/16 cut to 2 blocks for a quick
 // check:
 //

@@ -53,9 +53,9 @@ func poisonedCheckpoint(t *testing.T, cfg Config, v float32) string {
 }
 
 // TestEvalCountsNonFiniteAsWrong: an image whose logits hold a NaN or an
-// infinity is a wrong prediction. With a NaN head bias every image used to
-// score top-1 100 % (NaN compares false), and with +Inf in class 0's bias
-// the images of class 0 scored right.
+// infinity is a wrong prediction. Otherwise, with a NaN head bias every
+// image would score top-1 100 % (NaN compares false), and with +Inf in class
+// 0's bias the images of class 0 would score right.
 func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 	cfg := tinyRun(t)
 	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {

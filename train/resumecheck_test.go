@@ -127,7 +127,7 @@ func TestResumeRefusesChangedMath(t *testing.T) {
 }
 
 // TestResumeOfFinishedRun: -resume of a complete run says so and writes
-// nothing (it used to append a duplicate metrics row with zero train_loss);
+// nothing (no duplicate metrics row with zero train_loss);
 // it continues only when epochs or max_steps grew.
 func TestResumeOfFinishedRun(t *testing.T) {
 	cfg := quickRun(t)

@@ -154,7 +154,7 @@ type records struct {
 	metrics    *report.MetricsLog
 	steps      *report.StepsLog
 	start      time.Time // of this process's part of the run
-	epoch, row meter     // this session's part of the epoch; the steps.csv row in progress
+	epoch, row meter     // this process's part of the epoch; the steps.csv row in progress
 }
 
 // meter counts images against the clock.

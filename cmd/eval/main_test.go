@@ -91,7 +91,7 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
-// TestEvalRefusesImpossibleSizes: issue #14's cmd/eval examples end with a
+// TestEvalRefusesImpossibleSizes: impossible sizes end cmd/eval with a
 // non-zero exit and a message naming the key or flag, before any
 // allocation: -img-size 100000, and 800 KB checkpoints whose metadata
 // claims embed_dim 2³⁰ or ln_eps +Inf.

@@ -99,7 +99,7 @@ func TestEvalNonFiniteLogits(t *testing.T) {
 
 // TestEvalSIGINT: SIGINT during an evaluation with -predictions stops it
 // with status 130 and leaves neither a predictions file nor its temporary
-// file (it used to leave .tmp-pred-*); so does a second SIGINT, which exits
+// file (no .tmp-pred-* left behind); so does a second SIGINT, which exits
 // at once.
 func TestEvalSIGINT(t *testing.T) {
 	if os.Getenv("VIT_EVAL_MAIN") != "" {

@@ -113,11 +113,11 @@ train: {epochs: 1000, batch_size: 16}
 	}
 }
 
-// TestIssue14Examples runs issue #14's hostile configs through the real
+// TestHostileConfigs runs hostile configs through the real
 // binary (this test re-executed as cmd/train): each must exit non-zero with
 // no Go stack trace and a message naming the key (or the file), in training
 // and in -dry-run alike.
-func TestIssue14Examples(t *testing.T) {
+func TestHostileConfigs(t *testing.T) {
 	if os.Getenv("VIT_TRAIN_MAIN") != "" {
 		return // the child is run by TestSIGINTWritesCheckpoint's hook
 	}

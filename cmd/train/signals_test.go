@@ -113,8 +113,8 @@ func writeConfig(t *testing.T, dir, yaml string) string {
 const slowModel = "model: {img_size: 28, patch_size: 4, in_chans: 1, embed_dim: 64, depth: 2, num_heads: 2, mlp_ratio: 2, num_classes: 10}\n"
 
 // TestSIGINTDuringFinalEvaluation: a signal during the final evaluation
-// stops it (it used to run to the end and exit 0) with the status and message
-// of an interrupted run, and -resume then completes the run.
+// stops it (rather than running to the end and exiting 0) with the status
+// and message of an interrupted run, and -resume then completes the run.
 func TestSIGINTDuringFinalEvaluation(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, slowModel+`
@@ -166,7 +166,7 @@ train: {epochs: 100, batch_size: 512, log_every: 1}
 	}
 }
 
-// TestOutDirRefusals runs the issue's examples through the command: a second
+// TestOutDirRefusals runs three misuses through the command: a second
 // trainer on a busy directory, a fresh run into a used one, and -resume of a
 // finished run. Each ends with a clear message (no stack trace).
 func TestOutDirRefusals(t *testing.T) {

@@ -15,7 +15,7 @@
 // VIT_BENCH_CHILD set), so that its peak RSS is its own: the parent reads the
 // child's rusage. The BLAS floor runs in a second child that alternates a
 // real step, an eval forward and the floor's products, so that its share of
-// the step compares times taken under the same load (this machine is
+// the step compares times taken under the same load (the host may be
 // shared). Inputs are random MNIST-shaped images (normalised with MNIST's
 // mean and std) and random one-hot targets.
 package main

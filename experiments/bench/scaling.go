@@ -663,14 +663,67 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	if len(per) == 0 {
 		return
 	}
+	t := newScalingTable(w, per)
+	fmt.Fprintf(w, "#### %s\n\n", bc.label())
+	t.header()
 	first := per[0]
-	var busyAt []scalingResult // the thread counts above one whose busy cores were measured
-	for _, r := range per {
-		if r.Threads > 1 && r.Tally.cores("") > 0 {
-			busyAt = append(busyAt, r)
+	var kinds []string
+	for k := range first.Parts {
+		if k != partRest {
+			kinds = append(kinds, k)
 		}
 	}
-	fmt.Fprintf(w, "#### %s\n\n", bc.label())
+	sort.Slice(kinds, func(a, b int) bool { return first.Parts[kinds[a]] > first.Parts[kinds[b]] })
+	kinds = append(kinds, partRest)
+	for _, k := range kinds {
+		pass := "fwd"
+		switch {
+		case k == partRest || k == partAdamW || k == partClip || k == partFinite:
+			pass = "—"
+		case backwardKind(k):
+			pass = "bwd"
+		}
+		t.line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Tally.cores(k) },
+			func(r scalingResult) float64 {
+				if d, ok := r.PartWaitMs[k]; ok {
+					return d
+				}
+				return -1 // the rest of the step: not a replayed part
+			})
+	}
+	t.line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") },
+		func(r scalingResult) float64 { return r.StepWaitMs })
+	fmt.Fprintln(w)
+	writeStepNotes(w, per)
+	fmt.Fprintln(w)
+}
+
+// scalingTable is one config's table being written: its thread counts
+// (per, the first the baseline of the speedups), and those of them above
+// one whose busy cores (busyAt) and parts' waiting (waitAt) were measured,
+// each of which gets a column.
+type scalingTable struct {
+	w              io.Writer
+	per            []scalingResult
+	busyAt, waitAt []scalingResult
+}
+
+func newScalingTable(w io.Writer, per []scalingResult) *scalingTable {
+	t := &scalingTable{w: w, per: per}
+	for _, r := range per {
+		if r.Threads > 1 && r.Tally.cores("") > 0 {
+			t.busyAt = append(t.busyAt, r)
+		}
+		if r.Threads > 1 && len(r.PartWaitMs) > 0 {
+			t.waitAt = append(t.waitAt, r)
+		}
+	}
+	return t
+}
+
+// header prints the table's header and rule lines.
+func (t *scalingTable) header() {
+	w, per, first := t.w, t.per, t.per[0]
 	fmt.Fprint(w, "| part | pass |")
 	for _, r := range per {
 		fmt.Fprintf(w, " %d thr ms |", r.Threads)
@@ -681,72 +734,52 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 	for _, r := range per {
 		fmt.Fprintf(w, " share at %d |", r.Threads)
 	}
-	for _, r := range busyAt {
+	for _, r := range t.busyAt {
 		fmt.Fprintf(w, " busy cores at %d |", r.Threads)
 	}
-	var waitAt []scalingResult // the thread counts above one whose parts' waiting was measured
+	for _, r := range t.waitAt {
+		fmt.Fprintf(w, " waited at %d ms |", r.Threads)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1+len(t.busyAt)+len(t.waitAt)))
+}
+
+// line prints one row: v is its ms per step, busy its busy cores (≤ 0:
+// not measured) and wait its waiting in ms (< 0: none) at a thread count.
+func (t *scalingTable) line(name, pass string, v, busy, wait func(r scalingResult) float64) {
+	w, per, first := t.w, t.per, t.per[0]
+	fmt.Fprintf(w, "| %s | %s |", name, pass)
 	for _, r := range per {
-		if r.Threads > 1 && len(r.PartWaitMs) > 0 {
-			waitAt = append(waitAt, r)
-			fmt.Fprintf(w, " waited at %d ms |", r.Threads)
+		fmt.Fprintf(w, " %.2f |", v(r))
+	}
+	for _, r := range per[1:] {
+		fmt.Fprintf(w, " %.2f× |", v(first)/v(r))
+	}
+	for _, r := range per {
+		fmt.Fprintf(w, " %.1f %% |", 100*v(r)/r.StepMs)
+	}
+	for _, r := range t.busyAt {
+		if b := busy(r); b > 0 {
+			fmt.Fprintf(w, " %.2f |", b)
+		} else {
+			fmt.Fprint(w, " — |")
+		}
+	}
+	for _, r := range t.waitAt {
+		if d := wait(r); d >= 0 {
+			fmt.Fprintf(w, " %.2f |", d)
+		} else {
+			fmt.Fprint(w, " — |")
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", 3*len(per)-1+len(busyAt)+len(waitAt)))
-	var kinds []string
-	for k := range first.Parts {
-		if k != partRest {
-			kinds = append(kinds, k)
-		}
-	}
-	sort.Slice(kinds, func(a, b int) bool { return first.Parts[kinds[a]] > first.Parts[kinds[b]] })
-	kinds = append(kinds, partRest)
-	line := func(name, pass string, v, busy, wait func(r scalingResult) float64) {
-		fmt.Fprintf(w, "| %s | %s |", name, pass)
-		for _, r := range per {
-			fmt.Fprintf(w, " %.2f |", v(r))
-		}
-		for _, r := range per[1:] {
-			fmt.Fprintf(w, " %.2f× |", v(first)/v(r))
-		}
-		for _, r := range per {
-			fmt.Fprintf(w, " %.1f %% |", 100*v(r)/r.StepMs)
-		}
-		for _, r := range busyAt {
-			if b := busy(r); b > 0 {
-				fmt.Fprintf(w, " %.2f |", b)
-			} else {
-				fmt.Fprint(w, " — |")
-			}
-		}
-		for _, r := range waitAt {
-			if d := wait(r); d >= 0 {
-				fmt.Fprintf(w, " %.2f |", d)
-			} else {
-				fmt.Fprint(w, " — |")
-			}
-		}
-		fmt.Fprintln(w)
-	}
-	for _, k := range kinds {
-		pass := "fwd"
-		switch {
-		case k == partRest || k == partAdamW || k == partClip || k == partFinite:
-			pass = "—"
-		case backwardKind(k):
-			pass = "bwd"
-		}
-		line(k, pass, func(r scalingResult) float64 { return r.Parts[k] }, func(r scalingResult) float64 { return r.Tally.cores(k) },
-			func(r scalingResult) float64 {
-				if d, ok := r.PartWaitMs[k]; ok {
-					return d
-				}
-				return -1 // the rest of the step: not a replayed part
-			})
-	}
-	line("**whole step**", "", func(r scalingResult) float64 { return r.StepMs }, func(r scalingResult) float64 { return r.Tally.cores("") },
-		func(r scalingResult) float64 { return r.StepWaitMs })
-	fmt.Fprintln(w)
+}
+
+// writeStepNotes prints, under a config's table, each round's own speedup
+// of the step and how long the step's goroutine waited for the helpers at
+// each thread count above one.
+func writeStepNotes(w io.Writer, per []scalingResult) {
+	first := per[0]
 	for _, r := range per[1:] {
 		if ratios := roundRatios(first, r); len(ratios) > 1 {
 			fmt.Fprintf(w, "Each round's own speedup of the step, %d→%d threads: %s; median %.2f×.\n",
@@ -759,7 +792,6 @@ func writeScaling(w io.Writer, bc benchConfig, per []scalingResult) {
 				r.Threads, r.StepWaitMs, 100*r.StepWaitMs/r.StepMs)
 		}
 	}
-	fmt.Fprintln(w)
 }
 
 // roundSpeedups are round i's step time at a over its time at b, for the

@@ -276,3 +276,36 @@ func TestSweepsNeedTheRecordingBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteScalingTable pins one config's scaling table: a column per
+// thread count for ms, speedup and share, busy cores and waiting only at
+// the counts that measured them, parts by falling time with the rest of the
+// step last, and each round's speedups and the step's waiting below.
+func TestWriteScalingTable(t *testing.T) {
+	per := []scalingResult{
+		{Threads: 1, StepMs: 100, Parts: map[string]float64{"Linear": 50, "LinearDW": 30, partAdamW: 5, partRest: 15}, RoundStepMs: []float64{100, 101, 99}},
+		{Threads: 2, StepMs: 60, Parts: map[string]float64{"Linear": 28, "LinearDW": 17, partAdamW: 3, partRest: 12},
+			Tally: busyTally{"": {600, 1100}, "Linear": {280, 540}}, StepWaitMs: 1.5, PartWaitMs: map[string]float64{"Linear": 0.5, "LinearDW": 0.25, partAdamW: 0.1}, RoundStepMs: []float64{61, 59, 60}},
+		{Threads: 4, StepMs: 40, Parts: map[string]float64{"Linear": 16, "LinearDW": 11, partAdamW: 2, partRest: 11}, StepWaitMs: 2, RoundStepMs: []float64{40, 42}},
+	}
+	var b strings.Builder
+	writeScaling(&b, benchConfig{Name: "tiny", Dim: 64, Depth: 4, Heads: 4, Img: 28, Patch: 7, Chans: 1, Batch: 128, Steps: 30}, per)
+	want := "#### TINY (d64 L4 h4)\n" +
+		"\n" +
+		"| part | pass | 1 thr ms | 2 thr ms | 4 thr ms | speedup 1→2 | speedup 1→4 | share at 1 | share at 2 | share at 4 | busy cores at 2 | waited at 2 ms |\n" +
+		"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" +
+		"| Linear | fwd | 50.00 | 28.00 | 16.00 | 1.79× | 3.12× | 50.0 % | 46.7 % | 40.0 % | 1.93 | 0.50 |\n" +
+		"| LinearDW | fwd | 30.00 | 17.00 | 11.00 | 1.76× | 2.73× | 30.0 % | 28.3 % | 27.5 % | — | 0.25 |\n" +
+		"| AdamW | — | 5.00 | 3.00 | 2.00 | 1.67× | 2.50× | 5.0 % | 5.0 % | 5.0 % | — | 0.10 |\n" +
+		"| rest of the step | — | 15.00 | 12.00 | 11.00 | 1.25× | 1.36× | 15.0 % | 20.0 % | 27.5 % | — | — |\n" +
+		"| **whole step** |  | 100.00 | 60.00 | 40.00 | 1.67× | 2.50× | 100.0 % | 100.0 % | 100.0 % | 1.83 | 1.50 |\n" +
+		"\n" +
+		"Each round's own speedup of the step, 1→2 threads: 1.64, 1.71, 1.65; median 1.65×.\n" +
+		"Each round's own speedup of the step, 1→4 threads: 2.50, 2.40; median 2.45×.\n" +
+		"At 2 threads the step's goroutine waited 1.50 ms a step (2.5 % of the step, mean over the rounds) for the helpers' last chunks (`parallel.Waited`).\n" +
+		"At 4 threads the step's goroutine waited 2.00 ms a step (5.0 % of the step, mean over the rounds) for the helpers' last chunks (`parallel.Waited`).\n" +
+		"\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

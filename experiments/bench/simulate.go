@@ -72,8 +72,8 @@ func measureSimulate(c layers.Config, j job) (simResult, error) {
 	}
 	defer tr.close()
 	// The garbage collector would run its workers on GOMAXPROCS = j.Threads
-	// Ps beside the recorded chunks (at 64, sixteen of them on this
-	// machine's cores): it runs between the steps instead.
+	// Ps beside the recorded chunks (a quarter of the Ps: sixteen at 64,
+	// more than the host may have cores): it runs between the steps instead.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	// clocked runs f under a fresh clock: its wall time and the time
 	// j.Threads cores would take.

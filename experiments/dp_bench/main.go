@@ -70,7 +70,7 @@ var defaultModelRows = []modelRow{
 var defaultModelMachine = harness.Machine{CPU: "AMD EPYC", Cores: 2, Backend: "native avx512 14x32", Vector: "AVX-512 and AVX2"}
 
 // modelRow is one model of the paper model: its parameters and the step
-// time of one node (one rank × 2 threads on this machine).
+// time of one node (one rank × 2 threads).
 type modelRow struct {
 	name      string
 	params    int

@@ -106,9 +106,8 @@ func sgemmNative(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float
 // Whether A and B are packed is decided by the whole product's rows and
 // columns, wm×wn, of which this call may be a chunk: a narrow column chunk
 // of a wide product reads A and B with the whole product's strides, so it
-// packs them as the whole product would (ViT-S/16's fc2 weight gradient,
-// 1536 columns in 48-column chunks on 16 cores, took twice as long reading
-// them in place).
+// packs them as the whole product would (reading them in place, every
+// chunk would stride through the whole product's rows for a few columns).
 func sgemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ws *workspace, wm, wn int) {
 	NR := kern.nr
 	kstep := depthStep(k)
@@ -290,9 +289,8 @@ var splitDepth = true
 // depthSplitMaxTiles is the most MR×NR tiles of C per core for which a
 // product splits its depth: with fewer, the row split's chunks are so small
 // that the two synchronisations per depth block of sgemmSharedB (pack B,
-// then multiply) cost a good part of each block's work. TINY's weight
-// gradients (C 64×64 to 256×64, depth 6400: 16–64 tiles a core on two)
-// ran at 1.1–1.6× on two cores with the row split.
+// then multiply) cost a good part of each block's work (TINY's weight
+// gradients: C 64×64 to 256×64 at depth 6400, 16–64 tiles a core on two).
 var depthSplitMaxTiles = 128
 
 // depthSplitMaxFloats bounds the partial products a depth split keeps, one
@@ -306,8 +304,7 @@ const depthSplitMaxFloats = 8 << 20
 // tiles a core) or C has too few rows for a row chunk of minRowTiles per
 // core, where the column split would pack all of A again for every chunk
 // (ViT-S/16's fc2 weight gradient on 16 cores: 32 chunks of 48 columns,
-// each packing the whole 384×6304 A, took 1.5–1.8× the one-core time in
-// all). Both need the partial products to fit depthSplitMaxFloats.
+// each packing the whole 384×6304 A). Both need the partial products to fit depthSplitMaxFloats.
 func depthSplitPays(kern *gemmKernel, m, n, k int) bool {
 	workers := runtime.GOMAXPROCS(0)
 	blocks := (k + depthStep(k) - 1) / depthStep(k)
@@ -395,13 +392,12 @@ const sharedBMaxRows = 48
 
 // sharedBMinFloats is the size of a packed B block (depth block × columns)
 // from which a row split shares it whatever its chunks' rows: a block this
-// large no longer fits a core's L2 (512 KiB on the AVX2 machine), so each
-// chunk's private copy streams from L3 like the shared one does, and
-// packing it per chunk only costs. ViT-S/16's forward products (X·Wᵀ, B
-// 384×1152 and 384×1536) and its fc2 input gradient run 2–8 % faster on two
-// cores shared (`go test -bench 'Sgemm/s16_(fwd|dX)' ./graph/kernels`,
-// 2 threads, five rounds taking turns); SMALL's (192×576, 442 KiB) ran
-// 1–9 % slower, so they keep their own copies.
+// large (768 KiB) exceeds the L2 of most AVX2 cores (256–512 KiB), so
+// each chunk's private copy streams from L3 like the shared one does, and
+// packing it per chunk only costs: ViT-S/16's forward products (X·Wᵀ, B
+// 384×1152 and 384×1536) and its fc2 input gradient share theirs, while
+// SMALL's (192×576, 442 KiB) still fit and keep their own copies
+// (`go test -bench 'Sgemm/s16_(fwd|dX)' ./graph/kernels` compares them).
 const sharedBMinFloats = 3 << 16
 
 // packAColPanels packs rows [i0, i0+mr) × depth [p0, p0+kc) of op(A) = Aᵀ

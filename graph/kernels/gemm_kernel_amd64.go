@@ -28,8 +28,8 @@ var (
 
 // narrowKernel returns the micro-kernel for products at most 16 columns
 // wide, or nil to use bestKernel's: AVX-512's 32-wide tile would compute
-// twice the columns needed. For attention with head dim 16 (P·V, dQ, dV,
-// dK) the AVX2 6×16 tile ran 60–86 GFLOP/s against 41–51.
+// twice the columns needed, as in attention with head dim 16 (P·V, dQ, dV,
+// dK).
 func narrowKernel() *gemmKernel {
 	if hasAVX512 && hasAVX2 {
 		return kernelAVX2

@@ -18,9 +18,8 @@ import (
 // one core spins while our elementwise kernels want it, and the variable is
 // read when the library loads, before any Go code runs. So OpenBLAS is set
 // to one thread, once, and large products are split over GOMAXPROCS
-// goroutines by row or column blocks, as the native backend does. Measured
-// side by side this was as fast as or faster than OpenBLAS's own two
-// threads (README.md).
+// goroutines by row or column blocks, as the native backend does
+// (README.md compares this with OpenBLAS's own threads).
 
 // SplitInvariant is false with OpenBLAS: it picks its own kernels and
 // blocking from each call's shape, so a row of C can differ in its last

@@ -5,8 +5,8 @@
 //
 // A training step calls Run a few hundred to a few thousand times, one op
 // after another. Starting a goroutine for each call costs little, but on a
-// virtual machine the idle core it lands on takes 50–100 µs to wake, and
-// that is idle time of every core but the caller's at the start of every
+// virtual machine the idle core it lands on can take tens of microseconds
+// to wake, and that is idle time of every core but the caller's at the start of every
 // call. So Run hands its chunks to a pool of helper goroutines, one per
 // extra core, that spin for a short while (spinFor) after each call,
 // yielding to any other goroutine, before they sleep: calls that follow each

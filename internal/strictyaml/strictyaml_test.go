@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/cfgerr/cfgerrtest"
 	"github.com/vitgo/vit/internal/optional"
 )
 
@@ -111,24 +112,11 @@ func TestParseStrict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := schema.Parse([]byte(tc.yaml), tc.sets)
-			if tc.key == "" && tc.line == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
+			if e := cfgerrtest.Check(err, tc.key, tc.line); e != nil {
+				t.Fatal(e)
+			}
+			if tc.key == "" {
 				return
-			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			var ce *cfgerr.Error
-			if tc.line < 0 {
-				if errors.As(err, &ce) {
-					t.Fatalf("error %v: want a document-level error, got a cfgerr.Error for %s", err, ce.Key)
-				}
-				return
-			}
-			if !errors.As(err, &ce) || ce.Key != tc.key || ce.Line != tc.line {
-				t.Fatalf("error %v: want a cfgerr.Error for %s at line %d", err, tc.key, tc.line)
 			}
 			var oe *OverrideError
 			// An explicit zero is refused after the overrides, as in a file.
