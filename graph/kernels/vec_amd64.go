@@ -27,22 +27,22 @@ func geluBackwardAVX512(dx, x, dy *float32, n int)
 //go:noescape
 func softmaxRowsAVX512(x *float32, rows, cols int)
 
-// The lane kernels take n > 0, a multiple of 16 (see lanes.go).
+// The reductions follow lanes.go's definition; n > 0.
 
 //go:noescape
-func sumLanesAVX2(acc, x *float32, n int)
+func sumAVX2(x *float32, n int) float32
 
 //go:noescape
-func dotLanesAVX2(acc, x, y *float32, n int)
+func dotAVX2(x, y *float32, n int) float32
 
 //go:noescape
-func sumSqDevLanesAVX2(acc, x *float32, n int, mean float32)
+func sumSqDevAVX2(x *float32, n int, mean float32) float32
 
 //go:noescape
 func maxAVX2(x *float32, n int) float32
 
 //go:noescape
-func expSubSumLanesAVX2(acc, x *float32, n int, m float32)
+func expSubSumAVX2(x *float32, n int, m float32) float32
 
 //go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
@@ -60,7 +60,7 @@ func softmaxBackwardAVX2(dx, y, dy *float32, n int, s float32)
 func lnForwardAVX2(y, x, w, b *float32, n int, mean, rstd float32)
 
 //go:noescape
-func lnBackwardSumsLanesAVX2(acc, dy, x, w, dw, db *float32, n int, mean, rstd float32)
+func lnBackwardSumsAVX2(dy, x, w, dw, db *float32, n int, mean, rstd float32) (sg, sgx float32)
 
 //go:noescape
 func lnBackwardDxAVX2(dx, dy, x, w *float32, n int, mean, rstd, c1, c2 float32)
@@ -104,29 +104,26 @@ func geluBackwardVec(dx, x, dy []float32) {
 	geluBackwardAVX2(&dx[0], &x[0], &dy[0], len(x))
 }
 
-func sumLanes(acc *[lanes]float32, x []float32) {
+func sumVec(x []float32) float32 {
 	if !hasAVX2 || len(x) == 0 {
-		sumLanesGo(acc, x)
-		return
+		return sumGo(x)
 	}
-	sumLanesAVX2(&acc[0], &x[0], len(x))
+	return sumAVX2(&x[0], len(x))
 }
 
-func dotLanes(acc *[lanes]float32, x, y []float32) {
+func dotVec(x, y []float32) float32 {
 	if !hasAVX2 || len(x) == 0 {
-		dotLanesGo(acc, x, y)
-		return
+		return dotGo(x, y)
 	}
 	_ = y[len(x)-1]
-	dotLanesAVX2(&acc[0], &x[0], &y[0], len(x))
+	return dotAVX2(&x[0], &y[0], len(x))
 }
 
-func sumSqDevLanes(acc *[lanes]float32, x []float32, mean float32) {
+func sumSqDevVec(x []float32, mean float32) float32 {
 	if !hasAVX2 || len(x) == 0 {
-		sumSqDevLanesGo(acc, x, mean)
-		return
+		return sumSqDevGo(x, mean)
 	}
-	sumSqDevLanesAVX2(&acc[0], &x[0], len(x), mean)
+	return sumSqDevAVX2(&x[0], len(x), mean)
 }
 
 func maxVec(x []float32) float32 {
@@ -136,12 +133,11 @@ func maxVec(x []float32) float32 {
 	return maxAVX2(&x[0], len(x))
 }
 
-func expSubSumLanes(acc *[lanes]float32, x []float32, m float32) {
+func expSubSumVec(x []float32, m float32) float32 {
 	if !hasAVX2 || len(x) == 0 {
-		expSubSumLanesGo(acc, x, m)
-		return
+		return expSubSumGo(x, m)
 	}
-	expSubSumLanesAVX2(&acc[0], &x[0], len(x), m)
+	return expSubSumAVX2(&x[0], len(x), m)
 }
 
 func axpyVec(alpha float32, x, y []float32) {
@@ -188,14 +184,13 @@ func lnForwardVec(y, x, w, b []float32, mean, rstd float32) {
 	lnForwardAVX2(&y[0], &x[0], &w[0], &b[0], len(x), mean, rstd)
 }
 
-func lnBackwardSumsLanes(acc *[2][lanes]float32, dy, x, w, dw, db []float32, mean, rstd float32) {
+func lnBackwardSumsVec(dy, x, w, dw, db []float32, mean, rstd float32) (float32, float32) {
 	if !hasAVX2 || len(x) == 0 {
-		lnBackwardSumsLanesGo(acc, dy, x, w, dw, db, mean, rstd)
-		return
+		return lnBackwardSumsGo(dy, x, w, dw, db, mean, rstd)
 	}
 	n := len(x)
 	_, _, _, _ = dy[n-1], w[n-1], dw[n-1], db[n-1]
-	lnBackwardSumsLanesAVX2(&acc[0][0], &dy[0], &x[0], &w[0], &dw[0], &db[0], n, mean, rstd)
+	return lnBackwardSumsAVX2(&dy[0], &x[0], &w[0], &dw[0], &db[0], n, mean, rstd)
 }
 
 func lnBackwardDxVec(dx, dy, x, w []float32, mean, rstd, c1, c2 float32) {

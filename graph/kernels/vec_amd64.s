@@ -420,60 +420,123 @@ gbdone:
 	VZEROUPPER
 	RET
 
-// The lane kernels (see lanes.go): acc holds 16 partial sums, lanes 0–7
-// in the low register and 8–15 in the high one; n > 0 is a multiple of 16.
+// The reductions (see lanes.go): element i goes to lane i mod 16, lanes
+// 0–7 in one register and 8–15 in another, each lane in element order;
+// the last partial block is loaded under masks (the lanes past the end
+// read as +0 and add nothing); then lanes j and j+8 are added and HSUM
+// folds the 8 sums in reduceLanes' order.
 
-// func sumLanesAVX2(acc, x *float32, n int)
-TEXT ·sumLanesAVX2(SB), NOSPLIT, $0-24
-	MOVQ acc+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
+// tailmask: 8 dwords of all ones, then 8 of zeros; the 8 dwords at
+// tailmask+4·(8−k) are the mask of the first k lanes.
+DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+32(SB)/8, $0
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $64
+
+// TAILMASKS sets Y14 and Y15 to the masks of the lanes 0–7 and 8–15 that
+// hold the last CX−AX (1…15) elements. Clobbers R11, R12, R13.
+#define TAILMASKS \
+	MOVQ CX, R11; \
+	SUBQ AX, R11; \
+	MOVQ $8, R12; \
+	SUBQ R11, R12; \
+	XORQ R13, R13; \
+	CMPQ R12, R13; \
+	CMOVQLT R13, R12; \
+	MOVQ $16, R13; \
+	SUBQ R11, R13; \
+	MOVQ $8, R11; \
+	CMPQ R13, R11; \
+	CMOVQGT R11, R13; \
+	LEAQ tailmask<>(SB), R11; \
+	VMOVUPS (R11)(R12*4), Y14; \
+	VMOVUPS (R11)(R13*4), Y15
+
+// func sumAVX2(x *float32, n int) float32
+TEXT ·sumAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ CX, BX
+	ANDQ $-16, BX
 	XORQ AX, AX
-suml16:
+sum16:
+	CMPQ AX, BX
+	JGE  sumtail
 	VADDPS (SI)(AX*4), Y0, Y0
 	VADDPS 32(SI)(AX*4), Y1, Y1
 	ADDQ $16, AX
+	JMP  sum16
+sumtail:
 	CMPQ AX, CX
-	JLT  suml16
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
+	JGE  sumred
+	TAILMASKS
+	VMASKMOVPS (SI)(AX*4), Y14, Y4
+	VMASKMOVPS 32(SI)(AX*4), Y15, Y5
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+sumred:
+	VADDPS Y1, Y0, Y0
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET
 
-// func dotLanesAVX2(acc, x, y *float32, n int)
-TEXT ·dotLanesAVX2(SB), NOSPLIT, $0-32
-	MOVQ acc+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
+// func dotAVX2(x, y *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ CX, BX
+	ANDQ $-16, BX
 	XORQ AX, AX
-dotl16:
+dot16:
+	CMPQ AX, BX
+	JGE  dottail
 	VMOVUPS (SI)(AX*4), Y4
 	VMOVUPS 32(SI)(AX*4), Y5
-	VFMADD231PS (DX)(AX*4), Y4, Y0
-	VFMADD231PS 32(DX)(AX*4), Y5, Y1
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
 	ADDQ $16, AX
+	JMP  dot16
+dottail:
 	CMPQ AX, CX
-	JLT  dotl16
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
+	JGE  dotred
+	TAILMASKS
+	VMASKMOVPS (SI)(AX*4), Y14, Y4
+	VMASKMOVPS 32(SI)(AX*4), Y15, Y5
+	VMASKMOVPS (DI)(AX*4), Y14, Y6
+	VMASKMOVPS 32(DI)(AX*4), Y15, Y7
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y7, Y5, Y1
+dotred:
+	VADDPS Y1, Y0, Y0
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// func sumSqDevLanesAVX2(acc, x *float32, n int, mean float32)
-TEXT ·sumSqDevLanesAVX2(SB), NOSPLIT, $0-28
-	MOVQ acc+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS mean+24(FP), Y8
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
+// func sumSqDevAVX2(x *float32, n int, mean float32) float32
+TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mean+16(FP), Y8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ CX, BX
+	ANDQ $-16, BX
 	XORQ AX, AX
-ssdl16:
+ssd16:
+	CMPQ AX, BX
+	JGE  ssdtail
 	VMOVUPS (SI)(AX*4), Y4
 	VMOVUPS 32(SI)(AX*4), Y5
 	VSUBPS Y8, Y4, Y4
@@ -481,10 +544,23 @@ ssdl16:
 	VFMADD231PS Y4, Y4, Y0
 	VFMADD231PS Y5, Y5, Y1
 	ADDQ $16, AX
+	JMP  ssd16
+ssdtail:
 	CMPQ AX, CX
-	JLT  ssdl16
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
+	JGE  ssdred
+	TAILMASKS
+	VMASKMOVPS (SI)(AX*4), Y14, Y4
+	VMASKMOVPS 32(SI)(AX*4), Y15, Y5
+	VSUBPS Y8, Y4, Y4
+	VSUBPS Y8, Y5, Y5
+	VANDPS Y14, Y4, Y4
+	VANDPS Y15, Y5, Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+ssdred:
+	VADDPS Y1, Y0, Y0
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -532,16 +608,19 @@ maxdone:
 	VZEROUPPER
 	RET
 
-// func expSubSumLanesAVX2(acc, x *float32, n int, m float32)
-TEXT ·expSubSumLanesAVX2(SB), NOSPLIT, $0-28
-	MOVQ acc+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS m+24(FP), Y8
-	VMOVUPS (DI), Y10
-	VMOVUPS 32(DI), Y11
+// func expSubSumAVX2(x *float32, n int, m float32) float32
+TEXT ·expSubSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ CX, BX
+	ANDQ $-16, BX
 	XORQ AX, AX
-essl16:
+ess16:
+	CMPQ AX, BX
+	JGE  esstail
 	VMOVUPS (SI)(AX*4), Y0
 	VMOVUPS 32(SI)(AX*4), Y4
 	VSUBPS Y8, Y0, Y0
@@ -553,10 +632,27 @@ essl16:
 	VADDPS Y0, Y10, Y10
 	VADDPS Y4, Y11, Y11
 	ADDQ $16, AX
+	JMP  ess16
+esstail:
 	CMPQ AX, CX
-	JLT  essl16
-	VMOVUPS Y10, (DI)
-	VMOVUPS Y11, 32(DI)
+	JGE  essred
+	TAILMASKS
+	VMASKMOVPS (SI)(AX*4), Y14, Y0
+	VMASKMOVPS 32(SI)(AX*4), Y15, Y4
+	VSUBPS Y8, Y0, Y0
+	VSUBPS Y8, Y4, Y4
+	EXPY(Y0, Y1, Y2, Y3)
+	EXPY(Y4, Y5, Y6, Y7)
+	VMASKMOVPS Y0, Y14, (SI)(AX*4)
+	VMASKMOVPS Y4, Y15, 32(SI)(AX*4)
+	VANDPS Y14, Y0, Y0
+	VANDPS Y15, Y4, Y4
+	VADDPS Y0, Y10, Y10
+	VADDPS Y4, Y11, Y11
+essred:
+	VADDPS Y11, Y10, Y10
+	HSUM(Y10, X10, X1)
+	VMOVSS X10, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -741,7 +837,7 @@ lnfdone:
 	VZEROUPPER
 	RET
 
-// LNBSLANE does 8 elements at byte offset OFF of lnBackwardSumsLanesAVX2:
+// LNBSLANE does 8 elements at byte offset OFF of lnBackwardSumsAVX2:
 // x̂ = (x−mean)·rstd, g = dy·w, S1 += g, S2 += x̂·g (fused),
 // dw += x̂·dy (fused), db += dy.
 #define LNBSLANE(OFF, S1, S2) \
@@ -758,33 +854,61 @@ lnfdone:
 	VADDPS  OFF(R10)(AX*4), Y1, Y4; \
 	VMOVUPS Y4, OFF(R10)(AX*4)
 
-// func lnBackwardSumsLanesAVX2(acc, dy, x, w, dw, db *float32, n int, mean, rstd float32)
-// acc holds Σg's 16 lanes, then Σg·x̂'s.
-TEXT ·lnBackwardSumsLanesAVX2(SB), NOSPLIT, $0-64
-	MOVQ acc+0(FP), DI
-	MOVQ dy+8(FP), DX
-	MOVQ x+16(FP), SI
-	MOVQ w+24(FP), R8
-	MOVQ dw+32(FP), R9
-	MOVQ db+40(FP), R10
-	MOVQ n+48(FP), CX
-	VBROADCASTSS mean+56(FP), Y8
-	VBROADCASTSS rstd+60(FP), Y9
-	VMOVUPS (DI), Y10
-	VMOVUPS 32(DI), Y11
-	VMOVUPS 64(DI), Y12
-	VMOVUPS 96(DI), Y13
+// LNBSMASKED is LNBSLANE on the lanes of mask M: the others load +0 (and
+// add +0 to S1 and S2) and are not stored.
+#define LNBSMASKED(OFF, M, S1, S2) \
+	VMASKMOVPS OFF(SI)(AX*4), M, Y0; \
+	VSUBPS  Y8, Y0, Y0; \
+	VMULPS  Y9, Y0, Y0; \
+	VMASKMOVPS OFF(DX)(AX*4), M, Y1; \
+	VMASKMOVPS OFF(R8)(AX*4), M, Y2; \
+	VMULPS  Y2, Y1, Y2; \
+	VADDPS  Y2, S1, S1; \
+	VFMADD231PS Y2, Y0, S2; \
+	VMASKMOVPS OFF(R9)(AX*4), M, Y3; \
+	VFMADD231PS Y1, Y0, Y3; \
+	VMASKMOVPS Y3, M, OFF(R9)(AX*4); \
+	VMASKMOVPS OFF(R10)(AX*4), M, Y4; \
+	VADDPS  Y4, Y1, Y4; \
+	VMASKMOVPS Y4, M, OFF(R10)(AX*4)
+
+// func lnBackwardSumsAVX2(dy, x, w, dw, db *float32, n int, mean, rstd float32) (sg, sgx float32)
+TEXT ·lnBackwardSumsAVX2(SB), NOSPLIT, $0-64
+	MOVQ dy+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ dw+24(FP), R9
+	MOVQ db+32(FP), R10
+	MOVQ n+40(FP), CX
+	VBROADCASTSS mean+48(FP), Y8
+	VBROADCASTSS rstd+52(FP), Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	MOVQ CX, BX
+	ANDQ $-16, BX
 	XORQ AX, AX
-lnbsl16:
+lnbs16:
+	CMPQ AX, BX
+	JGE  lnbstail
 	LNBSLANE(0, Y10, Y12)
 	LNBSLANE(32, Y11, Y13)
 	ADDQ $16, AX
+	JMP  lnbs16
+lnbstail:
 	CMPQ AX, CX
-	JLT  lnbsl16
-	VMOVUPS Y10, (DI)
-	VMOVUPS Y11, 32(DI)
-	VMOVUPS Y12, 64(DI)
-	VMOVUPS Y13, 96(DI)
+	JGE  lnbsred
+	TAILMASKS
+	LNBSMASKED(0, Y14, Y10, Y12)
+	LNBSMASKED(32, Y15, Y11, Y13)
+lnbsred:
+	VADDPS Y11, Y10, Y10
+	HSUM(Y10, X10, X5)
+	VADDPS Y13, Y12, Y12
+	HSUM(Y12, X12, X5)
+	VMOVSS X10, sg+56(FP)
+	VMOVSS X12, sgx+60(FP)
 	VZEROUPPER
 	RET
 

@@ -23,12 +23,10 @@ func lnBackwardDxVec(dx, dy, x, w []float32, mean, rstd, c1, c2 float32) {
 
 func softmaxRowsVec(x []float32, rows, cols int) { softmaxRowsGeneric(x, rows, cols) }
 
-func sumLanes(acc *[lanes]float32, x []float32)    { sumLanesGo(acc, x) }
-func dotLanes(acc *[lanes]float32, x, y []float32) { dotLanesGo(acc, x, y) }
-func sumSqDevLanes(acc *[lanes]float32, x []float32, mean float32) {
-	sumSqDevLanesGo(acc, x, mean)
-}
-func expSubSumLanes(acc *[lanes]float32, x []float32, m float32) { expSubSumLanesGo(acc, x, m) }
-func lnBackwardSumsLanes(acc *[2][lanes]float32, dy, x, w, dw, db []float32, mean, rstd float32) {
-	lnBackwardSumsLanesGo(acc, dy, x, w, dw, db, mean, rstd)
+func sumVec(x []float32) float32                    { return sumGo(x) }
+func dotVec(x, y []float32) float32                 { return dotGo(x, y) }
+func sumSqDevVec(x []float32, mean float32) float32 { return sumSqDevGo(x, mean) }
+func expSubSumVec(x []float32, m float32) float32   { return expSubSumGo(x, m) }
+func lnBackwardSumsVec(dy, x, w, dw, db []float32, mean, rstd float32) (float32, float32) {
+	return lnBackwardSumsGo(dy, x, w, dw, db, mean, rstd)
 }
