@@ -20,8 +20,8 @@ import (
 // state.
 type State struct {
 	Counters
-	Seed    uint64
-	Config  string // the resolved config YAML
+	Seed   uint64
+	Config string // the resolved config YAML
 	// Classes are the head's class names (checkpoint.HeadClasses); nil in
 	// files written before they were added.
 	Classes []string
