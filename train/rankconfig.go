@@ -26,8 +26,9 @@ func (e *RankConfigError) Error() string {
 }
 
 // perRankKeys may differ between ranks: they set how one process uses its
-// machine, not what the job computes.
-var perRankKeys = map[string]bool{"train.threads": true, "data.workers": true, "data.prefetch": true}
+// machine (and where that machine keeps the data), not what the job
+// computes.
+var perRankKeys = map[string]bool{"train.threads": true, "data.workers": true, "data.prefetch": true, "data.root": true}
 
 // agreeConfig checks that every rank runs rank 0's config: rank 0
 // broadcasts the digest of its resolved config (and of the flags that change
