@@ -8,8 +8,9 @@
 //
 // -dry-run validates the config, builds the graph and prints the parameter
 // table. SIGINT/SIGTERM finish the current step (or stop an evaluation within
-// a batch), write a checkpoint and exit with status 130; a second SIGINT
-// exits at once. -resume continues from the checkpoint; it refuses a config
+// a batch), write a checkpoint, print the command that resumes the run and
+// exit with status 130 (SIGINT) or 143 (SIGTERM); a second signal exits at
+// once. -resume continues from the checkpoint; it refuses a config
 // that changes the run's math, and exits 0 for a run that is complete. One
 // trainer at a time may use an output directory, and a fresh run refuses a
 // directory holding an earlier run unless -overwrite is given.
