@@ -238,6 +238,14 @@ func TestMPIKilledRankEndsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The messages say only what happened: no promise of a checkpoint on
+	// the signal mpirun sends, and a checkpoint reported only once written.
+	if strings.Contains(buf.String(), "with a checkpoint") {
+		t.Fatalf("a message promises a checkpoint:\n%s", buf.String())
+	}
+	if m := stoppedAt.FindStringSubmatch(buf.String()); m != nil && m[1] != strconv.Itoa(st.Step) {
+		t.Fatalf("the log reports a checkpoint at step %s, the state file is at step %d:\n%s", m[1], st.Step, buf.String())
+	}
 	resumed := runCmd(t, mpiCmd(t, ctx, 2, 0, defaultArgs(out, st.Step+3)+" -set data.limit_train=2048 -resume"))
 	if !strings.Contains(resumed, "resumed") {
 		t.Fatalf("resume did not say so:\n%s", resumed)
