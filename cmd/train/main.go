@@ -160,6 +160,9 @@ func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, st
 		if comm.Size() > 1 {
 			// The other ranks wait in a collective for this one: end them all.
 			log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
+			if comm.Rank() == 0 {
+				printAdvice(stderr, err)
+			}
 			comm.Abort(1)
 		}
 		log.Errorf("%v", err)
