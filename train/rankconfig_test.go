@@ -55,6 +55,10 @@ func TestRanksRefuseDifferentConfigs(t *testing.T) {
 		{"train.seed", func(c *Config) { c.Train.Seed++ }},
 		{"model.depth", func(c *Config) { c.Model.Depth++ }},
 		{"mixup.label_smoothing", func(c *Config) { c.Mixup.LabelSmoothing = 0.3 }},
+		{"train.batch_size", func(c *Config) { c.Train.BatchSize = 16 }},
+		{"augment.hflip", func(c *Config) { c.Augment.HFlip = 0.5 }},
+		{"data.limit_train", func(c *Config) { c.Data.LimitTrain = 32 }},
+		{"train.max_steps", func(c *Config) { c.Train.MaxSteps = 7 }},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			base := quickRun(t)
