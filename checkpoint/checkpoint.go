@@ -136,15 +136,16 @@ type MetadataError struct {
 func (e *MetadataError) Error() string { return fmt.Sprintf("metadata %s: %s", e.Key, e.Msg) }
 
 // consistent checks the metadata against itself: one class name per head
-// output, and one mean and std per input channel.
+// output, and one mean and std per input channel (or one for all), finite
+// in float32 (std > 0).
 func (m ModelMeta) consistent() error {
 	c := m.Model.WithDefaults()
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
 	}
 	for k, v := range map[string][]float64{"mean": m.Mean, "std": m.Std} {
-		if len(v) > 0 && len(v) != c.InChans {
-			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d", len(v), c.InChans)}
+		if len(v) > 1 && len(v) != c.InChans {
+			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}
 		}
 		for _, x := range v {
 			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && float32(x) <= 0 {
