@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -119,7 +120,69 @@ func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
 	if err := meta.Model.Validate(); err != nil {
 		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
 	}
+	if err := meta.consistent(); err != nil {
+		return ModelMeta{}, true, err
+	}
 	return meta, true, nil
+}
+
+// MetadataError is metadata that contradicts itself or the file's tensors:
+// loading it would relabel outputs, resample a table it does not describe,
+// or fill in names.
+type MetadataError struct {
+	Key string // the metadata key
+	Msg string
+}
+
+func (e *MetadataError) Error() string { return fmt.Sprintf("metadata %s: %s", e.Key, e.Msg) }
+
+// consistent checks the metadata against itself: one class name per head
+// output, and one mean and std per input channel (or one for all), finite
+// in float32 (std > 0).
+func (m ModelMeta) consistent() error {
+	c := m.Model.WithDefaults()
+	if n := len(m.Classes); n > 0 && n != c.NumClasses {
+		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
+	}
+	for k, v := range map[string][]float64{"mean": m.Mean, "std": m.Std} {
+		if len(v) > 1 && len(v) != c.InChans {
+			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}
+		}
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && float32(x) <= 0 {
+				return &MetadataError{Key: k, Msg: fmt.Sprintf("%v is not a usable value", x)}
+			}
+		}
+	}
+	return nil
+}
+
+// CheckTensors checks that every tensor of f that the model of config c
+// has is of the shape c gives it: metadata whose img_size, patch_size,
+// embed_dim, depth, … contradict the stored tensors is refused before
+// anything is allocated from it.
+func CheckTensors(f *safetensors.File, c layers.Config) error {
+	for _, p := range layers.ParamShapes(c.WithDefaults()) {
+		t, ok := f.Get(p.Name)
+		if !ok || slices.Equal(t.Shape, p.Shape) {
+			continue
+		}
+		return &MetadataError{Key: keyOf(p.Name), Msg: fmt.Sprintf("the metadata gives %s the shape %v, the file stores %v", p.Name, []int(p.Shape), t.Shape)}
+	}
+	return nil
+}
+
+// keyOf names the metadata key that sets the shape of parameter name.
+func keyOf(name string) string {
+	switch {
+	case name == "pos_embed":
+		return "img_size"
+	case strings.HasPrefix(name, "patch_embed."):
+		return "patch_size"
+	case strings.HasPrefix(name, "head."):
+		return "num_classes"
+	}
+	return "embed_dim"
 }
 
 func layerKeys() []string {
@@ -311,6 +374,9 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 	}
 	if !ok {
 		return nil, ModelMeta{}, nil, fmt.Errorf("%s: no model metadata (a plain state_dict); use it through finetune.init_from with a model section", path)
+	}
+	if err := CheckTensors(f, meta.Model); err != nil {
+		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	cfg := meta.Model
 	oldH, oldW := cfg.Grid()

@@ -158,9 +158,9 @@ func Load(path string, opts Options) (*Classifier, error) {
 	}
 	classes := make([]string, cfg.NumClasses)
 	for i := range classes {
-		if i < len(meta.Classes) && len(meta.Classes) == cfg.NumClasses {
+		if i < len(meta.Classes) && meta.Classes[i] != "" { // the metadata has one name per output (checkpoint.ParseModelMeta)
 			classes[i] = meta.Classes[i]
-		} else {
+		} else { // an output no class was trained on
 			classes[i] = strconv.Itoa(i)
 		}
 	}

@@ -179,12 +179,14 @@ func validateNorm(meanKey, stdKey string, mean, std []float64, chans int) error 
 	case chans != 0 && len(mean) != 1 && len(mean) != chans:
 		return cfgerr.New(meanKey, "must have 1 or %d values (one per channel), got %d", chans, len(mean))
 	}
+	// Inputs are normalised in float32: a value must stay finite (and a
+	// std non-zero) once converted, or every input becomes 0 or ±Inf.
 	for i := range mean {
-		if math.IsNaN(mean[i]) || math.IsInf(mean[i], 0) {
-			return cfgerr.New(fmt.Sprintf("%s[%d]", meanKey, i), "must be finite, got %v", mean[i])
+		if m := float32(mean[i]); math.IsNaN(mean[i]) || math.IsInf(float64(m), 0) {
+			return cfgerr.New(fmt.Sprintf("%s[%d]", meanKey, i), "must be finite in float32 (|x| < 3.4e38), got %v", mean[i])
 		}
-		if !(std[i] > 0) || math.IsInf(std[i], 0) {
-			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite, got %v", std[i])
+		if s := float32(std[i]); !(s > 0) || math.IsInf(float64(s), 0) {
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite in float32 (1.4e-45 … 3.4e38), got %v", std[i])
 		}
 	}
 	return nil

@@ -58,6 +58,10 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5, 0.5}, []float64{1, 1} }), "data.mean"},
 		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{0} }), "data.std[0]"},
 		{data(func(c *Config) { c.Mean, c.Std = []float64{math.NaN()}, []float64{1} }), "data.mean[0]"},
+		// finite in float64, not in the float32 that normalises: +Inf std made every input 0
+		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{1e39} }), "data.std[0]"},
+		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{1e-50} }), "data.std[0]"},
+		{data(func(c *Config) { c.Mean, c.Std = []float64{-1e39}, []float64{1} }), "data.mean[0]"},
 		{aug(func(c *AugmentConfig) { c.CropPadding = -1 }), "augment.crop_padding"},
 		{aug(func(c *AugmentConfig) { c.CropPadding = 1e6 }), "augment.crop_padding"},
 		{aug(func(c *AugmentConfig) { c.HFlip = 1.5 }), "augment.hflip"},

@@ -96,6 +96,11 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 	if err != nil {
 		return Result{}, meta, nil, err
 	}
+	// Labels are indexes into the data set's classes, outputs into the
+	// checkpoint's: they must be one list.
+	if err := checkpoint.CheckClasses(o.Checkpoint, meta.Classes, loader.Dataset().Classes()); err != nil {
+		return Result{}, meta, nil, err
+	}
 	ev, err := New(m, l.batch())
 	if err != nil {
 		return Result{}, meta, nil, err

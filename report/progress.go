@@ -26,14 +26,36 @@ type Progress struct {
 	Loss, LR, ImgPerS        float64
 }
 
-// NewProgress returns a progress bar on w, or nil when w is not a terminal,
-// so that piped output stays quiet.
+// NewProgress returns a progress bar on w, or nil when w is not a person's
+// terminal, so that piped output stays quiet: when w is not a terminal, or
+// when an MPI launcher started the process (mpirun gives each rank a pty
+// of its own and copies it into its own stdout, a file or pipe as often
+// as not).
 func NewProgress(w *os.File) *ProgressWriter {
 	fi, err := w.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	if !showProgress(err == nil && fi.Mode()&os.ModeCharDevice != 0, os.Getenv) {
 		return nil
 	}
 	return &ProgressWriter{w: w}
+}
+
+// LauncherVars are the environment variables by which MPI launchers (Open
+// MPI's mpirun, MPICH's Hydra, PMIx launchers such as srun --mpi=pmix)
+// mark the processes they start.
+var LauncherVars = []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}
+
+// showProgress decides whether to draw the bar on a stdout that is (or is
+// not) a terminal, in an environment read by getenv.
+func showProgress(terminal bool, getenv func(string) string) bool {
+	if !terminal {
+		return false
+	}
+	for _, v := range LauncherVars {
+		if getenv(v) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // NewProgressWriter returns a progress bar on w, terminal or not.

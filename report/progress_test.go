@@ -22,3 +22,21 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("eta of 6 steps at 5 s each: %s, want %s", got, want)
 	}
 }
+
+// TestNoProgressUnderALauncher: the bar is drawn on a terminal only, and
+// not under an MPI launcher even there (each rank's stdout is a pty that
+// mpirun copies into its own, often redirected, output).
+func TestNoProgressUnderALauncher(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if !showProgress(true, env(nil)) {
+		t.Fatal("no bar on a terminal")
+	}
+	if showProgress(false, env(nil)) {
+		t.Fatal("a bar on a pipe")
+	}
+	for _, v := range LauncherVars {
+		if showProgress(true, env(map[string]string{v: "2"})) {
+			t.Errorf("a bar on a terminal under a launcher (%s set)", v)
+		}
+	}
+}

@@ -37,7 +37,12 @@ func (r *run) endEpoch(ctx context.Context) (last bool, err error) {
 		st.Epoch++
 		st.EpochStep, st.LossSum, st.NormSum = 0, 0, 0
 	}
-	row.Epoch = st.Epoch
+	// The row's epoch is that of its last step, 1-based, as in steps.csv and
+	// the logs: a max_steps stop inside epoch 2 is epoch 2, not 1.
+	row.Epoch = before.Epoch + 1
+	if before.EpochStep == 0 {
+		row.Epoch = max(before.Epoch, 1)
+	}
 	last = r.maxed() || st.Epoch >= cfg.Train.Epochs
 	if (epochDone && st.Epoch%cfg.Train.EvalEvery == 0) || last {
 		if err := r.evaluate(ctx, &row); errors.Is(err, evaluate.ErrInterrupted) {
@@ -94,7 +99,7 @@ func (r *run) evaluate(ctx context.Context, row *report.MetricsRow) error {
 		warnNonFinite(r.log, "EMA validation", ve)
 		row.ValEMA, r.res.LastEMA = &ve, &ve
 	}
-	r.log.WithFields(logrus.Fields{"epoch": st.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
+	r.log.WithFields(logrus.Fields{"epoch": row.Epoch, "step": st.Step, "train_loss": fmt.Sprintf("%.4f", row.TrainLoss),
 		"val_loss": fmt.Sprintf("%.4f", v.Loss), "val_top1": fmt.Sprintf("%.4f", v.Top1), "val_top5": fmt.Sprintf("%.4f", v.Top5),
 		"img_per_s": fmt.Sprintf("%.0f", row.ImgPerS), "elapsed_s": fmt.Sprintf("%.0f", row.Elapsed)}).Info("epoch")
 	if r.cfg.Checkpoint.SaveBest.Value() && v.Top1 > st.BestTop1 {

@@ -117,21 +117,37 @@ func openOutDir(cfg Config, opts Options, log *logrus.Logger) (release func(), e
 	if err != nil {
 		return nil, fmt.Errorf("out_dir: %w", err)
 	}
+	why := "overwrite"
 	if !opts.Overwrite {
-		// A lone config.yaml is what a run that died before its first
-		// checkpoint leaves: nothing to mix up.
-		if len(files) > 1 || len(files) == 1 && files[0] != ConfigFile {
+		if !diedBeforeCheckpoint(files) {
 			return nil, &OutDirUsedError{Dir: dir, Files: files}
 		}
-		return unlock, nil
+		// A run that ended before its first checkpoint left only its
+		// records (config.yaml, header-only CSVs): it cannot be resumed,
+		// and a fresh run replaces them.
+		why = "the earlier run ended before its first checkpoint"
 	}
 	for _, f := range files {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil {
-			return nil, fmt.Errorf("overwrite: %w", err)
+			return nil, fmt.Errorf("%s: %w", why, err)
 		}
 	}
 	if len(files) > 0 {
-		log.Infof("overwrite: deleted the earlier run's %s from %s", strings.Join(files, ", "), dir)
+		log.Infof("%s: deleted its %s from %s", why, strings.Join(files, ", "), dir)
 	}
 	return unlock, nil
+}
+
+// diedBeforeCheckpoint reports whether a directory's run files are those
+// of a run that ended before it wrote a checkpoint: no model or state file,
+// so nothing to resume and no model to mix up with a new run's.
+func diedBeforeCheckpoint(files []string) bool {
+	for _, f := range files {
+		switch f {
+		case ConfigFile, MetricsFile, report.StepsFile, CurvesFile:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -70,13 +70,22 @@ func TestOutDirOneRun(t *testing.T) {
 	if want := ".train.lock config.yaml curves.png last.safetensors last.train.safetensors metrics.csv notes.txt steps.csv"; got != want {
 		t.Fatalf("after -overwrite: %s\nwant %s", got, want)
 	}
-	// A directory holding only config.yaml (a run that died before its first
-	// checkpoint) may be reused.
+	// A directory holding only what a run that died before its first
+	// checkpoint leaves (config.yaml, header-only CSVs) is reused, and that
+	// run's records are replaced.
 	only := t.TempDir()
-	os.WriteFile(filepath.Join(only, ConfigFile), []byte("x: 1\n"), 0o644)
+	for _, f := range []string{ConfigFile, MetricsFile, "steps.csv"} {
+		os.WriteFile(filepath.Join(only, f), []byte("stale\n"), 0o644)
+	}
 	cfg.Train.OutDir = only
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); !errors.As(err, new(*NoRunError)) {
+		t.Fatalf("resume of a run that died before its first checkpoint: %v, want *NoRunError", err)
+	}
 	if _, err := Run(context.Background(), cfg, Options{Log: quietLog()}); err != nil {
-		t.Fatalf("directory with a lone config.yaml: %v", err)
+		t.Fatalf("directory of a run that died before its first checkpoint: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(only, MetricsFile)); strings.Contains(string(b), "stale") {
+		t.Fatalf("the dead run's metrics.csv survived: %q", b)
 	}
 }
 

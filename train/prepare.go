@@ -42,18 +42,27 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := agreeConfig(r.comm, cfg, opts.Resume); err != nil { // every rank runs rank 0's config
+		return nil, err
+	}
 	if err := memory.CheckMachine(EstimateMemory(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {
 		runtime.GOMAXPROCS(cfg.Train.Threads)
 	}
+	var opened error
 	if r.root() { // the output directory is rank 0's alone
 		release, err := openOutDir(cfg, opts, r.log) // lock, clean and check it (outdir.go)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			r.closers = append(r.closers, release) // closed last
 		}
-		r.closers = append(r.closers, release) // closed last
+		opened = err
+	}
+	// Every rank learns at once whether rank 0 goes on: a resumed run that is
+	// complete ends every rank here with ErrRunComplete.
+	if err := shareOutcome(r.comm, opened); err != nil {
+		return nil, err
 	}
 	if err := r.openData(); err != nil {
 		return nil, err
@@ -120,7 +129,8 @@ func (r *run) openData() (err error) {
 		r.log.Infof("data: %d training images in %s, %d loader workers, %d batches prefetched, JPEG decoder %s",
 			r.data.train.Len(), cfg.Data.Root, lc.Workers, lc.Prefetch, data.JPEGDecoder())
 	}
-	r.meta = checkpoint.ModelMeta{Dataset: r.data.train.Name(), Mean: r.data.mean, Std: r.data.std, Classes: r.data.train.Classes()}
+	r.meta = checkpoint.ModelMeta{Dataset: r.data.train.Name(), Mean: r.data.mean, Std: r.data.std,
+		Classes: checkpoint.HeadClasses(r.data.train.Classes(), cfg.Model.NumClasses)}
 	return nil
 }
 
@@ -164,7 +174,7 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	r.rec.steps = &report.StepsLog{Path: filepath.Join(r.out, report.StepsFile)}
 	r.closers = append(r.closers, func() { r.rec.steps.Close() })
 	if !r.opts.Resume {
-		r.st = State{Counters: Counters{BestTop1: -1}, Seed: r.cfg.Train.Seed, Config: cfgYAML}
+		r.st = State{Counters: Counters{BestTop1: -1}, Seed: r.cfg.Train.Seed, Config: cfgYAML, Classes: r.meta.Classes}
 		if err := r.rec.steps.Create(); err != nil {
 			return err
 		}
@@ -178,10 +188,23 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	if st.Weights == nil {
 		return fmt.Errorf("resume %s: holds no model weights (written by an older version)", statePath)
 	}
+	// The head's rows are the run's classes: a class added to (or removed
+	// from) the folders since would relabel them.
+	classes, from := st.Classes, statePath
+	if classes == nil { // a state file from before classes were kept there
+		from = filepath.Join(r.out, LastModel)
+		if _, meta, _, err := checkpoint.ReadModel(from); err == nil {
+			classes = meta.Classes
+		}
+	}
+	if err := checkpoint.CheckClasses(from, classes, r.data.train.Classes()); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
 	if err := r.step.Restore(st); err != nil {
 		return fmt.Errorf("resume %s: %w", statePath, err)
 	}
 	r.st = st
+	r.st.Classes = r.meta.Classes
 	r.st.Config = cfgYAML // differs from the stored one only in the keys openOutDir allowed
 	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
 	if err := r.rec.steps.Resume(st.Step); err != nil {

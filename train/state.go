@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -19,8 +20,11 @@ import (
 // state.
 type State struct {
 	Counters
-	Seed    uint64
-	Config  string // the resolved config YAML
+	Seed   uint64
+	Config string // the resolved config YAML
+	// Classes are the head's class names (checkpoint.HeadClasses); nil in
+	// files written before they were added.
+	Classes []string
 	OptStep int
 	M, V    map[string][]float32
 	EMA     map[string][]float32 // nil without EMA
@@ -58,6 +62,13 @@ func SaveState(path string, st State) error {
 		"optim_step": strconv.Itoa(st.OptStep),
 		"config":     st.Config,
 		"rng":        "counter-based: streams are functions of (seed, epoch, step)",
+	}
+	if st.Classes != nil {
+		b, err := json.Marshal(st.Classes)
+		if err != nil {
+			return fmt.Errorf("save state %s: %w", path, err)
+		}
+		md["classes"] = string(b)
 	}
 	var ts []safetensors.Tensor
 	add := func(prefix string, m map[string][]float32) {
@@ -104,6 +115,11 @@ func LoadState(path string) (State, error) {
 			if *dst, err = strconv.ParseFloat(v, 64); err != nil {
 				return State{}, fmt.Errorf("load state %s: metadata %s: %w", path, key, err)
 			}
+		}
+	}
+	if v := md["classes"]; v != "" {
+		if err := json.Unmarshal([]byte(v), &st.Classes); err != nil {
+			return State{}, fmt.Errorf("load state %s: metadata classes: %w", path, err)
 		}
 	}
 	if st.Seed, err = strconv.ParseUint(md["seed"], 10, 64); err != nil {

@@ -13,7 +13,7 @@
 // Images whose logits hold a NaN or an infinity count as wrong; their number
 // is printed as a warning and written as "non_finite" in -results. SIGINT or
 // SIGTERM stops the evaluation before its next batch and exits with status
-// 130, writing no report; a second SIGINT exits at once.
+// 130 (143 for SIGTERM), writing no report; a second signal exits at once.
 package main
 
 import (
@@ -105,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r, meta, notes, err := report.Evaluate(ctx, o, files)
 	if errors.Is(err, evaluate.ErrInterrupted) {
 		fmt.Fprintf(stderr, "eval: %v; no report written\n", err)
-		return 130
+		return signals.ExitStatus(ctx) // 130 for SIGINT, 143 for SIGTERM
 	}
 	if ee := (*checkpoint.EMAError)(nil); errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "eval: -ema: %v\n", err)

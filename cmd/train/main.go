@@ -8,8 +8,9 @@
 //
 // -dry-run validates the config, builds the graph and prints the parameter
 // table. SIGINT/SIGTERM finish the current step (or stop an evaluation within
-// a batch), write a checkpoint and exit with status 130; a second SIGINT
-// exits at once. -resume continues from the checkpoint; it refuses a config
+// a batch), write a checkpoint, print the command that resumes the run and
+// exit with status 130 (SIGINT) or 143 (SIGTERM); a second signal exits at
+// once. -resume continues from the checkpoint; it refuses a config
 // that changes the run's math, and exits 0 for a run that is complete. One
 // trainer at a time may use an output directory, and a fresh run refuses a
 // directory holding an earlier run unless -overwrite is given.
@@ -24,6 +25,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -75,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flag.Usage()
 		return 2
 	}
+	userSets := append([]string(nil), sets...) // as given, for the resume command
 	if *out != "" {
 		sets = append(sets, "train.out_dir="+*out)
 	}
@@ -115,16 +118,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
 	}
-	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch) with a checkpoint")
+	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch)")
 	defer stop()
 	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: report.NewProgress(os.Stdout), Comm: comm})
-	return finish(res, err, comm, log, stderr, *cfgPath, cfg.Train.OutDir)
+	resumeCmd := resumeCommand(progName(), *cfgPath, userSets, cfg.Train.OutDir)
+	return finish(res, err, comm, log, stderr, resumeCmd, signals.ExitStatus(ctx))
 }
 
 // finish reports how the run ended and returns the exit status: 0 for a
-// finished (or already complete) run, 130 for an interrupted one (with the
-// command that resumes it), 1 for a failure.
-func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, cfgPath, outDir string) int {
+// finished (or already complete) run, the signal's status for an
+// interrupted one (130 for SIGINT, 143 for SIGTERM; with the command that
+// resumes it), 1 for a failure.
+func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, resumeCmd string, sigStatus int) int {
+	if rc := (*train.RankConfigError)(nil); errors.As(err, &rc) {
+		// Every rank found the same difference: each reports it and ends
+		// alone, with no MPI_Abort.
+		log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
+		if ferr := dist.Finalize(); ferr != nil {
+			log.Errorf("%v", ferr)
+		}
+		return 1
+	}
 	if errors.Is(err, train.ErrRunComplete) {
 		log.Infof("%v", err)
 		if err := dist.Finalize(); err != nil {
@@ -138,14 +152,17 @@ func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, st
 		// No MPI_Finalize here: it synchronises with the launcher, which
 		// may be tearing the job down after a signal.
 		if comm.Rank() == 0 {
-			fmt.Fprintf(stderr, "resume with: go run ./cmd/train -config %s -out %s -resume\n", cfgPath, outDir)
+			fmt.Fprintf(stderr, "resume with: %s\n", resumeCmd)
 		}
-		return 130
+		return sigStatus
 	}
 	if err != nil {
 		if comm.Size() > 1 {
 			// The other ranks wait in a collective for this one: end them all.
 			log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
+			if comm.Rank() == 0 {
+				printAdvice(stderr, err)
+			}
 			comm.Abort(1)
 		}
 		log.Errorf("%v", err)
@@ -232,4 +249,35 @@ func printAdvice(w io.Writer, err error) {
 	if a := advice(err); a != "" {
 		fmt.Fprintf(w, "train: %s\n", a)
 	}
+}
+
+// progName is how the resume command names this program: `go run
+// ./cmd/train` for a binary that go run built in a temporary directory,
+// else the path it was started by.
+func progName() string {
+	p := os.Args[0]
+	if strings.Contains(p, "go-build") {
+		return "go run ./cmd/train"
+	}
+	return shellQuote(p)
+}
+
+// resumeCommand is the command line that continues the run: the same
+// config and -set flags, its output directory, and -resume.
+func resumeCommand(prog, cfgPath string, sets []string, outDir string) string {
+	words := []string{prog, "-config", shellQuote(cfgPath)}
+	for _, s := range sets {
+		words = append(words, "-set", shellQuote(s))
+	}
+	words = append(words, "-out", shellQuote(outDir), "-resume")
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -238,6 +238,14 @@ func TestMPIKilledRankEndsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The messages say only what happened: no promise of a checkpoint on
+	// the signal mpirun sends, and a checkpoint reported only once written.
+	if strings.Contains(buf.String(), "with a checkpoint") {
+		t.Fatalf("a message promises a checkpoint:\n%s", buf.String())
+	}
+	if m := stoppedAt.FindStringSubmatch(buf.String()); m != nil && m[1] != strconv.Itoa(st.Step) {
+		t.Fatalf("the log reports a checkpoint at step %s, the state file is at step %d:\n%s", m[1], st.Step, buf.String())
+	}
 	resumed := runCmd(t, mpiCmd(t, ctx, 2, 0, defaultArgs(out, st.Step+3)+" -set data.limit_train=2048 -resume"))
 	if !strings.Contains(resumed, "resumed") {
 		t.Fatalf("resume did not say so:\n%s", resumed)
@@ -325,4 +333,47 @@ func TestMPIBadInputAbortsJob(t *testing.T) {
 		t.Fatalf("the output does not carry rank 1's message about %s:\n%s", broken, b)
 	}
 	t.Logf("ended with status %d after %v", ee.ExitCode(), time.Since(start).Round(10*time.Millisecond))
+}
+
+// TestMPIRanksRefuseDifferentConfigs: a rank started with an extra -set
+// (it used to train silently) or another depth (it used to end in
+// MPI_ERR_TRUNCATE) ends every rank with status 1 and a message naming the
+// rank and the first differing key, at start-up.
+func TestMPIRanksRefuseDifferentConfigs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ extra, key string }{
+		{"-set optim.lr=0.5", "optim.lr"},
+		{"-set model.depth=7", "model.depth"},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		b, err := mpiCmd(t, ctx, 2, 0, defaultArgs(out, 5), defaultArgs(out, 5)+" "+tc.extra).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("%s on rank 1: %v, want status 1\n%s", tc.extra, err, b)
+		}
+		msg := "rank 1 was started with a config that differs from rank 0's at " + tc.key
+		if n := strings.Count(string(b), msg); n != 2 {
+			t.Fatalf("%s on rank 1: %d ranks say %q, want both:\n%s", tc.extra, n, msg, b)
+		}
+		if _, err := os.Stat(filepath.Join(out, train.ConfigFile)); err == nil {
+			t.Fatalf("%s on rank 1: the refused job wrote %s", tc.extra, train.ConfigFile)
+		}
+	}
+}
+
+// TestMPIResumeOfFinishedRun: -resume of a complete run ends every rank
+// with status 0 at once (rank 0 used to exit alone while the others waited
+// for the watchdog, status 3).
+func TestMPIResumeOfFinishedRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "run")
+	runCmd(t, mpiCmd(t, ctx, 2, 0, defaultArgs(out, 2)))
+	cmd := mpiCmd(t, ctx, 2, 0, defaultArgs(out, 2)+" -resume")
+	cmd.Env = append(cmd.Env, "VIT_DIST_TIMEOUT=2m") // a hang shows as status 3 within the test's limit
+	b := runCmd(t, cmd)
+	if strings.Count(b, "the run is complete") < 1 {
+		t.Fatalf("no completion message:\n%s", b)
+	}
 }

@@ -129,8 +129,8 @@ train: {epochs: 1, max_steps: 1, batch_size: 16, eval_batch_size: 4, log_every: 
 		time.Sleep(500 * time.Millisecond) // past the step's own interrupt check, well inside the evaluation
 		c.cmd.Process.Signal(sig)
 		code, took := c.wait(t)
-		if code != 130 || !strings.Contains(c.stderr(), "evaluation interrupted") || !strings.Contains(c.stderr(), "-resume") {
-			t.Fatalf("%v during the final evaluation: exit %d after %v, want 130 and an interrupted-run message:\n%s", sig, code, took, c.stderr())
+		if code != 128+int(sig) || !strings.Contains(c.stderr(), "evaluation interrupted") || !strings.Contains(c.stderr(), "-resume") {
+			t.Fatalf("%v during the final evaluation: exit %d after %v, want %d and an interrupted-run message:\n%s", sig, code, took, 128+int(sig), c.stderr())
 		}
 		if strings.Contains(c.stderr(), "goroutine ") {
 			t.Fatalf("stack trace:\n%s", c.stderr())

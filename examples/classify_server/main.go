@@ -8,7 +8,10 @@
 // It limits the body size (-max-bytes, 413) and the pixel count (-max-pixels,
 // read from the header before decoding, 413), gives each request -timeout
 // (503 when it runs out), and on SIGTERM or SIGINT stops accepting, finishes
-// the requests in flight and exits 0.
+// the requests in flight and exits with the signal's status (143 for
+// SIGTERM, 130 for SIGINT; a second signal exits at once). Concurrent
+// requests are batched, up to -batch images per lane. A flag out of range is
+// refused at start-up.
 package main
 
 import (
@@ -24,19 +27,53 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/internal/signals"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], log.New(os.Stderr, "classify_server: ", log.LstdFlags)); err != nil {
-		log.Fatalf("classify_server: %v", err)
+	ctx, stop := signals.Context(context.Background(), os.Stderr, "shutting down: finishing the requests in flight")
+	err := run(ctx, os.Args[1:], log.New(os.Stderr, "classify_server: ", log.LstdFlags))
+	stop()
+	if err != nil {
+		log.Printf("classify_server: %v", err)
+		if errors.As(err, new(*FlagError)) {
+			os.Exit(2)
+		}
+		os.Exit(1)
 	}
+	if ctx.Err() != nil {
+		os.Exit(signals.ExitStatus(ctx)) // shut down by a signal
+	}
+}
+
+// FlagError is a flag whose value the service cannot run with.
+type FlagError struct {
+	Flag  string // its name, with the dash
+	Value string
+	Want  string
+}
+
+func (e *FlagError) Error() string { return fmt.Sprintf("%s %s: want %s", e.Flag, e.Value, e.Want) }
+
+// checkFlags refuses values that would make every request fail (a body
+// limit of -5 bytes answers 413, a timeout of -1s 503) or the service not
+// start.
+func (s *server) checkFlags(o classify.Options) error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"-max-bytes", s.maxBytes}, {"-max-pixels", s.maxPixels}, {"-topk", int64(o.TopK)}, {"-pool", int64(o.PoolSize)}, {"-batch", int64(o.MaxBatch)}} {
+		if f.v < 1 {
+			return &FlagError{Flag: f.name, Value: fmt.Sprint(f.v), Want: "a positive number"}
+		}
+	}
+	if s.timeout <= 0 {
+		return &FlagError{Flag: "-timeout", Value: s.timeout.String(), Want: "a positive duration (e.g. 10s)"}
+	}
+	return nil
 }
 
 type server struct {
@@ -46,20 +83,29 @@ type server struct {
 	timeout   time.Duration
 }
 
-// run serves until ctx ends, then shuts down gracefully.
-func run(ctx context.Context, args []string, logger *log.Logger) error {
-	fs := flag.NewFlagSet("classify_server", flag.ContinueOnError)
-	ckpt := fs.String("checkpoint", "", "model .safetensors (required)")
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	s := &server{}
+// flags are the service's flags, setting s and o.
+func flags(s *server, o *classify.Options) (fs *flag.FlagSet, ckpt, addr *string) {
+	fs = flag.NewFlagSet("classify_server", flag.ContinueOnError)
+	ckpt = fs.String("checkpoint", "", "model .safetensors (required)")
+	addr = fs.String("addr", "127.0.0.1:8080", "listen address")
 	fs.Int64Var(&s.maxBytes, "max-bytes", 10<<20, "largest request body in bytes")
 	fs.Int64Var(&s.maxPixels, "max-pixels", classify.DefaultMaxPixels, "largest image in pixels")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Second, "time limit per request")
-	var o classify.Options
 	fs.IntVar(&o.TopK, "topk", 5, "classes per answer")
 	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
-	fs.IntVar(&o.MaxBatch, "batch", 1, "largest batch a lane runs")
+	fs.IntVar(&o.MaxBatch, "batch", 8, "largest batch a lane runs: concurrent requests are batched up to it")
+	return fs, ckpt, addr
+}
+
+// run serves until ctx ends, then shuts down gracefully.
+func run(ctx context.Context, args []string, logger *log.Logger) error {
+	s := &server{}
+	var o classify.Options
+	fs, ckpt, addr := flags(s, &o)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := s.checkFlags(o); err != nil {
 		return err
 	}
 	if *ckpt == "" {
@@ -104,7 +150,7 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBytes))
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
-		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", mb.Limit))
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over this service's -max-bytes %d", mb.Limit))
 		return
 	} else if err != nil {
 		reply(w, http.StatusBadRequest, "reading body: "+err.Error())
@@ -113,7 +159,7 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	img, err := classify.Decode("in the request body", bytes.NewReader(body), s.maxPixels)
 	var tl *classify.TooLargeError
 	if errors.As(err, &tl) {
-		reply(w, http.StatusRequestEntityTooLarge, err.Error())
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the image is %d×%d = %d pixels, over this service's -max-pixels %d", tl.Width, tl.Height, int64(tl.Width)*int64(tl.Height), tl.Limit))
 		return
 	} else if err != nil {
 		reply(w, http.StatusBadRequest, err.Error())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -140,16 +141,17 @@ func TestServerAnswers(t *testing.T) {
 		name string
 		body []byte
 		code int
+		says string // the flag a 413 names (it named the trainer's data.max_pixels)
 	}{
-		{"garbage", []byte("hello, not an image"), http.StatusBadRequest},
-		{"empty", nil, http.StatusBadRequest},
-		{"truncated PNG", png[:len(png)/2], http.StatusBadRequest},
-		{"body over -max-bytes", make([]byte, 300000), http.StatusRequestEntityTooLarge},
-		{"over -max-pixels", huge, http.StatusRequestEntityTooLarge},
+		{"garbage", []byte("hello, not an image"), http.StatusBadRequest, ""},
+		{"empty", nil, http.StatusBadRequest, ""},
+		{"truncated PNG", png[:len(png)/2], http.StatusBadRequest, ""},
+		{"body over -max-bytes", make([]byte, 300000), http.StatusRequestEntityTooLarge, "-max-bytes 200000"},
+		{"over -max-pixels", huge, http.StatusRequestEntityTooLarge, "-max-pixels 250000"},
 	} {
 		code, a := post(t, url, tc.body)
-		if code != tc.code || a.Error == "" {
-			t.Errorf("%s: %d %+v, want %d with an error", tc.name, code, a, tc.code)
+		if code != tc.code || a.Error == "" || !strings.Contains(a.Error, tc.says) || strings.Contains(a.Error, "data.") {
+			t.Errorf("%s: %d %+v, want %d with an error naming %q", tc.name, code, a, tc.code, tc.says)
 		}
 	}
 	resp, err := client.Get(url)
@@ -172,7 +174,8 @@ func TestServerTimeout(t *testing.T) {
 }
 
 // TestSIGTERM runs the server as a process, sends SIGTERM while a request's
-// body is still arriving, and expects that request answered and exit 0.
+// body is still arriving, and expects that request answered and exit status
+// 143.
 func TestSIGTERM(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CLASSIFY_SERVER_ARGS=-checkpoint "+ckpt+" -addr 127.0.0.1:0")
@@ -227,8 +230,8 @@ func TestSIGTERM(t *testing.T) {
 	}
 	select {
 	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit: %v\n%s", err, logs.String())
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 143 {
+			t.Errorf("exit: %v, want status 143 (SIGTERM)\n%s", err, logs.String())
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
@@ -239,5 +242,34 @@ func TestSIGTERM(t *testing.T) {
 	}
 	if _, err := client.Post(url, "image/png", bytes.NewReader(body)); err == nil {
 		t.Error("server still answering after exit")
+	}
+}
+
+// TestFlagsRefused: a flag value that would answer every request 413 or
+// 503 (or start no lane) is refused at start-up, naming the flag, before
+// the checkpoint is read.
+func TestFlagsRefused(t *testing.T) {
+	for _, tc := range [][]string{
+		{"-max-bytes", "-5"}, {"-max-pixels", "0"}, {"-timeout", "-1s"}, {"-timeout", "0s"},
+		{"-topk", "0"}, {"-pool", "-1"}, {"-batch", "0"},
+	} {
+		err := run(context.Background(), append([]string{"-checkpoint", "/nonexistent"}, tc...), log.New(io.Discard, "", 0))
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != tc[0] {
+			t.Errorf("%v: %v, want a *FlagError for %s", tc, err, tc[0])
+		}
+	}
+}
+
+// TestBatchesByDefault: without -batch, concurrent requests are batched
+// (the default was 1 while the docs said callers are batched).
+func TestBatchesByDefault(t *testing.T) {
+	var o classify.Options
+	fs, _, _ := flags(&server{}, &o)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.MaxBatch < 2 {
+		t.Fatalf("-batch defaults to %d: concurrent requests would run one at a time", o.MaxBatch)
 	}
 }

@@ -5,6 +5,7 @@ package signals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +24,8 @@ var exit = os.Exit
 // 128+signal (130 for SIGINT), without running deferred calls. stop releases
 // the signals.
 func Context(parent context.Context, w io.Writer, first string) (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancelCause := context.WithCancelCause(parent)
+	cancel := func() { cancelCause(nil) }
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -39,14 +41,11 @@ func Context(parent context.Context, w io.Writer, first string) (ctx context.Con
 					if first != "" {
 						fmt.Fprintf(w, "%s: %s (again to exit at once)\n", s, first)
 					}
-					cancel()
+					cancelCause(&Received{Signal: s})
 					continue
 				}
 				atomicfile.Cleanup()
-				code := 130
-				if sig, ok := s.(syscall.Signal); ok {
-					code = 128 + int(sig)
-				}
+				code := (&Received{Signal: s}).ExitStatus()
 				fmt.Fprintf(w, "%s again: exiting at once with status %d\n", s, code)
 				exit(code)
 			}
@@ -57,4 +56,31 @@ func Context(parent context.Context, w io.Writer, first string) (ctx context.Con
 		close(done)
 		cancel()
 	}
+}
+
+// Received is the cause (context.Cause) of a context that Context cancelled
+// on a signal.
+type Received struct {
+	Signal os.Signal
+}
+
+func (r *Received) Error() string { return "received " + r.Signal.String() }
+
+// ExitStatus is the shell's status for a process ended by the signal:
+// 128 + its number (130 for SIGINT, 143 for SIGTERM).
+func (r *Received) ExitStatus() int {
+	if sig, ok := r.Signal.(syscall.Signal); ok {
+		return 128 + int(sig)
+	}
+	return 130
+}
+
+// ExitStatus is the status a command exits with after ctx (from Context)
+// stopped its work: that of the signal that cancelled it, or 130 (SIGINT's)
+// when ctx was not cancelled by a signal.
+func ExitStatus(ctx context.Context) int {
+	if r := (*Received)(nil); errors.As(context.Cause(ctx), &r) {
+		return r.ExitStatus()
+	}
+	return 130
 }

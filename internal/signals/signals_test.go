@@ -70,3 +70,22 @@ func TestFirstCancelsSecondExits(t *testing.T) {
 		t.Fatalf("messages %q", out)
 	}
 }
+
+// TestExitStatusNamesTheSignal: after the first SIGTERM the command's
+// status is 143 (SIGINT's is 130), and 130 for a context no signal ended.
+func TestExitStatusNamesTheSignal(t *testing.T) {
+	ctx, stop := Context(context.Background(), nil, "")
+	defer stop()
+	if got := ExitStatus(ctx); got != 130 {
+		t.Fatalf("no signal: %d, want 130", got)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("SIGTERM did not cancel the context")
+	}
+	if got := ExitStatus(ctx); got != 143 {
+		t.Fatalf("after SIGTERM: %d, want 143", got)
+	}
+}

@@ -1,0 +1,78 @@
+package checkpoint_test
+
+import (
+	"errors"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/layers"
+)
+
+// TestMetadataMustAgreeWithTensors: a model file whose metadata contradicts
+// itself or its tensors is refused, naming the key, before anything is
+// allocated from it: a class list that is not one name per head output
+// (it used to load, the missing names filled with indexes), an img_size
+// that the stored pos_embed does not have (it used to be resampled: a
+// large claim took gigabytes), an embed_dim or num_classes other than
+// the tensors'. The same file with its true metadata loads.
+func TestMetadataMustAgreeWithTensors(t *testing.T) {
+	m := tinyModel(t, nil)
+	classes := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+	meta := checkpoint.ModelMeta{Model: m.Config, Dataset: "mnist", Mean: []float64{0.1}, Std: []float64{0.3}, Classes: classes, Weights: "raw"}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "m.safetensors")
+	if err := checkpoint.SaveModel(good, m, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, _, err := checkpoint.LoadModel(good, tensor.Float32, nil, ""); err != nil || len(got.Classes) != 10 {
+		t.Fatalf("the consistent file: %v (classes %v)", err, got.Classes)
+	}
+	f, err := safetensors.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, value string }{
+		{"classes", `["zero","one","two"]`},
+		{"classes", `["a","b","c","d","e","f","g","h","i","j","k"]`},
+		{"img_size", "[1792,1792]"},
+		{"img_size", "[56,56]"},
+		{"embed_dim", "32"},
+		{"num_classes", "4"}, // with no class list: the head says 10
+		{"mean", "[0.1,0.2,0.3]"},
+		{"std", "[1e39]"},
+	} {
+		bad := map[string]string{}
+		for k, v := range f.Metadata {
+			bad[k] = v
+		}
+		bad[tc.key] = tc.value
+		if tc.key == "num_classes" {
+			delete(bad, "classes")
+		}
+		path := filepath.Join(dir, "bad.safetensors")
+		if err := safetensors.Write(path, f.Tensors, bad); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, _, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
+		runtime.ReadMemStats(&after)
+		var me *checkpoint.MetadataError
+		if !errors.As(err, &me) || me.Key != tc.key {
+			t.Errorf("%s=%s: %v, want a *MetadataError for %s", tc.key, tc.value, err, tc.key)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			t.Errorf("%s=%s: %d MiB allocated before the refusal", tc.key, tc.value, d>>20)
+		}
+	}
+	// Evaluating at another size still resamples from the true grid.
+	at := layers.Size2{56, 56}
+	if _, _, notes, err := checkpoint.LoadModel(good, tensor.Float32, &at, ""); err != nil || len(notes) != 1 {
+		t.Fatalf("at 56×56: %v, notes %v", err, notes)
+	}
+}
