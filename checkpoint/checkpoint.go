@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -248,12 +249,64 @@ type LoadOptions struct {
 	OldGrid [2]int
 }
 
+// DTypeError is a model tensor whose element type LoadWeights does not
+// convert to float32 (anything but F32, F16, BF16 and F64), or an F64 tensor
+// holding a finite value beyond float32's range. The caller's wrapping names
+// the file.
+type DTypeError struct {
+	Tensor string
+	DType  safetensors.DType
+	Why    string
+}
+
+func (e *DTypeError) Error() string {
+	return fmt.Sprintf("tensor %s has dtype %s: %s", e.Tensor, e.DType, e.Why)
+}
+
+// loadDTypes are the element types a model file's tensors may have, and
+// how they become float32: F16 and BF16 exactly (every F16 value, the
+// subnormals, ±Inf and NaN included, is a float32; BF16 is the top half of
+// one), F64 rounded to nearest, ties to even, as torch's load_state_dict
+// into a float32 model does.
+var loadDTypes = map[safetensors.DType]string{
+	safetensors.F32: "", safetensors.F16: "exactly", safetensors.BF16: "exactly", safetensors.F64: "rounded to nearest",
+}
+
+// checkDType reports a tensor LoadWeights does not convert, as a
+// *DTypeError; v is its float32 conversion when it has one.
+func checkDType(t safetensors.Tensor, v []float32) error {
+	if _, ok := loadDTypes[t.DType]; !ok {
+		return &DTypeError{Tensor: t.Name, DType: t.DType, Why: "model weights must be F32, F16, BF16 or F64"}
+	}
+	if t.DType != safetensors.F64 {
+		return nil
+	}
+	for i, x := range v {
+		if math.IsInf(float64(x), 0) {
+			if d := math.Float64frombits(binary.LittleEndian.Uint64(t.Data[8*i:])); !math.IsInf(d, 0) {
+				return &DTypeError{Tensor: t.Name, DType: t.DType, Why: fmt.Sprintf("element %d, %g, is beyond float32's range", i, d)}
+			}
+		}
+	}
+	return nil
+}
+
 // LoadWeights copies a file's tensors into the model by name, converting
-// F16/BF16/F64 to the model's dtype. Missing or unexpected tensors and shape
-// mismatches are one error listing every problem. It returns notes on what
-// was adapted (a resampled pos_embed, a reset head).
+// F16 and BF16 exactly and F64 rounded to nearest (see loadDTypes); another
+// dtype is a *DTypeError naming the tensor. Missing or unexpected tensors
+// and shape mismatches are one error listing every problem. It returns
+// notes on what was adapted (a resampled pos_embed, a reset head, a
+// conversion from another dtype).
 func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOptions) ([]string, error) {
 	var problems, notes []string
+	for _, p := range m.Params {
+		if t, ok := f.Get(p.Name); ok {
+			if _, ok := loadDTypes[t.DType]; !ok {
+				return nil, checkDType(t, nil)
+			}
+		}
+	}
+	converted := map[safetensors.DType]int{}
 	seen := map[string]bool{}
 	for _, p := range m.Params {
 		t, ok := f.Get(p.Name)
@@ -271,6 +324,12 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
+		}
+		if err := checkDType(t, v); err != nil {
+			return nil, err
+		}
+		if t.DType != safetensors.F32 {
+			converted[t.DType]++
 		}
 		if !slices.Equal(t.Shape, []int(p.Shape)) {
 			if p.Name == "pos_embed" && !opts.NoResample && len(t.Shape) == 3 && t.Shape[0] == 1 && t.Shape[2] == p.Shape[2] {
@@ -300,6 +359,11 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, errors.New("weights do not fit the model:\n  " + strings.Join(problems, "\n  "))
+	}
+	for _, dt := range []safetensors.DType{safetensors.F16, safetensors.BF16, safetensors.F64} {
+		if n := converted[dt]; n > 0 {
+			notes = append(notes, fmt.Sprintf("%d tensors converted from %s to float32 (%s)", n, dt, loadDTypes[dt]))
+		}
 	}
 	return notes, nil
 }

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/enum"
@@ -216,18 +217,44 @@ type AugmentConfig struct {
 	// (default; PyTorch antialias=False) or bilinear_aa (antialias=True, for
 	// shrinking large images).
 	Interpolation Interpolation `yaml:"interpolation"`
+	// RandomResizedCrop replaces the resize to the model's size by
+	// torchvision's RandomResizedCrop (timm's default training crop): a box
+	// of a random share RRCScale of the image's area and a random aspect
+	// ratio RRCRatio (log-uniform) is cropped and resized to the model's
+	// size with Interpolation. It excludes CropPadding.
+	RandomResizedCrop bool `yaml:"random_resized_crop"`
+	// RRCScale is [min, max] of the box's share of the image area, in
+	// (0, 1]; nil = [0.08, 1].
+	RRCScale []float64 `yaml:"rrc_scale"`
+	// RRCRatio is [min, max] of the box's width/height, > 0; nil =
+	// [3/4, 4/3].
+	RRCRatio []float64 `yaml:"rrc_ratio"`
 }
+
+// The RandomResizedCrop defaults of torchvision and timm.
+var (
+	DefaultRRCScale = []float64{0.08, 1}
+	DefaultRRCRatio = []float64{3.0 / 4, 4.0 / 3}
+)
 
 // DefaultAugmentConfig returns the "augment" defaults: no augmentation,
-// bilinear resize.
+// bilinear resize (and, should random_resized_crop be turned on, its
+// scale and ratio defaults).
 func DefaultAugmentConfig() AugmentConfig {
-	return AugmentConfig{Interpolation: InterpBilinear}
+	return AugmentConfig{Interpolation: InterpBilinear, RRCScale: slices.Clone(DefaultRRCScale), RRCRatio: slices.Clone(DefaultRRCRatio)}
 }
 
-// WithDefaults returns c with a zero Interpolation set to bilinear.
+// WithDefaults returns c with a zero Interpolation set to bilinear and nil
+// RRCScale and RRCRatio set to DefaultRRCScale and DefaultRRCRatio.
 func (c AugmentConfig) WithDefaults() AugmentConfig {
 	if c.Interpolation == "" {
 		c.Interpolation = InterpBilinear
+	}
+	if c.RRCScale == nil {
+		c.RRCScale = slices.Clone(DefaultRRCScale)
+	}
+	if c.RRCRatio == nil {
+		c.RRCRatio = slices.Clone(DefaultRRCRatio)
 	}
 	return c
 }
@@ -250,6 +277,16 @@ func (c AugmentConfig) Validate() error {
 	}
 	if err := c.Interpolation.Validate(); err != nil {
 		errs.Add("augment.interpolation", "%w", err)
+	}
+	c = c.WithDefaults()
+	if s := c.RRCScale; len(s) != 2 || !(s[0] > 0 && s[0] <= s[1] && s[1] <= 1) {
+		errs.Add("augment.rrc_scale", "must be [min, max] with 0 < min <= max <= 1, got %v", s)
+	}
+	if r := c.RRCRatio; len(r) != 2 || !(r[0] > 0 && r[0] <= r[1] && !math.IsInf(r[1], 0)) {
+		errs.Add("augment.rrc_ratio", "must be [min, max] with 0 < min <= max, finite, got %v", r)
+	}
+	if c.RandomResizedCrop && c.CropPadding > 0 {
+		errs.Add("augment.random_resized_crop", "cannot be combined with augment.crop_padding %d (both are the training crop)", c.CropPadding)
 	}
 	return errs.Err()
 }

@@ -109,7 +109,7 @@ func TestZeroSectionsAreDefaults(t *testing.T) {
 	if err := (AugmentConfig{}).Validate(); err != nil {
 		t.Errorf("AugmentConfig{}: %v", err)
 	}
-	if got := (AugmentConfig{}).WithDefaults(); got != DefaultAugmentConfig() {
+	if got := (AugmentConfig{}).WithDefaults(); !reflect.DeepEqual(got, DefaultAugmentConfig()) {
 		t.Errorf("AugmentConfig{}.WithDefaults() = %+v, want %+v", got, DefaultAugmentConfig())
 	}
 	if err := (MixupConfig{}).Validate(); err != nil {

@@ -19,6 +19,7 @@ const (
 	streamErase
 	streamRandAug
 	streamMixup
+	streamRRC
 )
 
 const golden64 = 0x9e3779b97f4a7c15

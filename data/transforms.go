@@ -6,9 +6,10 @@ import (
 )
 
 // Pipeline turns one uint8 image into a normalized float32 CHW image of the
-// model's size. Training: [RandAugment on uint8] → resize → random crop with
-// padding → horizontal flip → normalize → random erasing; evaluation: resize
-// → normalize. Every random draw comes from streams keyed by (seed, epoch,
+// model's size. Training: [random resized crop's box] → resize (with
+// RandAugment, on uint8) → random crop with padding → horizontal flip →
+// [RandAugment] → normalize → random erasing; evaluation: resize →
+// normalize. Every random draw comes from streams keyed by (seed, epoch,
 // pos, purpose), so a sample's result does not depend on which goroutine or
 // in which order it is computed.
 type Pipeline struct {
@@ -19,8 +20,10 @@ type Pipeline struct {
 	ra      *RandAugment
 	mean    []float32
 	std     []float32
-	fill    []uint8        // RandAugment fill: round(255·mean)
-	norm    [][256]float32 // per channel: (v/255 − mean)/std of each uint8 v
+	fill    []uint8 // RandAugment fill: round(255·mean)
+	// rrcScale and rrcRatio are augment.rrc_scale and rrc_ratio.
+	rrcScale, rrcRatio [2]float64
+	norm               [][256]float32 // per channel: (v/255 − mean)/std of each uint8 v
 }
 
 // NewPipeline builds the per-sample transform for c-channel images of output
@@ -42,6 +45,8 @@ func NewPipeline(c, h, w int, train bool, seed uint64, aug AugmentConfig, mean, 
 		return nil, fmt.Errorf("data: pipeline: %w", err)
 	}
 	p := &Pipeline{C: c, H: h, W: w, Train: train, Seed: seed, aug: aug}
+	a := aug.WithDefaults()
+	p.rrcScale, p.rrcRatio = [2]float64(a.RRCScale), [2]float64(a.RRCRatio)
 	if train {
 		ra, err := ParseRandAugment(aug.RandAugment)
 		if err != nil {
@@ -72,6 +77,7 @@ type scratch struct {
 	fb []float32
 	ua []uint8
 	ub []uint8
+	uc []uint8 // the random resized crop's box
 }
 
 func growF(b []float32, n int) []float32 {
@@ -111,6 +117,7 @@ func (p *Pipeline) apply(dst []float32, img Image, epoch, pos int, s *scratch) e
 	key := func(purpose uint64) *rng {
 		return newRNG(p.Seed, uint64(epoch), uint64(pos), purpose)
 	}
+	img = p.randomResizedCrop(img, key, s)
 	var x []float32 // (C, H, W) in [0, 1]
 	if p.Train && p.ra != nil {
 		// timm order on uint8: resize, crop, flip, RandAugment; then ToTensor.

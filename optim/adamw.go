@@ -68,9 +68,10 @@ func (o *AdamW) group(p Param, numLayers int) Group {
 	return g
 }
 
-// Step applies one AdamW update with learning rate lr to every parameter, in
-// place on Value, reading Grad. The parameter list must name the same tensors
-// on every call (any order). Before the update it checks every parameter's
+// Step applies one AdamW update with learning rate lr to every parameter
+// that is not Frozen, in place on Value, reading Grad; Frozen ones are left
+// as they are and have no state. The parameter list must name the same
+// tensors, frozen alike, on every call (any order). Before the update it checks every parameter's
 // lengths and name against the state; on error nothing is modified.
 //
 // Per parameter, with t the new step count, lr' = lr·LRScale and wd the
@@ -112,13 +113,22 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 	jobs := make([]job, len(params))
 	layers := numLayers(params)
 	for i, p := range params {
+		if p.Frozen {
+			continue // an empty job: no moments, no decay, no update
+		}
 		group := o.group(p, layers)
 		plr := lr * group.LRScale
 		jobs[i] = job{w: p.Value, g: p.Grad, m: o.m.slots[p.Name].data, v: o.v.slots[p.Name].data,
 			keep:    float32(1 - plr*group.WeightDecay), // exactly 1 without decay
 			negStep: float32(-plr / bc1)}
 	}
-	forPieces(valueLens(params), func(pc piece) {
+	lens := valueLens(params)
+	for i, p := range params {
+		if p.Frozen {
+			lens[i] = 0
+		}
+	}
+	forPieces(lens, func(pc piece) {
 		j := jobs[pc.p]
 		w := j.w[pc.lo:pc.hi]
 		m, v, g := j.m[pc.lo:pc.hi], j.v[pc.lo:pc.hi], j.g[pc.lo:pc.hi]
@@ -147,6 +157,7 @@ func (o *AdamW) prepare(params []Param) error {
 	if o.layerDecay != 0 && len(params) > 0 && numLayers(params) < 2 {
 		return fmt.Errorf("layer decay %g needs the model's layer ids, but every parameter has LayerID 0", o.layerDecay)
 	}
+	params = trainable(params)
 	if o.m != nil {
 		return o.m.match(params, "AdamW state")
 	}

@@ -29,7 +29,7 @@ func ClipGradNorm(params []Param, maxNorm float64) (preClipNorm float64) {
 	}
 	forEach(len(order), total, func(i int) {
 		p := order[i]
-		sums[p] = sumSquares(params[p].Grad)
+		sums[p] = sumSquares(params[p].grad())
 	})
 	var sum float64
 	for _, s := range sums {
@@ -76,7 +76,7 @@ func sumSquares(x []float32) float64 {
 // returns the name of the first parameter holding a NaN or ±Inf. It checks
 // fixed pieces on every core.
 func GradsFinite(params []Param) (name string, ok bool) {
-	i := firstNonFinite(params, func(p Param) []float32 { return p.Grad })
+	i := firstNonFinite(params, Param.grad)
 	if i < 0 {
 		return "", true
 	}

@@ -56,11 +56,11 @@ func forPieces(n []int, body func(pc piece)) {
 	forEach(len(ps), total, func(i int) { body(ps[i]) })
 }
 
-// gradLens returns len(Grad) of every parameter.
+// gradLens returns the length of every parameter's gradient (0 when Frozen).
 func gradLens(params []Param) []int {
 	n := make([]int, len(params))
 	for i, p := range params {
-		n[i] = len(p.Grad)
+		n[i] = len(p.grad())
 	}
 	return n
 }

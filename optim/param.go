@@ -28,12 +28,52 @@ type Param struct {
 	// side) to the model's last layer; see [LayerScale]. Unused when layer
 	// decay is off.
 	LayerID int
+	// Frozen marks a parameter that is not trained (finetune.freeze): AdamW
+	// keeps no moments for it and never changes it, not even by weight
+	// decay, and its Grad is unused (nil); clipping and the finite checks
+	// see an empty gradient. It still counts for the layer ids, so freezing
+	// the top layer does not move the others' layer-decay scales, and the
+	// EMA still averages it, which keeps its EMA equal to its value.
+	Frozen bool
+}
+
+// grad is the gradient that clipping and the finite checks see: none for a
+// Frozen parameter.
+func (p Param) grad() []float32 {
+	if p.Frozen {
+		return nil
+	}
+	return p.Grad
+}
+
+// trainable returns the parameters that are not Frozen (params itself
+// when none is).
+func trainable(params []Param) []Param {
+	n := 0
+	for _, p := range params {
+		if !p.Frozen {
+			n++
+		}
+	}
+	if n == len(params) {
+		return params
+	}
+	out := make([]Param, 0, n)
+	for _, p := range params {
+		if !p.Frozen {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // check reports a parameter whose Value or Grad disagrees with its shape.
 func (p Param) check() error {
 	if err := p.checkValue(); err != nil {
 		return err
+	}
+	if p.Frozen {
+		return nil
 	}
 	if len(p.Grad) != len(p.Value) {
 		return fmt.Errorf("parameter %q: shape %v holds %d values, Grad has %d", p.Name, p.Shape, len(p.Value), len(p.Grad))

@@ -97,6 +97,13 @@ type FinetuneConfig struct {
 	InitFrom  string `yaml:"init_from"`  // a model .safetensors (ours or a plain timm state_dict); "" = train from scratch
 	ResetHead bool   `yaml:"reset_head"` // re-initialise the head even when num_classes matches
 	Interp    Interp `yaml:"interp"`     // pos_embed resampling: bicubic (default, also "") | bilinear
+	// Freeze lists patterns of parameter names not to train (path.Match
+	// globs over timm's dotted names: "patch_embed.*", "blocks.[0-5].*");
+	// see [FinetuneConfig.Frozen]. Empty: train everything.
+	Freeze []string `yaml:"freeze"`
+	// LinearProbe trains only the head(s) (HeadPatterns) and freezes the
+	// rest; it excludes Freeze.
+	LinearProbe bool `yaml:"linear_probe"`
 }
 
 // Interp names how pos_embed is resampled to a new patch grid, the value of
@@ -184,6 +191,11 @@ func (c Config) Validate() error {
 	intIn("checkpoint.keep_last", c.Checkpoint.KeepLast, 0, MaxKeepLast)
 	if err := c.Finetune.Interp.Validate(); err != nil {
 		errs.Add("finetune.interp", "%w", err)
+	}
+	if c.Model.Validate() == nil { // the patterns are checked against the model's names
+		if _, err := FrozenNames(c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if t.GradAccumSteps < 0 || t.GradAccumSteps > t.BatchSize || t.GradAccumSteps > 0 && t.BatchSize%t.GradAccumSteps != 0 {
 		errs.Add("train.grad_accum_steps", "must be 0 (off) or a divisor of train.batch_size %d, got %d", t.BatchSize, t.GradAccumSteps)

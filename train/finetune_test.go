@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -73,5 +74,29 @@ func TestInitFromErrors(t *testing.T) {
 	}
 	if _, err := InitFrom(m, FinetuneConfig{InitFrom: filepath.Join(dir, "nope.safetensors")}); err == nil || !strings.Contains(err.Error(), "finetune.init_from") || !strings.Contains(err.Error(), "nope.safetensors") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestInitFromRefusesDType: a state_dict with a weight in a dtype that is
+// not converted is refused with a *checkpoint.DTypeError, and the error
+// names the file and the tensor.
+func TestInitFromRefusesDType(t *testing.T) {
+	m := tinyModel(t, nil)
+	var ts []safetensors.Tensor
+	for _, p := range m.Params {
+		if p.Name == "head.bias" {
+			ts = append(ts, safetensors.Tensor{Name: p.Name, DType: safetensors.I32, Shape: []int(p.Shape), Data: make([]byte, 4*p.Shape.TotalSize())})
+			continue
+		}
+		ts = append(ts, safetensors.FromFloat32(p.Name, p.Shape, p.Value.Data().([]float32)))
+	}
+	path := filepath.Join(t.TempDir(), "ints.safetensors")
+	if err := safetensors.Write(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := InitFrom(tinyModel(t, nil), FinetuneConfig{InitFrom: path})
+	var de *checkpoint.DTypeError
+	if !errors.As(err, &de) || de.Tensor != "head.bias" || de.DType != safetensors.I32 || !strings.Contains(err.Error(), path) {
+		t.Fatalf("got %v, want a *checkpoint.DTypeError for head.bias naming %s", err, path)
 	}
 }

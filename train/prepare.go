@@ -151,9 +151,23 @@ func (r *run) buildModel() (err error) {
 			r.log.Infof("init_from: %s", n)
 		}
 	}
+	frozen, err := FrozenNames(cfg)
+	if err != nil {
+		return err
+	}
+	if len(frozen) > 0 {
+		n := 0
+		for _, p := range r.model.Params {
+			if !frozen[p.Name] {
+				n += p.Shape.TotalSize()
+			}
+		}
+		r.log.Infof("finetune: %d of %d tensors frozen; %d of %d parameters trained", len(frozen), len(r.model.Params), n, r.model.NumParams())
+	}
 	arena := graph.NewArena()
 	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
-		StepsPerEpoch: r.data.spe, TotalSteps: r.data.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps}); err != nil {
+		StepsPerEpoch: r.data.spe, TotalSteps: r.data.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps,
+		Frozen: frozen}); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, r.step.Close)

@@ -29,7 +29,9 @@ func newGradSum(comm dist.Comm, k int, params []optim.Param) *gradSum {
 	if k*comm.Size() > 1 {
 		n := 1
 		for _, p := range params {
-			n += len(p.Value)
+			if !p.Frozen {
+				n += len(p.Value)
+			}
 		}
 		g.flat = make([]float32, n)
 	}
@@ -62,13 +64,14 @@ func (g *gradSum) add(j int, grads G.Nodes, loss float32) {
 	}
 }
 
-// reduce sums over the ranks, scales, binds each parameter's Grad to its
-// part of the sum and returns the global batch's loss (loss itself when
-// there is nothing to sum).
-func (g *gradSum) reduce(params []optim.Param, grads G.Nodes, loss float32) (float32, error) {
+// reduce sums over the ranks, scales, binds each trained parameter's Grad
+// (params[trained[i]]'s, grads being parallel to trained) to its part of
+// the sum and returns the global batch's loss (loss itself when there is
+// nothing to sum).
+func (g *gradSum) reduce(params []optim.Param, trained []int, grads G.Nodes, loss float32) (float32, error) {
 	if g.flat == nil {
 		for i, n := range grads {
-			params[i].Grad = n.Value().Data().([]float32)
+			params[trained[i]].Grad = n.Value().Data().([]float32)
 		}
 		return loss, nil
 	}
@@ -80,7 +83,7 @@ func (g *gradSum) reduce(params []optim.Param, grads G.Nodes, loss float32) (flo
 		g.flat[i] *= scale
 	}
 	off := 0
-	for i := range params {
+	for _, i := range trained {
 		n := len(params[i].Value)
 		params[i].Grad = g.flat[off : off+n]
 		off += n

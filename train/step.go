@@ -75,6 +75,13 @@ type StepConfig struct {
 	// one), run one after another with their gradients summed; the graph is
 	// built for one micro-batch.
 	GradAccum int
+	// Frozen names the parameters not to train (finetune.freeze,
+	// linear_probe; see FrozenNames): the graph computes no gradient for
+	// them and none below the lowest trainable block, and the optimizer
+	// keeps no state for them and never changes them (optim.Param.Frozen).
+	// Every name must be a parameter of the model, and at least one
+	// parameter must be left to train.
+	Frozen map[string]bool
 }
 
 // StepStats is what one step reports.
@@ -115,13 +122,27 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		return nil, err
 	}
 	params := make([]optim.Param, len(model.Params))
+	nFrozen := 0
 	for i, p := range model.Params {
 		v, ok := p.Value.Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("train step: parameter %s is %v, want float32", p.Name, p.Value.Dtype())
 		}
 		// The parameter groups come from the model (layers/groups.go).
-		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID}
+		params[i] = optim.Param{Name: p.Name, Shape: p.Shape, Value: v, NoDecay: p.NoWeightDecay, LayerID: p.LayerID, Frozen: c.Frozen[p.Name]}
+		if params[i].Frozen {
+			nFrozen++
+		}
+	}
+	if nFrozen != len(c.Frozen) {
+		for name := range c.Frozen {
+			if model.Param(name) == nil {
+				return nil, fmt.Errorf("train step: frozen parameter %s is not in the model", name)
+			}
+		}
+	}
+	if nFrozen == len(params) {
+		return nil, fmt.Errorf("train step: every parameter is frozen")
 	}
 	s := &Step{params: params, opt: opt, lr: c.LR, clip: c.Optim.WithDefaults().ClipGrad.Value(), comm: c.Comm}
 	if s.comm == nil {
@@ -144,7 +165,7 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 			return nil, err
 		}
 	}
-	if s.tg, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena); err != nil {
+	if s.tg, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena, c.Frozen); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -217,7 +238,7 @@ func (s *Step) LR(step int) float64 { return s.lr(step) }
 // s.LR(step).
 func (s *Step) UpdateAt(step int, lr float64) (StepStats, error) {
 	start := time.Now()
-	loss, err := s.sum.reduce(s.params, s.tg.Grads, s.loss)
+	loss, err := s.sum.reduce(s.params, s.tg.Trained, s.tg.Grads, s.loss)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("step %d: %w", step, err)
 	}
@@ -324,7 +345,8 @@ type TrainGraph struct {
 	*layers.Graph
 	Targets *G.Node // (batch, classes) soft targets, set before each run
 	Loss    *G.Node // scalar mean cross entropy
-	Grads   G.Nodes // d Loss / d Params[i], read after each run
+	Grads   G.Nodes // d Loss / d Params[Trained[i]], read after each run
+	Trained []int   // the indices in Params of the trained (not frozen) parameters, ascending
 	VM      G.VM    // run with RunAll, then Reset
 	Plan    graph.PlanStats
 }
@@ -334,10 +356,17 @@ type TrainGraph struct {
 // (nil: a fresh one). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
 //
+// Gradients are taken with respect to the parameters not in frozen only,
+// and the nodes that no output reads are pruned (graph.Prune): Gorgonia's
+// differentiation visits only the nodes between a trained parameter and the
+// loss, so nothing below the lowest trainable block runs backward, and the
+// weight-gradient products of frozen Linears it builds on the way (and the
+// patch embedding's input gradient) are dropped unrun.
+//
 // The gradient nodes' own values are read each step: with BindDualValues
 // Gorgonia v0.9.18 adds every run's gradient into the dual values (Reset does
 // not clear them), which would sum gradients across steps.
-func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena) (*TrainGraph, error) {
+func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena, frozen map[string]bool) (*TrainGraph, error) {
 	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed})
 	if err != nil {
 		return nil, err
@@ -349,9 +378,17 @@ func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, ar
 	if t.Loss, err = graph.SoftmaxCrossEntropy(g.Logits, t.Targets); err != nil {
 		return nil, err
 	}
-	if t.Grads, err = G.Grad(t.Loss, g.Params...); err != nil {
+	var wrt G.Nodes
+	for i, p := range model.Params {
+		if !frozen[p.Name] {
+			t.Trained = append(t.Trained, i)
+			wrt = append(wrt, g.Params[i])
+		}
+	}
+	if t.Grads, err = G.Grad(t.Loss, wrt...); err != nil {
 		return nil, fmt.Errorf("gradients: %w", err)
 	}
+	g.G = graph.Prune(g.G, append(G.Nodes{t.Loss, g.Logits, g.Features}, t.Grads...)...)
 	if arena == nil {
 		arena = graph.NewArena()
 	}

@@ -95,14 +95,17 @@ func (t Tensor) Float32() ([]float32, error) {
 	return nil, fmt.Errorf("tensor %q: dtype %s is not F32, F64, F16 or BF16; cannot convert to float32", t.Name, t.DType)
 }
 
-// float16ToFloat32 widens an IEEE 754 binary16 value exactly.
+// float16ToFloat32 widens an IEEE 754 binary16 value exactly (a signalling
+// NaN becomes the quiet NaN with its payload, as IEEE 754 conversions do).
 func float16ToFloat32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h & 0x3ff)
 	switch {
-	case exp == 0x1f: // Inf or NaN; keep the NaN payload
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0x1f && mant == 0: // ±Inf
+		return math.Float32frombits(sign | 0x7f800000)
+	case exp == 0x1f: // NaN: the payload kept, quietened as F16C's vcvtph2ps and torch do
+		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
 	case exp == 0 && mant == 0: // ±0
 		return math.Float32frombits(sign)
 	case exp == 0: // subnormal: mant × 2⁻²⁴, exact in float32

@@ -12,6 +12,16 @@ size then name, compact JSON, header padded with spaces to a multiple of 8.
         (the expected dtype, shape, raw bytes and float32 conversion of each
         tensor, the float32 values given as bit patterns so NaN/Inf survive).
 
+    /usr/bin/python3 experiments/goldens/safetensors_golden.py --models
+        writes checkpoint/testdata/tiny_f16.safetensors and tiny_bf16.safetensors,
+        a tiny ViT's timm state_dict (img 8, patch 4, 1 channel, dim 8, depth 1,
+        2 heads, mlp_ratio 2, 3 classes) as torch.float16 and torch.bfloat16
+        tensors with subnormals, +-0, +-Inf and NaN among the values, and
+        tiny_expected.safetensors: torch's .float() of each, as F32 under
+        "f16.<name>" and "bf16.<name>" (see checkpoint's TestLoadHalfPrecision);
+        and f16_all.safetensors: all 65536 F16 bit patterns ("half") with
+        torch's float32 conversion of each ("float").
+
     /usr/bin/python3 experiments/goldens/safetensors_golden.py --check FILE
         reads FILE (written by the Go writer, see TestWriteForPython) and checks
         that it holds exactly the golden tensors and metadata, bit for bit.
@@ -140,8 +150,55 @@ def check(path):
     print(f"OK: {path}: {len(got)} tensors and metadata read back bit for bit")
 
 
+def tiny_vit_state_dict():
+    """timm's vit state_dict names and shapes for the tiny config, float32."""
+    d, h, c, p, k, n = 8, 16, 1, 4, 3, 4  # dim, mlp hidden, chans, patch, classes, patches
+    shapes = {"cls_token": (1, 1, d), "pos_embed": (1, n + 1, d),
+              "patch_embed.proj.weight": (d, c, p, p), "patch_embed.proj.bias": (d,)}
+    for name, shape in [("norm1.weight", (d,)), ("norm1.bias", (d,)), ("attn.qkv.weight", (3 * d, d)),
+                        ("attn.qkv.bias", (3 * d,)), ("attn.proj.weight", (d, d)), ("attn.proj.bias", (d,)),
+                        ("norm2.weight", (d,)), ("norm2.bias", (d,)), ("mlp.fc1.weight", (h, d)),
+                        ("mlp.fc1.bias", (h,)), ("mlp.fc2.weight", (d, h)), ("mlp.fc2.bias", (d,))]:
+        shapes["blocks.0." + name] = shape
+    shapes.update({"norm.weight": (d,), "norm.bias": (d,), "head.weight": (k, d), "head.bias": (k,)})
+    g = torch.Generator().manual_seed(11)
+    return {name: torch.randn(*shape, generator=g) * 0.5 for name, shape in shapes.items()}
+
+
+def write_models():
+    out = os.path.join("checkpoint", "testdata")
+    os.makedirs(out, exist_ok=True)
+    inf, nan = float("inf"), float("nan")
+    specials = {  # written into the first elements of a few tensors, before the cast
+        torch.float16: [2.0 ** -24, -(2.0 ** -24) * 3, 6.1e-5, -0.0, 0.0, 65504.0, -65504.0, 1e-8],
+        torch.bfloat16: [1e-39, -1e-40, 3.0e38, -0.0, 0.0, 1.0 / 3.0, -3.140625, 9.2e-41],
+    }
+    expected = {}
+    for dt, tag in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+        sd = tiny_vit_state_dict()
+        sd["pos_embed"].view(-1)[:8] = torch.tensor(specials[dt])
+        sd["cls_token"].view(-1)[:4] = torch.tensor([inf, -inf, nan, 1.0])
+        half = {k: v.to(dt) for k, v in sd.items()}
+        buf = encode(half, {"format": "pt"})
+        back, _ = decode(buf)
+        assert all(raw(back[k]) == raw(half[k]) for k in half)
+        with open(os.path.join(out, f"tiny_{tag}.safetensors"), "wb") as f:
+            f.write(buf)
+        for k, v in half.items():
+            expected[f"{tag}.{k}"] = v.float()
+    every = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    with open(os.path.join(out, "f16_all.safetensors"), "wb") as f:  # every F16 bit pattern and torch's float()
+        f.write(encode({"half": every, "float": every.float()}, {"torch": torch.__version__}))
+    with open(os.path.join(out, "tiny_expected.safetensors"), "wb") as f:
+        f.write(encode(expected, {"generator": "experiments/goldens/safetensors_golden.py --models",
+                                  "torch": torch.__version__}))
+    print(f"wrote {out}/tiny_f16.safetensors, tiny_bf16.safetensors, tiny_expected.safetensors", file=sys.stderr)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         check(sys.argv[2])
+    elif len(sys.argv) == 2 and sys.argv[1] == "--models":
+        write_models()
     else:
         write_golden()
