@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -146,5 +147,46 @@ func TestDeiTLossMatchesTimm(t *testing.T) {
 			}
 		}
 		vm.Close()
+	}
+}
+
+// TestWriteDeiTForTimm writes a distilled checkpoint of ours (the golden's
+// config, random weights, both heads non-zero) and its evaluation logits on
+// the golden input into $DEIT_GOLDEN_DIR, for
+// `experiments/goldens/deit_golden.py --check DIR/deit_ours.safetensors`,
+// which loads it into timm's VisionTransformerDistilled with strict=True and
+// compares the logits; without the variable it does nothing.
+func TestWriteDeiTForTimm(t *testing.T) {
+	dir := os.Getenv("DEIT_GOLDEN_DIR")
+	if dir == "" {
+		t.Skip("DEIT_GOLDEN_DIR not set")
+	}
+	gold, _ := readDeiTGolden(t)
+	c := deitGoldenConfig()
+	c.ZeroInitHead.Set(false)
+	m, err := layers.New(c, tensor.Float32, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "deit_ours.safetensors")
+	if err := checkpoint.SaveModel(path, m, checkpoint.ModelMeta{Weights: "raw"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Build(2, layers.BuildOptions{NoMaps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setFloats(g.Input.Value().(*tensor.Dense), gold.Input)
+	vm := G.NewTapeMachine(g.G)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(map[string][]float64{"logits": floats(g.Logits.Value())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".json", b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -330,3 +330,22 @@ func writeTeacherSeeded(t *testing.T, cfg Config, seed uint64) string {
 	}
 	return path
 }
+
+// TestDistillDryRun: the teacher's memory is a part of the estimate (and of
+// its peak), and -dry-run names the teacher and its share of a step's work.
+func TestDistillDryRun(t *testing.T) {
+	cfg := distillRun(t)
+	with, without := EstimateMemory(cfg), EstimateMemory(tinyRun(t))
+	if with.Teacher <= 0 || with.Peak-without.Peak < with.Teacher {
+		t.Errorf("teacher %d bytes, peak %d with it and %d without", with.Teacher, with.Peak, without.Peak)
+	}
+	var b strings.Builder
+	if err := Summary(&b, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"distillation teacher (frozen)", "teacher forward", "DeiT (distilled", "dist_token", "head_dist.weight"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("-dry-run output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
