@@ -349,3 +349,54 @@ func TestDistillDryRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTeacherFromTimmStateDict: a timm state_dict teacher (real timm's
+// VisionTransformerDistilled) is read from its shapes, its heads from
+// distill.teacher_num_heads; without them, or with other classes than the
+// student's, it is refused naming a key.
+func TestTeacherFromTimmStateDict(t *testing.T) {
+	const path = "testdata/deit_timm.safetensors"
+	student := deitGoldenConfig()
+	dc := DistillConfig{Type: DistillHard, Teacher: path, TeacherNumHeads: 2}
+	got, _, err := TeacherConfig(dc, student)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := deitGoldenConfig().WithDefaults(); got != want {
+		t.Errorf("teacher config\n%+v\nwant\n%+v", got, want)
+	}
+	teacher, err := LoadTeacher(dc, student)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := teacher.prepare(2, student.ImgSize); err != nil {
+		t.Fatal(err)
+	}
+	defer teacher.Close()
+	gold, _ := readDeiTGolden(t)
+	x := make([]float32, len(gold.Input))
+	for i, v := range gold.Input {
+		x[i] = float32(v)
+	}
+	logits, err := teacher.Logits(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := make([]float64, len(logits))
+	for i, v := range logits {
+		lf[i] = float64(v)
+	}
+	if d := maxAbsDiff(lf, gold.Logits); d > 1e-4 {
+		t.Errorf("the teacher's logits differ from timm's by %g", d)
+	}
+	dc.TeacherNumHeads = 0
+	if _, _, err := TeacherConfig(dc, student); !hasKey(err, "distill.teacher") {
+		t.Errorf("dim 8 without teacher_num_heads: %v", err)
+	}
+	dc.TeacherNumHeads = 2
+	other := student
+	other.NumClasses = 10
+	if _, _, err := TeacherConfig(dc, other); !hasKey(err, "distill.teacher") {
+		t.Errorf("a teacher of 3 classes for 10: %v", err)
+	}
+}
