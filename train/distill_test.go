@@ -231,10 +231,11 @@ func writeTeacher(t *testing.T, cfg Config) string {
 }
 
 // distillRun is tinyRun with a distilled student trained from a teacher
-// (soft, τ 2) for four steps, with Mixup/CutMix on (tinyRun's).
+// (soft, τ 2) for four steps, with Mixup/CutMix on (tinyRun's) and EMA.
 func distillRun(t *testing.T) Config {
 	cfg := tinyRun(t)
 	cfg.Model.Distilled = true
+	cfg.Optim.EMA = true
 	cfg.Train.MaxSteps = 4
 	cfg.Distill = DistillConfig{Type: DistillSoft, Teacher: writeTeacher(t, cfg), Tau: 2}
 	return cfg
@@ -244,8 +245,8 @@ func distillRun(t *testing.T) Config {
 // weights bit for bit), trains head_dist (it starts at zero, and only the
 // teacher's term reaches it), records the teacher's digest in the state
 // file, matches one process on 2 ranks × 2 micro-batches (each rank's
-// teacher labels its own rows), and refuses to resume with a changed
-// teacher file.
+// teacher labels its own rows), keeps an EMA of the new parameters too,
+// and refuses to resume with a changed teacher file.
 func TestDistillRun(t *testing.T) {
 	ctx := context.Background()
 	cfg := distillRun(t)
@@ -258,6 +259,15 @@ func TestDistillRun(t *testing.T) {
 	}
 	if norm == 0 {
 		t.Fatal("head_dist.weight is still zero: the teacher's term never reached it")
+	}
+	ema, err := safetensors.ReadFile(filepath.Join(cfg.Train.OutDir, LastEMAModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"dist_token", "head_dist.weight", "head_dist.bias"} {
+		if _, ok := ema.Get(name); !ok {
+			t.Errorf("the EMA model file has no %s", name)
+		}
 	}
 
 	again := cfg
