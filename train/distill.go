@@ -144,7 +144,14 @@ func FileSHA256(path string) (string, error) {
 // about the file are *ConfigError naming distill.teacher.
 func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 	bad := func(err error) error { return &cfgerr.Error{Key: "distill.teacher", Err: err} }
-	cfg, notes, err := TeacherConfig(dc, student)
+	if _, err := os.Stat(dc.Teacher); err != nil {
+		return nil, bad(err)
+	}
+	f, meta, ours, err := checkpoint.ReadModel(dc.Teacher)
+	if err != nil {
+		return nil, bad(err)
+	}
+	cfg, notes, err := teacherConfig(dc, student, f, meta, ours)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +160,6 @@ func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 		return nil, bad(err)
 	}
 	m, err := layers.New(cfg, tensor.Float32, 0)
-	if err != nil {
-		return nil, bad(err)
-	}
-	f, _, _, err := checkpoint.ReadModel(dc.Teacher)
 	if err != nil {
 		return nil, bad(err)
 	}
@@ -172,15 +175,31 @@ func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 // distillation token; heads from distill.teacher_num_heads or embed_dim/64;
 // GELU, LayerNorm eps 1e-6 and the class-token readout, timm's defaults).
 // It also checks that the teacher's classes and channels are the student's.
+// One of our files is read no further than its header.
 func TeacherConfig(dc DistillConfig, student layers.Config) (layers.Config, []string, error) {
-	bad := func(format string, a ...any) error { return cfgerr.New("distill.teacher", format, a...) }
-	if _, err := os.Stat(dc.Teacher); err != nil {
-		return layers.Config{}, nil, &cfgerr.Error{Key: "distill.teacher", Err: err}
-	}
-	f, meta, ours, err := checkpoint.ReadModel(dc.Teacher)
+	bad := func(err error) error { return &cfgerr.Error{Key: "distill.teacher", Err: err} }
+	md, err := safetensors.ReadMetadata(dc.Teacher)
 	if err != nil {
-		return layers.Config{}, nil, &cfgerr.Error{Key: "distill.teacher", Err: err}
+		return layers.Config{}, nil, bad(err)
 	}
+	meta, ours, err := checkpoint.ParseModelMeta(md)
+	if err != nil {
+		return layers.Config{}, nil, bad(fmt.Errorf("%s: %w", dc.Teacher, err))
+	}
+	var f *safetensors.File
+	if !ours { // a timm state_dict: its shapes say the architecture
+		if f, err = safetensors.ReadFile(dc.Teacher); err != nil {
+			return layers.Config{}, nil, bad(err)
+		}
+	}
+	return teacherConfig(dc, student, f, meta, ours)
+}
+
+// teacherConfig is TeacherConfig on a file already read: its metadata when
+// ours, else its tensors (f).
+func teacherConfig(dc DistillConfig, student layers.Config, f *safetensors.File, meta checkpoint.ModelMeta, ours bool) (layers.Config, []string, error) {
+	bad := func(format string, a ...any) error { return cfgerr.New("distill.teacher", format, a...) }
+	var err error
 	var c layers.Config
 	var notes []string
 	if ours {
