@@ -18,6 +18,7 @@ import (
 	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
 )
 
 // refDistill is DeiT's DistillationLoss in float64, written from its
@@ -408,5 +409,40 @@ func TestTeacherFromTimmStateDict(t *testing.T) {
 	other.NumClasses = 10
 	if _, _, err := TeacherConfig(dc, other); !hasKey(err, "distill.teacher") {
 		t.Errorf("a teacher of 3 classes for 10: %v", err)
+	}
+}
+
+// TestDistilledWithoutTeacher: with distill.type none a distilled model
+// trains on the mean of its two heads (timm's default), so both heads learn;
+// a step that asks for a teacher without one is refused.
+func TestDistilledWithoutTeacher(t *testing.T) {
+	m := tinyModel(t, func(c *layers.Config) { c.Distilled = true; c.ZeroInitHead.Set(true) })
+	st, err := NewStep(m, StepConfig{Batch: 4, Optim: optim.DefaultConfig(), LR: func(int) float64 { return 1e-2 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	x, y := make([]float32, 4*28*28), make([]float32, 4*10)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for b := 0; b < 4; b++ {
+		y[b*10+b] = 1
+	}
+	if _, err := st.Take(x, y, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"head.weight", "head_dist.weight"} {
+		moved := false
+		for _, v := range m.Param(name).Value.Data().([]float32) {
+			moved = moved || v != 0
+		}
+		if !moved {
+			t.Errorf("%s did not move from zero", name)
+		}
+	}
+	if _, err := NewStep(m, StepConfig{Batch: 4, Optim: optim.DefaultConfig(), Distill: DistillConfig{Type: DistillHard}}); err == nil {
+		t.Error("a hard distillation step without a teacher was built")
 	}
 }
