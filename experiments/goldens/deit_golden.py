@@ -26,7 +26,11 @@ which train/deit_golden_test.go loads through our checkpoint loader and compares
         loads FILE, a distilled checkpoint of ours with this config (TestWriteDeiTForTimm
         writes one), into timm's VisionTransformerDistilled with strict=True and checks
         that its eval logits on the golden input equal the ones the Go test recorded in
-        FILE's companion FILE.json within 1e-4.
+        FILE's companion FILE.json within 1e-4:
+            DEIT_GOLDEN_DIR=/tmp/dg go test ./train -run TestWriteDeiTForTimm -count=1
+            PYTHONPATH=/tmp/timm_src /usr/bin/python3 experiments/goldens/deit_golden.py --check /tmp/dg/deit_ours.safetensors
+
+Requires Debian's python3-torch and python3-torchvision (timm's layers import torchvision).
 """
 import json
 import os
