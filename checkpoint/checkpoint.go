@@ -188,7 +188,9 @@ func keyOf(name string) string {
 
 func layerKeys() []string {
 	var node yaml.Node
-	_ = node.Encode(layers.DefaultConfig())
+	c := layers.DefaultConfig()
+	c.Distilled = true // every key, those omitted when false included
+	_ = node.Encode(c)
 	var keys []string
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		keys = append(keys, node.Content[i].Value)
@@ -241,8 +243,9 @@ type LoadOptions struct {
 	// error instead.
 	Interp     string
 	NoResample bool
-	// ResetHead keeps the model's own (re-initialised) head instead of the
-	// file's; a head whose class count differs is then not an error.
+	// ResetHead keeps the model's own (re-initialised) head (and a
+	// distilled model's head_dist) instead of the file's; a head whose class
+	// count differs is then not an error.
 	ResetHead bool
 	// OldGrid is the file's patch grid, when known from its metadata; else it
 	// is inferred from a square pos_embed.
@@ -311,7 +314,7 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 	for _, p := range m.Params {
 		t, ok := f.Get(p.Name)
 		seen[p.Name] = true
-		isHead := p.Name == "head.weight" || p.Name == "head.bias"
+		isHead := p.Name == "head.weight" || p.Name == "head.bias" || p.Name == "head_dist.weight" || p.Name == "head_dist.bias"
 		if isHead && opts.ResetHead {
 			notes = append(notes, p.Name+" re-initialised (reset_head)")
 			continue
@@ -379,9 +382,13 @@ func setData(t *tensor.Dense, v []float32) {
 	}
 }
 
-// resamplePos resizes a (1, 1+gh·gw, D) table to the model's grid.
+// resamplePos resizes a (1, K+gh·gw, D) table to the model's grid, K being
+// the model's prefix tokens (class token, and a distilled model's
+// distillation token), whose rows are kept as they are (timm's
+// resample_abs_pos_embed with num_prefix_tokens=K).
 func resamplePos(v []float32, shape []int, c layers.Config, opts LoadOptions) ([]float32, string, error) {
-	n := shape[1] - 1
+	k := c.NumPrefixTokens()
+	n := shape[1] - k
 	gh, gw := opts.OldGrid[0], opts.OldGrid[1]
 	if gh*gw != n {
 		s := isqrt(n)
@@ -399,7 +406,7 @@ func resamplePos(v []float32, shape []int, c layers.Config, opts LoadOptions) ([
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := posembed.Resample(v, shape[2], 1, gh, gw, nh, nw, posembed.Options{Mode: mode, Antialias: nh < gh || nw < gw})
+	out, err := posembed.Resample(v, shape[2], k, gh, gw, nh, nw, posembed.Options{Mode: mode, Antialias: nh < gh || nw < gw})
 	if err != nil {
 		return nil, "", fmt.Errorf("pos_embed: %w", err)
 	}

@@ -213,3 +213,50 @@ func TestCheckpointMetadataValidatedBeforeAllocating(t *testing.T) {
 		t.Errorf("-img-size 100000: %v, want a ConfigError for model.img_size", err)
 	}
 }
+
+// TestDistilledRoundTrip: a distilled (DeiT) model file names itself in its
+// metadata and loads back distilled, every tensor as it was, also at a
+// higher resolution with both prefix rows of pos_embed kept; other models'
+// metadata has no distilled key.
+func TestDistilledRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	m := tinyModel(t, func(c *layers.Config) { c.Distilled = true })
+	path := filepath.Join(dir, "deit.safetensors")
+	if err := checkpoint.SaveModel(path, m, checkpoint.ModelMeta{Weights: "raw"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	back, _, _, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Config.Distilled || len(back.Params) != len(m.Params) {
+		t.Fatalf("loaded distilled %v with %d tensors, saved %d", back.Config.Distilled, len(back.Params), len(m.Params))
+	}
+	for i, p := range m.Params {
+		if !reflect.DeepEqual(p.Value.Data(), back.Params[i].Value.Data()) {
+			t.Errorf("%s changed", p.Name)
+		}
+	}
+	size := layers.Size2{56, 56}
+	big, _, _, err := checkpoint.LoadModel(path, tensor.Float32, &size, "bicubic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pe := big.Param("pos_embed"); !pe.Shape.Eq(tensor.Shape{1, 2 + 8*8, 16}) ||
+		!reflect.DeepEqual(pe.Value.Data().([]float32)[:32], m.Param("pos_embed").Value.Data().([]float32)[:32]) {
+		t.Errorf("pos_embed at 56×56: %v, or its two prefix rows changed", pe.Shape)
+	}
+	plain := filepath.Join(dir, "vit.safetensors")
+	if err := checkpoint.SaveModel(plain, tinyModel(t, nil), checkpoint.ModelMeta{Weights: "raw"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]bool{path: true, plain: false} {
+		md, err := safetensors.ReadMetadata(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, has := md["distilled"]; has != want {
+			t.Errorf("%s: metadata %v", file, md)
+		}
+	}
+}

@@ -239,6 +239,19 @@ func TestTokenOpsGradCheck(t *testing.T) {
 			y, err := Tokens(ps, cls, pos, b)
 			return y, G.Nodes{ps, cls, pos}, err
 		}},
+		{"tokens-distilled", func(g *G.ExprGraph) (*G.Node, G.Nodes, error) {
+			ps := randNode(g, tensor.Float64, "patches", 1, 1, b*n, d)
+			cls := randNode(g, tensor.Float64, "cls", 1, 2, 1, 1, d)
+			dist := randNode(g, tensor.Float64, "dist", 1, 4, 1, 1, d)
+			pos := randNode(g, tensor.Float64, "pos", 1, 3, 1, n+2, d)
+			y, err := TokensPrefix(ps, pos, b, cls, dist)
+			return y, G.Nodes{ps, cls, dist, pos}, err
+		}},
+		{"readout-rows", func(g *G.ExprGraph) (*G.Node, G.Nodes, error) {
+			x := randNode(g, tensor.Float64, "x", 1, 1, b*(n+2), d)
+			y, err := ReadoutRows(x, b, 1, 2)
+			return y, G.Nodes{x}, err
+		}},
 		{"readout-cls", func(g *G.ExprGraph) (*G.Node, G.Nodes, error) {
 			x := randNode(g, tensor.Float64, "x", 1, 1, b*(n+1), d)
 			y, err := Readout(x, b, false)

@@ -134,6 +134,21 @@ func logSoftmaxBackward[T Float](dx, y, dy []T, c int) {
 // probabilities are kept from the forward pass. It does not use Gorgonia's
 // SoftMax/LogSoftMax.
 func SoftmaxCrossEntropy(logits, targets *G.Node) (*G.Node, error) {
+	return SoftmaxCrossEntropyT(logits, targets, 1)
+}
+
+// SoftmaxCrossEntropyT is [SoftmaxCrossEntropy] of the logits divided by a
+// temperature τ > 0, CE(z/τ, t), as knowledge distillation softens both
+// distributions (DeiT's soft distillation):
+//
+//	dz = (softmax(z/τ)·Σ_c t[b,c] − t)·dloss/(B·τ).
+//
+// The logits node itself keeps its values (no scaled copy is written into
+// it).
+func SoftmaxCrossEntropyT(logits, targets *G.Node, tau float64) (*G.Node, error) {
+	if !(tau > 0) || math.IsInf(tau, 1) {
+		return nil, fmt.Errorf("SoftmaxCrossEntropy: temperature must be positive and finite, got %v", tau)
+	}
 	if logits == nil || targets == nil {
 		return nil, fmt.Errorf("SoftmaxCrossEntropy: logits and targets must both be given")
 	}
@@ -143,11 +158,12 @@ func SoftmaxCrossEntropy(logits, targets *G.Node) (*G.Node, error) {
 	if !targets.Shape().Eq(logits.Shape()) {
 		return nil, fmt.Errorf("SoftmaxCrossEntropy: targets %v do not match logits %v", targets.Shape(), logits.Shape())
 	}
-	return G.ApplyOp(&softmaxCEOp{opBase: newOpBase()}, logits, targets)
+	return G.ApplyOp(&softmaxCEOp{opBase: newOpBase(), tau: tau}, logits, targets)
 }
 
 type softmaxCEOp struct {
 	opBase
+	tau float64 // temperature: the logits are divided by it (1: as they are)
 
 	// Saved by the last forward run for the backward pass.
 	prob    buffer    // softmax(z), (B, C)
@@ -179,9 +195,9 @@ func (op *softmaxCEOp) Do(vs ...G.Value) (G.Value, error) {
 	p := op.prob.get(z.Dtype(), b, c)
 	switch z.Dtype() {
 	case tensor.Float32:
-		softmaxCE(data[float32](p), data[float32](z), data[float32](t), op.rowLoss, op.rowMass, c)
+		softmaxCE(data[float32](p), data[float32](z), data[float32](t), op.rowLoss, op.rowMass, c, op.tau)
 	default:
-		softmaxCE(data[float64](p), data[float64](z), data[float64](t), op.rowLoss, op.rowMass, c)
+		softmaxCE(data[float64](p), data[float64](z), data[float64](t), op.rowLoss, op.rowMass, c, op.tau)
 	}
 	var loss float64
 	for _, l := range op.rowLoss {
@@ -190,12 +206,19 @@ func (op *softmaxCEOp) Do(vs ...G.Value) (G.Value, error) {
 	return newScalar(z.Dtype(), loss/float64(b)), nil
 }
 
-// softmaxCE fills p = softmax(z), loss[b] = Σ_c t·(lse − z) and mass[b] = Σ_c t
-// for every row.
-func softmaxCE[T Float](p, z, t []T, loss, mass []float64, c int) {
+// softmaxCE fills p = softmax(z/τ), loss[b] = Σ_c t·(lse − z/τ) and
+// mass[b] = Σ_c t for every row. At τ = 1 the logits are read as they are;
+// otherwise z/τ is written into p first and read from there.
+func softmaxCE[T Float](p, z, t []T, loss, mass []float64, c int, tau float64) {
 	parallelFor(len(loss), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			zr, tr, pr := z[i*c:(i+1)*c], t[i*c:(i+1)*c], p[i*c:(i+1)*c]
+			if tau != 1 {
+				for j, v := range zr {
+					pr[j] = T(float64(v) / tau)
+				}
+				zr = pr
+			}
 			lse := rowLSE(zr)
 			var l, m float64
 			for j, v := range zr {
@@ -212,10 +235,13 @@ func softmaxCE[T Float](p, z, t []T, loss, mass []float64, c int) {
 	})
 }
 
-func (op *softmaxCEOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "SoftmaxCrossEntropy"); op.writeID(h) }
-func (op *softmaxCEOp) Hashcode() uint32      { return hashOf(op) }
-func (op *softmaxCEOp) String() string        { return "SoftmaxCrossEntropy" }
-func (op *softmaxCEOp) DiffWRT(n int) []bool  { return []bool{true, false} }
+func (op *softmaxCEOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "SoftmaxCrossEntropy(τ=%v)", op.tau)
+	op.writeID(h)
+}
+func (op *softmaxCEOp) Hashcode() uint32     { return hashOf(op) }
+func (op *softmaxCEOp) String() string       { return "SoftmaxCrossEntropy" }
+func (op *softmaxCEOp) DiffWRT(n int) []bool { return []bool{true, false} }
 
 func (op *softmaxCEOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	// The loss node is an input only to order the gradient op after the
@@ -227,7 +253,7 @@ func (op *softmaxCEOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	return G.Nodes{dz, nil}, nil
 }
 
-// softmaxCEGradOp maps (t, loss, dloss) to dz = (p·Σt − t)·dloss/B.
+// softmaxCEGradOp maps (t, loss, dloss) to dz = (p·Σt − t)·dloss/(B·τ).
 type softmaxCEGradOp struct {
 	opBase
 	fwd *softmaxCEOp
@@ -258,7 +284,7 @@ func (op *softmaxCEGradOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	b, c := t.Shape()[0], t.Shape()[1]
 	dz := op.out.get(t.Dtype(), b, c)
-	scale := g / float64(b)
+	scale := g / (float64(b) * op.fwd.tau)
 	switch t.Dtype() {
 	case tensor.Float32:
 		softmaxCEBackward(data[float32](dz), data[float32](p), data[float32](t), op.fwd.rowMass, scale, c)

@@ -185,11 +185,14 @@ func TestSoftmaxCrossEntropyGradCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b, c int
-		norm bool // targets rows sum to 1
+		norm bool    // targets rows sum to 1
+		tau  float64 // temperature (SoftmaxCrossEntropyT)
 	}{
-		{"soft-3x5", 3, 5, true},
-		{"soft-4x10", 4, 10, true},
-		{"unnormalised-2x4", 2, 4, false},
+		{"soft-3x5", 3, 5, true, 1},
+		{"soft-4x10", 4, 10, true, 1},
+		{"unnormalised-2x4", 2, 4, false, 1},
+		{"tau-3-3x5", 3, 5, true, 3},
+		{"tau-0.5-unnormalised-2x4", 2, 4, false, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := G.NewGraph()
@@ -201,7 +204,7 @@ func TestSoftmaxCrossEntropyGradCheck(t *testing.T) {
 				}
 			}
 			tg := constNode(g, tensor.Float64, "t", tv, tc.b, tc.c)
-			loss, err := SoftmaxCrossEntropy(z, tg)
+			loss, err := SoftmaxCrossEntropyT(z, tg, tc.tau)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,6 +217,39 @@ func TestSoftmaxCrossEntropyGradCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestSoftmaxCrossEntropyTemperature: CE(z, t) at temperature τ is the
+// cross entropy of z/τ, and leaves z's values as they were.
+func TestSoftmaxCrossEntropyTemperature(t *testing.T) {
+	const b, c, tau = 3, 6, 2.5
+	zv := randFloats(51, b*c, 3)
+	tv := softTargets(52, b, c)
+	scaled := make([]float64, len(zv))
+	for i, v := range zv {
+		scaled[i] = v / tau
+	}
+	want := refCE(scaled, tv, c)
+	g := G.NewGraph()
+	z := constNode(g, tensor.Float64, "z", zv, b, c)
+	loss, err := SoftmaxCrossEntropyT(z, constNode(g, tensor.Float64, "t", tv, b, c), tau)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOnce(t, g)
+	if got := valueF64s(t, loss.Value())[0]; math.Abs(got-want) > 1e-12 {
+		t.Errorf("loss = %.15g, want %.15g", got, want)
+	}
+	for i, v := range valueF64s(t, z.Value()) {
+		if v != zv[i] {
+			t.Fatalf("logit %d changed from %v to %v", i, zv[i], v)
+		}
+	}
+	for _, bad := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if _, err := SoftmaxCrossEntropyT(z, z, bad); err == nil {
+			t.Errorf("temperature %v accepted", bad)
+		}
 	}
 }
 

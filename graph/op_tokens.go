@@ -194,62 +194,101 @@ func (op *permuteOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 // table. patches is (B·N, D), cls (1, 1, D), pos (1, N+1, D); the result is
 // (B·(N+1), D).
 func Tokens(patches, cls, pos *G.Node, batch int) (*G.Node, error) {
-	ps, cs, qs := patches.Shape(), cls.Shape(), pos.Shape()
+	return TokensPrefix(patches, pos, batch, cls)
+}
+
+// TokensPrefix is [Tokens] with k ≥ 1 prefix tokens (timm's
+// num_prefix_tokens): for each sample the prefix tokens in order (DeiT's
+// cls_token, dist_token), then its N patch rows, plus the position table,
+// which covers the prefix rows too. patches is (B·N, D), each prefix token
+// (1, 1, D), pos (1, k+N, D); the result is (B·(k+N), D).
+func TokensPrefix(patches, pos *G.Node, batch int, prefix ...*G.Node) (*G.Node, error) {
+	if len(prefix) == 0 {
+		return nil, fmt.Errorf("Tokens: no prefix token")
+	}
+	ps, qs := patches.Shape(), pos.Shape()
 	if patches.Dims() != 2 || batch <= 0 || ps[0]%batch != 0 {
 		return nil, fmt.Errorf("Tokens: patches %v do not split into %d samples", ps, batch)
 	}
-	n, d := ps[0]/batch, ps[1]
-	if !cs.Eq(tensor.Shape{1, 1, d}) {
-		return nil, fmt.Errorf("Tokens: cls_token is %v, want (1, 1, %d)", cs, d)
+	n, d, k := ps[0]/batch, ps[1], len(prefix)
+	for i, c := range prefix {
+		if !c.Shape().Eq(tensor.Shape{1, 1, d}) {
+			return nil, fmt.Errorf("Tokens: prefix token %d is %v, want (1, 1, %d)", i, c.Shape(), d)
+		}
 	}
-	if !qs.Eq(tensor.Shape{1, n + 1, d}) {
-		return nil, fmt.Errorf("Tokens: pos_embed is %v, want (1, %d, %d)", qs, n+1, d)
+	if !qs.Eq(tensor.Shape{1, n + k, d}) {
+		return nil, fmt.Errorf("Tokens: pos_embed is %v, want (1, %d, %d)", qs, n+k, d)
 	}
-	op := &tokensOp{opBase: newOpBase(), batch: batch, n: n, dim: d}
-	return G.ApplyOp(op, patches, cls, pos)
+	op := &tokensOp{opBase: newOpBase(), batch: batch, n: n, dim: d, prefix: k}
+	return G.ApplyOp(op, append([]*G.Node{patches, pos}, prefix...)...)
 }
 
+// tokensOp's inputs are the patch rows, the position table, then the
+// prefix tokens.
 type tokensOp struct {
 	opBase
 	batch, n, dim int
+	prefix        int // prefix tokens before the patch rows
 	out           buffer
 }
 
 var _ G.SDOp = (*tokensOp)(nil)
 
-func (op *tokensOp) Arity() int    { return 3 }
-func (op *tokensOp) Type() hm.Type { return fnType(2, 3, 3, 2) }
+func (op *tokensOp) tokens() int { return op.prefix + op.n }
+func (op *tokensOp) Arity() int  { return 2 + op.prefix }
+func (op *tokensOp) Type() hm.Type {
+	ranks := []int{2, 3}
+	for range op.prefix {
+		ranks = append(ranks, 3)
+	}
+	return fnType(append(ranks, 2)...)
+}
 func (op *tokensOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
-	return tensor.Shape{op.batch * (op.n + 1), op.dim}, nil
+	return tensor.Shape{op.batch * op.tokens(), op.dim}, nil
 }
 
 func (op *tokensOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("Tokens", vs, 3)
+	in, err := denses("Tokens", vs, op.Arity())
 	if err != nil {
 		return nil, err
 	}
-	if in[0].Shape().TotalSize() != op.batch*op.n*op.dim || in[2].Shape().TotalSize() != (op.n+1)*op.dim {
-		return nil, fmt.Errorf("Tokens: inputs %v, %v, %v do not fit", in[0].Shape(), in[1].Shape(), in[2].Shape())
+	if in[0].Shape().TotalSize() != op.batch*op.n*op.dim || in[1].Shape().TotalSize() != op.tokens()*op.dim {
+		return nil, fmt.Errorf("Tokens: inputs %v, %v do not fit", in[0].Shape(), in[1].Shape())
 	}
-	y := op.out.get(in[0].Dtype(), op.batch*(op.n+1), op.dim)
+	for _, c := range in[2:] {
+		if c.Shape().TotalSize() != op.dim {
+			return nil, fmt.Errorf("Tokens: prefix token %v does not fit", c.Shape())
+		}
+	}
+	y := op.out.get(in[0].Dtype(), op.batch*op.tokens(), op.dim)
 	switch in[0].Dtype() {
 	case tensor.Float32:
-		tokensForward(op, data[float32](y), data[float32](in[0]), data[float32](in[1]), data[float32](in[2]))
+		tokensForward(op, data[float32](y), data[float32](in[0]), data[float32](in[1]), prefixData[float32](in[2:]))
 	default:
-		tokensForward(op, data[float64](y), data[float64](in[0]), data[float64](in[1]), data[float64](in[2]))
+		tokensForward(op, data[float64](y), data[float64](in[0]), data[float64](in[1]), prefixData[float64](in[2:]))
 	}
 	return y, nil
 }
 
-func tokensForward[T Float](op *tokensOp, y, patches, cls, pos []T) {
-	t, d := op.n+1, op.dim
+func prefixData[T Float](ts []*tensor.Dense) [][]T {
+	out := make([][]T, len(ts))
+	for i, t := range ts {
+		out[i] = data[T](t)
+	}
+	return out
+}
+
+func tokensForward[T Float](op *tokensOp, y, patches, pos []T, prefix [][]T) {
+	t, d, k := op.tokens(), op.dim, op.prefix
 	parallelFor(op.batch, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			yb := y[b*t*d : (b+1)*t*d]
-			for j := 0; j < d; j++ {
-				yb[j] = cls[j] + pos[j]
+			for i, c := range prefix {
+				for j := 0; j < d; j++ {
+					yb[i*d+j] = c[j] + pos[i*d+j]
+				}
 			}
-			pb, rest, ps := patches[b*op.n*d:(b+1)*op.n*d], yb[d:], pos[d:t*d]
+			pb, rest, ps := patches[b*op.n*d:(b+1)*op.n*d], yb[k*d:], pos[k*d:t*d]
 			for i, v := range pb {
 				rest[i] = v + ps[i]
 			}
@@ -258,16 +297,22 @@ func tokensForward[T Float](op *tokensOp, y, patches, cls, pos []T) {
 }
 
 func (op *tokensOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Tokens(B%d,N%d,D%d)", op.batch, op.n, op.dim)
+	fmt.Fprintf(h, "Tokens(B%d,N%d,D%d,K%d)", op.batch, op.n, op.dim, op.prefix)
 	op.writeID(h)
 }
-func (op *tokensOp) Hashcode() uint32   { return hashOf(op) }
-func (op *tokensOp) String() string     { return "Tokens" }
-func (op *tokensOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+func (op *tokensOp) Hashcode() uint32 { return hashOf(op) }
+func (op *tokensOp) String() string   { return "Tokens" }
+func (op *tokensOp) DiffWRT(int) []bool {
+	d := make([]bool, op.Arity())
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
 
 func (op *tokensOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	var out G.Nodes
-	for part := 0; part < 3; part++ {
+	for part := 0; part < op.Arity(); part++ {
 		n, err := G.ApplyOp(&tokensGradOp{opBase: newOpBase(), fwd: op, part: part}, grad)
 		if err != nil {
 			return nil, err
@@ -278,8 +323,8 @@ func (op *tokensOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 }
 
 // tokensGradOp maps dy (B·T, D) to the gradient of one Tokens input: part 0
-// the patch rows, part 1 the class token (summed over samples), part 2 the
-// position table (summed over samples).
+// the patch rows, part 1 the position table (summed over samples), part
+// 2+i prefix token i (summed over samples).
 type tokensGradOp struct {
 	opBase
 	fwd  *tokensOp
@@ -301,9 +346,9 @@ func (op *tokensGradOp) shape() tensor.Shape {
 	case 0:
 		return tensor.Shape{f.batch * f.n, f.dim}
 	case 1:
-		return tensor.Shape{1, 1, f.dim}
+		return tensor.Shape{1, f.tokens(), f.dim}
 	}
-	return tensor.Shape{1, f.n + 1, f.dim}
+	return tensor.Shape{1, 1, f.dim}
 }
 
 func (op *tokensGradOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape(), nil }
@@ -325,35 +370,35 @@ func (op *tokensGradOp) Do(vs ...G.Value) (G.Value, error) {
 
 func tokensBackward[T Float](op *tokensGradOp, dst, dy []T) {
 	f := op.fwd
-	t, d := f.n+1, f.dim
-	switch op.part {
-	case 0:
+	t, d, k := f.tokens(), f.dim, f.prefix
+	if op.part == 0 {
 		parallelFor(f.batch, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
-				copy(dst[b*f.n*d:(b+1)*f.n*d], dy[(b*t+1)*d:(b+1)*t*d])
+				copy(dst[b*f.n*d:(b+1)*f.n*d], dy[(b*t+k)*d:(b+1)*t*d])
 			}
 		})
-	default:
-		// Sum over samples, each element in sample order (on every core,
-		// split by element), so the result does not depend on the split.
-		w := d
-		if op.part == 2 {
-			w = t * d
-		}
-		// A chunk of columns sums them over every sample: at least
-		// 2^14 additions a chunk (TINY's position gradient, 50×64
-		// columns over 128 samples, is eight chunks, not one).
-		parallelForGrain(w, max(64, (1<<14)/max(f.batch, 1)), func(lo, hi int) {
-			o := dst[lo:hi]
-			clear(o)
-			for b := 0; b < f.batch; b++ {
-				src := dy[b*t*d+lo : b*t*d+hi]
-				for i, v := range src {
-					o[i] += v
-				}
-			}
-		})
+		return
 	}
+	// Sum over samples, each element in sample order (on every core,
+	// split by element), so the result does not depend on the split.
+	// The position table sums whole samples, prefix token i its row i.
+	off, w := (op.part-2)*d, d
+	if op.part == 1 {
+		off, w = 0, t*d
+	}
+	// A chunk of columns sums them over every sample: at least
+	// 2^14 additions a chunk (TINY's position gradient, 50×64
+	// columns over 128 samples, is eight chunks, not one).
+	parallelForGrain(w, max(64, (1<<14)/max(f.batch, 1)), func(lo, hi int) {
+		o := dst[lo:hi]
+		clear(o)
+		for b := 0; b < f.batch; b++ {
+			src := dy[b*t*d+off+lo : b*t*d+off+hi]
+			for i, v := range src {
+				o[i] += v
+			}
+		}
+	})
 }
 
 func (op *tokensGradOp) WriteHash(h hash.Hash) {
@@ -371,7 +416,20 @@ func Readout(x *G.Node, batch int, mean bool) (*G.Node, error) {
 	if x.Dims() != 2 || batch <= 0 || s[0]%batch != 0 || s[0]/batch < 2 {
 		return nil, fmt.Errorf("Readout: %v does not split into %d samples of ≥ 2 tokens", s, batch)
 	}
-	op := &readoutOp{opBase: newOpBase(), batch: batch, tokens: s[0] / batch, dim: s[1], mean: mean}
+	op := &readoutOp{opBase: newOpBase(), batch: batch, tokens: s[0] / batch, dim: s[1], mean: mean, rows: 1}
+	return G.ApplyOp(op, x)
+}
+
+// ReadoutRows picks rows first … first+count−1 of each sample from the
+// (B·T, D) token rows: (B·count, D), sample by sample. DeiT reads its class
+// token with (0, 1) and its distillation token with (1, 1); a Frozen graph
+// keeps both prefix rows with (0, 2).
+func ReadoutRows(x *G.Node, batch, first, count int) (*G.Node, error) {
+	s := x.Shape()
+	if x.Dims() != 2 || batch <= 0 || s[0]%batch != 0 || first < 0 || count < 1 || first+count > s[0]/batch {
+		return nil, fmt.Errorf("Readout: rows %d…%d of %v split into %d samples do not exist", first, first+count-1, s, batch)
+	}
+	op := &readoutOp{opBase: newOpBase(), batch: batch, tokens: s[0] / batch, dim: s[1], first: first, rows: count}
 	return G.ApplyOp(op, x)
 }
 
@@ -379,7 +437,8 @@ type readoutOp struct {
 	opBase
 	batch, tokens, dim int
 	mean               bool
-	grad               bool // the adjoint: (B, D) → (B·T, D)
+	first, rows        int  // without mean: the rows kept of each sample
+	grad               bool // the adjoint: (B·rows, D) or (B, D) → (B·T, D)
 	out                buffer
 }
 
@@ -391,7 +450,10 @@ func (op *readoutOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	if op.grad {
 		return tensor.Shape{op.batch * op.tokens, op.dim}, nil
 	}
-	return tensor.Shape{op.batch, op.dim}, nil
+	if op.mean {
+		return tensor.Shape{op.batch, op.dim}, nil
+	}
+	return tensor.Shape{op.batch * op.rows, op.dim}, nil
 }
 
 func (op *readoutOp) Do(vs ...G.Value) (G.Value, error) {
@@ -412,11 +474,12 @@ func (op *readoutOp) Do(vs ...G.Value) (G.Value, error) {
 
 func readout[T Float](op *readoutOp, dst, src []T) {
 	t, d := op.tokens, op.dim
+	r, lo := op.rows*d, op.first*d // a sample's kept rows, and where they start
 	inv := T(1 / float64(t-1))
 	for b := 0; b < op.batch; b++ {
 		switch {
 		case !op.grad && !op.mean:
-			copy(dst[b*d:(b+1)*d], src[b*t*d:b*t*d+d])
+			copy(dst[b*r:(b+1)*r], src[b*t*d+lo:b*t*d+lo+r])
 		case !op.grad:
 			o := dst[b*d : (b+1)*d]
 			clear(o)
@@ -429,7 +492,7 @@ func readout[T Float](op *readoutOp, dst, src []T) {
 		case !op.mean:
 			o := dst[b*t*d : (b+1)*t*d]
 			clear(o)
-			copy(o[:d], src[b*d:(b+1)*d])
+			copy(o[lo:lo+r], src[b*r:(b+1)*r])
 		default:
 			o := dst[b*t*d : (b+1)*t*d]
 			clear(o[:d])
@@ -443,14 +506,14 @@ func readout[T Float](op *readoutOp, dst, src []T) {
 }
 
 func (op *readoutOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Readout(B%d,T%d,D%d,mean=%t,grad=%t)", op.batch, op.tokens, op.dim, op.mean, op.grad)
+	fmt.Fprintf(h, "Readout(B%d,T%d,D%d,mean=%t,rows=%d+%d,grad=%t)", op.batch, op.tokens, op.dim, op.mean, op.first, op.rows, op.grad)
 	op.writeID(h)
 }
 func (op *readoutOp) Hashcode() uint32   { return hashOf(op) }
 func (op *readoutOp) String() string     { return "Readout" }
 func (op *readoutOp) DiffWRT(int) []bool { return []bool{true} }
 func (op *readoutOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	back := &readoutOp{opBase: newOpBase(), batch: op.batch, tokens: op.tokens, dim: op.dim, mean: op.mean, grad: true}
+	back := &readoutOp{opBase: newOpBase(), batch: op.batch, tokens: op.tokens, dim: op.dim, mean: op.mean, first: op.first, rows: op.rows, grad: true}
 	d, err := G.ApplyOp(back, grad)
 	if err != nil {
 		return nil, err

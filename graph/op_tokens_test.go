@@ -49,7 +49,7 @@ func TestTokensSplitIsExact(t *testing.T) {
 		wantG[i] = patches[j]
 	}
 
-	fwd := &tokensOp{batch: b, n: n, dim: d}
+	fwd := &tokensOp{batch: b, n: n, dim: d, prefix: 1}
 	same := func(name string, procs int, got, want []float32) {
 		tk.Helper()
 		for i := range want {
@@ -61,9 +61,9 @@ func TestTokensSplitIsExact(t *testing.T) {
 	for _, procs := range []int{1, 2, 8} {
 		prev := runtime.GOMAXPROCS(procs)
 		y := make([]float32, len(wantY))
-		tokensForward(fwd, y, patches, cls, pos)
+		tokensForward(fwd, y, patches, pos, [][]float32{cls})
 		same("Tokens", procs, y, wantY)
-		for part, want := range [][]float32{wantDP, wantDC, wantDPos} {
+		for part, want := range [][]float32{wantDP, wantDPos, wantDC} { // the op's input order: patches, pos, cls
 			got := make([]float32, len(want))
 			for i := range got {
 				got[i] = float32(math.NaN()) // the op must overwrite its buffer

@@ -115,6 +115,12 @@ type Config struct {
 	PatchEmbed   PatchEmbedForm `yaml:"patch_embed"`    // linear (default) | conv
 	Act          Act            `yaml:"act"`            // gelu (default) | gelu_tanh
 	LNEps        float64        `yaml:"ln_eps"`         // LayerNorm epsilon, in (0, 1]; 0 = 1e-6
+	// Distilled builds DeiT's layout (timm's VisionTransformerDistilled): a
+	// distillation token after the class token, a position table with both
+	// prefix rows, and a second classifier head_dist on that token. An
+	// evaluation graph returns the mean of the two heads. Default false
+	// (omitted from a checkpoint's metadata when false).
+	Distilled bool `yaml:"distilled,omitempty"`
 }
 
 // DefaultConfig is ViT-B/16 at 224 (timm's vit_base_patch16_224).
@@ -209,6 +215,19 @@ func (c Config) Grid() (int, int) {
 	return c.ImgSize[0] / c.PatchSize, c.ImgSize[1] / c.PatchSize
 }
 
+// NumPrefixTokens is the number of tokens before the patch tokens (timm's
+// num_prefix_tokens): the class token, and the distillation token when
+// Distilled.
+func (c Config) NumPrefixTokens() int {
+	if c.Distilled {
+		return 2
+	}
+	return 1
+}
+
+// NumTokens is the sequence length T: the prefix tokens and the patches.
+func (c Config) NumTokens() int { return c.NumPrefixTokens() + c.NumPatches() }
+
 // NumPatches is gh·gw, the number of patch tokens.
 func (c Config) NumPatches() int { h, w := c.Grid(); return h * w }
 
@@ -264,6 +283,8 @@ func (c Config) Validate() error {
 	}
 	if err := c.Readout.Validate(); err != nil {
 		bad("readout", "%w", err)
+	} else if c.Distilled && c.Readout != ReadoutCLS {
+		bad("readout", "a distilled model reads its class and distillation tokens: readout must be %q, got %q", ReadoutCLS, c.Readout)
 	}
 	if err := c.PatchEmbed.Validate(); err != nil {
 		bad("patch_embed", "%w", err)
@@ -281,4 +302,19 @@ func (c Config) Validate() error {
 		bad("ln_eps", "must be in (0, 1], got %v", c.LNEps)
 	}
 	return errs.Err()
+}
+
+// ForwardFLOPs is the floating-point operations of one image's forward
+// pass, two per multiply-add of the matrix products (patch embedding, qkv,
+// attention scores and weighted values, projection, MLP, the heads); the
+// element-wise work (LayerNorm, GELU, softmax, sums) is left out. A training
+// step costs about three times it per image (forward and backward).
+func (c Config) ForwardFLOPs() float64 {
+	c = c.WithDefaults()
+	f := func(x int) float64 { return float64(x) }
+	T, D, hid := f(c.NumTokens()), f(c.EmbedDim), f(c.Hidden())
+	embed := 2 * f(c.NumPatches()) * f(c.InChans*c.PatchSize*c.PatchSize) * D
+	block := 2*T*D*3*D + 2*2*T*T*D + 2*T*D*D + 2*2*T*D*hid
+	head := 2 * D * f(c.NumClasses) * f(c.NumPrefixTokens())
+	return embed + f(c.Depth)*block + head
 }

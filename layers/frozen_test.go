@@ -140,3 +140,39 @@ func TestFrozenFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestFrozenMatchesEvalDistilled: a distilled model's Frozen graph computes
+// the evaluation graph's logits, the mean of its two heads (float64: to
+// rounding), its last block only on the two prefix rows, both heads packed.
+func TestFrozenMatchesEvalDistilled(t *testing.T) {
+	c := tinyConfig()
+	c.ImgSize, c.PatchSize, c.InChans, c.Depth, c.Distilled = Size2{8, 8}, 2, 3, 2, true // 18 tokens
+	m := randomModel(t, c, 1)
+	const batch = 3
+	plain, err := m.Build(batch, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen, err := m.Build(batch, BuildOptions{Frozen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillInput(plain, 2)
+	fillInput(frozen, 2)
+	runGraph(t, plain.G)
+	runGraph(t, frozen.G)
+	if d := maxDiff(frozen.Logits.Value().Data().([]float64), plain.Logits.Value().Data().([]float64)); d > 1e-12 {
+		t.Errorf("frozen logits differ from eval by %g", d)
+	}
+	pf, tok, d := plain.Features.Value().Data().([]float64), c.NumTokens(), c.EmbedDim
+	var prefix []float64
+	for b := 0; b < batch; b++ {
+		prefix = append(prefix, pf[b*tok*d:b*tok*d+2*d]...)
+	}
+	if diff := maxDiff(frozen.Features.Value().Data().([]float64), prefix); diff > 1e-12 {
+		t.Errorf("frozen features differ from eval's prefix rows by %g", diff)
+	}
+	if n := opCounts(frozen.G)["LinearPacked"]; n != c.Depth+3 { // qkv per block; patch embed; head, head_dist
+		t.Errorf("frozen graph has %d LinearPacked, want %d", n, c.Depth+3)
+	}
+}

@@ -20,7 +20,9 @@ func groupsConfig(depth int) layers.Config {
 // optimizer: with weight decay 0.1 and layer decay 0.5 on a depth-2 ViT,
 // each tensor's weight decay and lr scale, as AdamW applies them.
 func TestParamGroups(t *testing.T) {
-	m, err := layers.New(groupsConfig(2), tensor.Float32, 1)
+	c := groupsConfig(2)
+	c.Distilled = true // DeiT's dist_token and head_dist join the stem and the head
+	m, err := layers.New(c, tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +39,9 @@ func TestParamGroups(t *testing.T) {
 	}
 	want := map[string][2]float64{ // weight decay, lr scale
 		"cls_token":                 {0, 0.125},
+		"dist_token":                {0, 0.125},
+		"head_dist.weight":          {0.1, 1},
+		"head_dist.bias":            {0, 1},
 		"pos_embed":                 {0, 0.125},
 		"patch_embed.proj.weight":   {0.1, 0.125},
 		"patch_embed.proj.bias":     {0, 0.125},

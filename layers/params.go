@@ -30,9 +30,10 @@ type paramSpec struct {
 type paramFlags uint8
 
 const (
-	noDecay paramFlags = 1 << iota // in timm's no_weight_decay() (the optimizer exempts biases and 1-D tensors itself)
-	packed                         // a Linear weight the Frozen graph reads packed (graph.PackWeight)
-	qkvBias                        // present only when Config.QKVBias
+	noDecay   paramFlags = 1 << iota // in timm's no_weight_decay() (the optimizer exempts biases and 1-D tensors itself)
+	packed                           // a Linear weight the Frozen graph reads packed (graph.PackWeight)
+	qkvBias                          // present only when Config.QKVBias
+	distilled                        // present only when Config.Distilled (DeiT)
 
 	plain paramFlags = 0
 )
@@ -42,6 +43,7 @@ const (
 var stemParams = []paramSpec{
 	{"cls_token", dims{one, one, embed}, initTruncNormal, groupEmbed, noDecay},
 	{"pos_embed", dims{one, tokens, embed}, initTruncNormal, groupEmbed, noDecay},
+	{"dist_token", dims{one, one, embed}, initTruncNormal, groupEmbed, noDecay | distilled},
 	{"patch_embed.proj.weight", dims{embed, inChans, patch, patch}, initConv2dDefault, groupEmbed, packed},
 	{"patch_embed.proj.bias", dims{embed}, initConv2dDefault, groupEmbed, plain},
 }
@@ -68,6 +70,8 @@ var headParams = []paramSpec{
 	{"norm.bias", dims{embed}, initZeros, groupFinalNorm, plain},
 	{"head.weight", dims{classes, embed}, initHead, groupHead, packed},
 	{"head.bias", dims{classes}, initZeros, groupHead, plain},
+	{"head_dist.weight", dims{classes, embed}, initHead, groupHead, packed | distilled},
+	{"head_dist.bias", dims{classes}, initZeros, groupHead, distilled},
 }
 
 // dim is one symbolic size of a parameter's shape, read from the config.
@@ -81,7 +85,7 @@ const (
 	embed              // D
 	embed3             // 3D (q, k and v)
 	hidden             // MLP width, Config.Hidden
-	tokens             // patches + class token
+	tokens             // patches + prefix tokens (class, distillation)
 	inChans            // image channels
 	patch              // patch side P
 	classes            // classifier outputs
@@ -96,7 +100,7 @@ func (d dim) size(c Config) int {
 	case hidden:
 		return c.Hidden()
 	case tokens:
-		return c.NumPatches() + 1
+		return c.NumTokens()
 	case inChans:
 		return c.InChans
 	case patch:
@@ -129,7 +133,7 @@ func params(c Config) []param {
 	add := func(prefix string, rows []paramSpec, block int) {
 		for i := range rows {
 			r := &rows[i]
-			if r.flags&qkvBias != 0 && !c.QKVBias.Value() {
+			if r.flags&qkvBias != 0 && !c.QKVBias.Value() || r.flags&distilled != 0 && !c.Distilled {
 				continue
 			}
 			out = append(out, param{NamedShape{prefix + r.name, r.shape.shape(c)}, r, r.group.layerID(block, c.Depth)})
@@ -166,7 +170,7 @@ func initConv2dDefault(t *tensor.Dense, c Config, rng *rand.Rand) {
 	InitUniform(t, 1/math.Sqrt(float64(fanIn)), rng)
 }
 
-// initHead is the classifier weight: zeros when Config.ZeroInitHead (as
+// initHead is a classifier weight (head, head_dist): zeros when Config.ZeroInitHead (as
 // timm's init_weights_vit_jax does), else a Linear weight.
 func initHead(t *tensor.Dense, c Config, rng *rand.Rand) {
 	if c.ZeroInitHead.Value() {

@@ -21,7 +21,7 @@ type Param struct {
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
 	Value *tensor.Dense
 
-	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token)
+	NoWeightDecay bool // in timm's no_weight_decay() (pos_embed, cls_token, dist_token)
 	LayerID       int  // layer id for layer-wise lr decay, 0 (embeddings) … depth+1 (head)
 
 	spec *paramSpec // its row in params.go
@@ -153,19 +153,30 @@ type BuildOptions struct {
 	// graph.AttentionProbs refuses its Attn nodes. It reads the live weights
 	// (unlike Frozen) and excludes Training.
 	NoMaps bool
+
+	// DistilledTraining makes a distilled model's graph return its two heads
+	// apart, Logits = head(class token) and DistLogits = head_dist
+	// (distillation token), for a loss on each (timm's
+	// set_distilled_training). Otherwise Logits is their mean, as timm's
+	// VisionTransformerDistilled returns in evaluation and in training
+	// without it.
+	DistilledTraining bool
 }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
 // graphs (training, evaluation) share the model's parameter tensors.
 type Graph struct {
-	G        *G.ExprGraph
-	Batch    int
-	Input    *G.Node   // (B, C, H, W), bound to a tensor the caller fills
-	Logits   *G.Node   // (B, num_classes)
-	Features *G.Node   // (B·T, D) token rows after the final norm, before readout (a Frozen graph with a class-token readout: the (B, D) class-token rows only)
-	Params   []*G.Node // parallel to VisionTransformer.Params
-	Attn     []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
-	Stoch    *graph.Stochastic
+	G      *G.ExprGraph
+	Batch  int
+	Input  *G.Node // (B, C, H, W), bound to a tensor the caller fills
+	Logits *G.Node // (B, num_classes); a distilled model's mean of its two heads, or with DistilledTraining its class head
+	// DistLogits is a distilled model's head_dist output (B, num_classes)
+	// in a DistilledTraining graph; nil otherwise.
+	DistLogits *G.Node
+	Features   *G.Node   // (B·T, D) token rows after the final norm, before readout (a Frozen graph with a class-token readout: the (B·K, D) rows of the K prefix tokens only)
+	Params     []*G.Node // parallel to VisionTransformer.Params
+	Attn       []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
+	Stoch      *graph.Stochastic
 }
 
 // Build makes the forward graph for batch images, from patch embedding to
@@ -190,7 +201,8 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		out.Params = append(out.Params, n)
 		p[pr.Name] = n
 	}
-	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumPatches() + 1, stoch: out.Stoch, noMaps: opts.NoMaps}
+	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumTokens(), stoch: out.Stoch, noMaps: opts.NoMaps,
+		splitHeads: c.Distilled && opts.DistilledTraining}
 	if opts.Frozen {
 		if b.packed, err = m.frozenWeights(); err != nil {
 			return nil, err
@@ -209,8 +221,10 @@ type builder struct {
 	cfg           Config
 	p             map[string]*G.Node
 	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
-	clsRows       bool                           // Frozen: x holds only the class-token rows (B, D) (frozen.go)
+	clsRows       bool                           // Frozen: x holds only the prefix-token rows (B·K, D) (frozen.go)
 	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
+	splitHeads    bool                           // a distilled model's two heads apart (BuildOptions.DistilledTraining)
+	distLogits    *G.Node                        // head_dist's output, when splitHeads
 	batch, tokens int
 	stoch         *graph.Stochastic
 	err           error
@@ -246,6 +260,7 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	out.DistLogits = b.distLogits
 	return x, nil
 }
 
@@ -255,8 +270,12 @@ func (b *builder) forward(img *G.Node, out *Graph) (*G.Node, error) {
 // block's attention node to out.Attn.
 func (b *builder) forwardFeatures(img *G.Node, out *Graph) *G.Node {
 	c := b.cfg
-	x := b.patchEmbed(img)                                                                                    // (B·N, D)
-	x = b.op(func() (*G.Node, error) { return graph.Tokens(x, b.p["cls_token"], b.p["pos_embed"], b.batch) }) // (B·T, D)
+	x := b.patchEmbed(img) // (B·N, D)
+	prefix := []*G.Node{b.p["cls_token"]}
+	if c.Distilled {
+		prefix = append(prefix, b.p["dist_token"])
+	}
+	x = b.op(func() (*G.Node, error) { return graph.TokensPrefix(x, b.p["pos_embed"], b.batch, prefix...) }) // (B·T, D)
 	x = b.dropout(x, "pos_drop")
 	dpr := 0.0
 	for i := 0; i < c.Depth && b.err == nil; i++ {
@@ -271,12 +290,41 @@ func (b *builder) forwardFeatures(img *G.Node, out *Graph) *G.Node {
 }
 
 // forwardHead is timm's forward_head: the readout (class token or mean of
-// the patch tokens) and the classifier, features → (B, num_classes).
+// the patch tokens) and the classifier, features → (B, num_classes). A
+// distilled model's is VisionTransformerDistilled's (see distilledHead).
 func (b *builder) forwardHead(x *G.Node) *G.Node {
+	if b.cfg.Distilled {
+		return b.distilledHead(x)
+	}
 	if !b.clsRows {
 		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, b.cfg.Readout == ReadoutMean) }) // (B, D)
 	}
 	return b.linear(x, "head") // (B, classes)
+}
+
+// distilledHead is DeiT's head on the (B·T, D) features (a Frozen graph's:
+// the (B·2, D) prefix rows): head on the class token (row 0), head_dist on
+// the distillation token (row 1), and their mean (h + h_dist)/2, or with
+// splitHeads the two apart (the class head returned, head_dist kept in
+// b.distLogits).
+func (b *builder) distilledHead(x *G.Node) *G.Node {
+	cls := b.op(func() (*G.Node, error) { return graph.ReadoutRows(x, b.batch, 0, 1) })  // (B, D)
+	dist := b.op(func() (*G.Node, error) { return graph.ReadoutRows(x, b.batch, 1, 1) }) // (B, D)
+	h := b.linear(cls, "head")                                                           // (B, classes)
+	hd := b.linear(dist, "head_dist")                                                    // (B, classes)
+	if b.splitHeads {
+		b.distLogits = hd
+		return h
+	}
+	sum := b.op(func() (*G.Node, error) { return graph.Add(h, hd) })
+	return b.op(func() (*G.Node, error) { return G.HadamardProd(sum, b.half(sum)) }) // (h + h_dist)/2: ×0.5 is exact
+}
+
+// half is a constant of 0.5s shaped like x, in its dtype.
+func (b *builder) half(x *G.Node) *G.Node {
+	t := tensor.New(tensor.Of(x.Dtype()), tensor.WithShape(x.Shape().Clone()...))
+	InitConst(t, 0.5)
+	return G.NewConstant(t, G.WithName("half"))
 }
 
 // linear applies the Linear layer whose parameters are name.weight and
@@ -353,8 +401,8 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
 	queries := b.tokens
 	if b.packed != nil && i == c.Depth-1 && c.Readout != ReadoutMean {
-		queries = 1
-		x = b.op(func() (*G.Node, error) { return graph.Readout(x, b.batch, false) }) // class-token rows (B, D)
+		queries = c.NumPrefixTokens()
+		x = b.op(func() (*G.Node, error) { return graph.ReadoutRows(x, b.batch, 0, queries) }) // prefix-token rows (B·K, D)
 		b.clsRows = true
 	}
 	attn := b.attention(h, queries) // (B·queries, D)

@@ -15,8 +15,12 @@ import (
 func Summary(w io.Writer, m *layers.VisionTransformer, batch, evalBatch, prefetch int, est memory.Estimate) error {
 	c := m.Config
 	gh, gw := c.Grid()
-	fmt.Fprintf(w, "ViT: img %v, patch %d (grid %dx%d, %d tokens), dim %d, depth %d, heads %d, mlp %d, classes %d, readout %s\n\n",
-		c.ImgSize, c.PatchSize, gh, gw, c.NumPatches()+1, c.EmbedDim, c.Depth, c.NumHeads, c.Hidden(), c.NumClasses, c.Readout)
+	kind := "ViT"
+	if c.Distilled {
+		kind = "DeiT (distilled: class and distillation tokens, two heads)"
+	}
+	fmt.Fprintf(w, "%s: img %v, patch %d (grid %dx%d, %d tokens), dim %d, depth %d, heads %d, mlp %d, classes %d, readout %s\n\n",
+		kind, c.ImgSize, c.PatchSize, gh, gw, c.NumTokens(), c.EmbedDim, c.Depth, c.NumHeads, c.Hidden(), c.NumClasses, c.Readout)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "name\tshape\tparams\t")
 	total := 0

@@ -65,6 +65,7 @@ type Config struct {
 	Train      RunConfig          `yaml:"train"`
 	Checkpoint CheckpointConfig   `yaml:"checkpoint"`
 	Finetune   FinetuneConfig     `yaml:"finetune"`
+	Distill    DistillConfig      `yaml:"distill"`
 }
 
 // RunConfig is the train section: the loop's length, batch and outputs.
@@ -135,13 +136,15 @@ func DefaultConfig() Config {
 		},
 		Checkpoint: CheckpointConfig{SaveBest: optional.BoolOf(true)},
 		Finetune:   FinetuneConfig{Interp: InterpBicubic},
+		Distill:    DistillConfig{}.WithDefaults(),
 	}
 }
 
 // WithDefaults returns c with every zero field that means "default" filled
 // in, section by section (see each section's WithDefaults; train: epochs 10,
 // batch_size 128, out_dir runs/default, eval_every 1, log_every 50;
-// checkpoint: save_best true when unset; finetune: interp bicubic), so
+// checkpoint: save_best true when unset; finetune: interp bicubic; distill:
+// type none, alpha 0.5, tau 1), so
 // Config{}.WithDefaults() is DefaultConfig(). Optional fields set to 0 or
 // false are kept.
 func (c Config) WithDefaults() Config {
@@ -166,6 +169,7 @@ func (c Config) WithDefaults() Config {
 	if c.Finetune.Interp == "" {
 		c.Finetune.Interp = d.Finetune.Interp
 	}
+	c.Distill = c.Distill.WithDefaults()
 	return c
 }
 
@@ -173,7 +177,7 @@ func (c Config) WithDefaults() Config {
 // *ConfigError naming its key. Zero fields that mean a default are valid.
 func (c Config) Validate() error {
 	c = c.WithDefaults()
-	errs := cfgerr.List{c.Model.Validate(), c.Data.Validate(), c.Augment.Validate(), c.Mixup.Validate(), c.Optim.Validate()}
+	errs := cfgerr.List{c.Model.Validate(), c.Data.Validate(), c.Augment.Validate(), c.Mixup.Validate(), c.Optim.Validate(), c.Distill.Validate(c.Model)}
 	t := c.Train
 	intIn := func(key string, v, lo, hi int) {
 		if v < lo || v > hi {

@@ -62,6 +62,7 @@ var zeroSettings = map[string]struct{ zero, def string }{
 	"mixup.prob":           {"0", "1"},
 	"mixup.switch_prob":    {"0", "0.5"},
 	"checkpoint.save_best": {"false", "true"},
+	"distill.alpha":        {"0", "0.5"},
 }
 
 // TestExplicitZerosStayZero: each of zeroSettings written as 0/false, in the

@@ -220,6 +220,7 @@ func TestZeroConfigResolvesToDefaults(t *testing.T) {
 		"mixup.prob":           {d.Mixup.Prob.Value(), 1.0, func() { x.Prob.Set(0) }},
 		"mixup.switch_prob":    {d.Mixup.SwitchProb.Value(), 0.5, func() { x.SwitchProb.Set(0) }},
 		"checkpoint.save_best": {d.Checkpoint.SaveBest.Value(), true, func() { c.SaveBest.Set(false) }},
+		"distill.alpha":        {d.Distill.Alpha.Value(), 0.5, func() { zero.Distill.Alpha.Set(0) }},
 	} {
 		if _, ok := zeroSettings[key]; !ok {
 			t.Errorf("%s is not in zeroSettings", key)

@@ -42,6 +42,9 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 		if a.MLPRatio != b.MLPRatio {
 			diffs = append(diffs, fmt.Sprintf("mlp_ratio %v in the file, %v in the config", a.MLPRatio, b.MLPRatio))
 		}
+		if a.Distilled != b.Distilled {
+			diffs = append(diffs, fmt.Sprintf("distilled %v in the file, %v in the config (the distillation token and head_dist)", a.Distilled, b.Distilled))
+		}
 		if a.QKVBias.Value() != b.QKVBias.Value() {
 			diffs = append(diffs, fmt.Sprintf("qkv_bias %v in the file, %v in the config", a.QKVBias.Value(), b.QKVBias.Value()))
 		}
@@ -57,8 +60,11 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 		opts.ResetHead = true
 	}
 	if opts.ResetHead {
-		layers.InitConst(m.Param("head.weight").Value, 0)
-		layers.InitConst(m.Param("head.bias").Value, 0)
+		for _, name := range []string{"head.weight", "head.bias", "head_dist.weight", "head_dist.bias"} {
+			if p := m.Param(name); p != nil {
+				layers.InitConst(p.Value, 0)
+			}
+		}
 		if f2, ok := f.Get("head.weight"); ok {
 			notes = append(notes, fmt.Sprintf("head re-initialised to zero (file has %v, model %v)", f2.Shape, []int(m.Param("head.weight").Shape)))
 		}

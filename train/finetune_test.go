@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/layers/posembed"
 )
 
 func TestInitFromTimmStateDict(t *testing.T) {
@@ -98,5 +101,71 @@ func TestInitFromRefusesDType(t *testing.T) {
 	var de *checkpoint.DTypeError
 	if !errors.As(err, &de) || de.Tensor != "head.bias" || de.DType != safetensors.I32 || !strings.Contains(err.Error(), path) {
 		t.Fatalf("got %v, want a *checkpoint.DTypeError for head.bias naming %s", err, path)
+	}
+}
+
+// TestInitFromTimmDeiT: real timm's VisionTransformerDistilled state_dict
+// (train/testdata/deit_timm.safetensors, no metadata of ours) loads through
+// finetune.init_from; at another size its position table keeps both prefix
+// rows (class and distillation token) bit for bit and resamples the grid
+// alone, as timm's resample_abs_pos_embed with num_prefix_tokens=2; with
+// other classes both heads start at zero.
+func TestInitFromTimmDeiT(t *testing.T) {
+	const path = "testdata/deit_timm.safetensors"
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(name string) []float32 {
+		ts, _ := f.Get(name)
+		v, err := ts.Float32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	same, err := layers.New(deitGoldenConfig(), tensor.Float32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InitFrom(same, FinetuneConfig{InitFrom: path}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range same.Params {
+		if !reflect.DeepEqual(p.Value.Data().([]float32), file(p.Name)) {
+			t.Errorf("%s not copied", p.Name)
+		}
+	}
+
+	c := deitGoldenConfig()
+	c.ImgSize, c.NumClasses = layers.Size2{12, 12}, 5
+	big, err := layers.New(c, tensor.Float32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := InitFrom(big, FinetuneConfig{InitFrom: path, Interp: InterpBicubic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(notes, "; "), "2x2 → 3x3") {
+		t.Errorf("notes %q", notes)
+	}
+	want, err := posembed.Resample(file("pos_embed"), 8, 2, 2, 2, 3, 3, posembed.Options{Mode: posembed.Bicubic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := big.Param("pos_embed").Value.Data().([]float32)
+	if !reflect.DeepEqual(got[:16], file("pos_embed")[:16]) {
+		t.Error("the class and distillation rows of pos_embed changed")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("pos_embed is not the grid resampled with two prefix rows")
+	}
+	for _, name := range []string{"head.weight", "head.bias", "head_dist.weight", "head_dist.bias"} {
+		for _, v := range big.Param(name).Value.Data().([]float32) {
+			if v != 0 {
+				t.Fatalf("%s not reset to zero for 5 classes", name)
+			}
+		}
 	}
 }

@@ -22,10 +22,19 @@ func EstimateEvalMemory(cfg Config) MemoryEstimate {
 	return memory.Of(memorySpec(cfg.WithDefaults(), false))
 }
 
-// memorySpec is the estimate's view of a resolved config.
+// memorySpec is the estimate's view of a resolved config. With a teacher
+// (distill.type hard or soft) it reads the teacher's architecture from the
+// file's metadata or shapes; a teacher it cannot read is left out here and
+// refused when the run loads it.
 func memorySpec(cfg Config, training bool) memory.Spec {
-	return memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
+	s := memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
 		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training}
+	if training && cfg.Distill.Type.On() {
+		if tc, _, err := TeacherConfig(cfg.Distill, cfg.Model); err == nil {
+			s.Teacher = &tc
+		}
+	}
+	return s
 }
 
 // CheckMemory refuses an estimate above have bytes with a *ConfigError

@@ -164,10 +164,26 @@ func (r *run) buildModel() (err error) {
 		}
 		r.log.Infof("finetune: %d of %d tensors frozen; %d of %d parameters trained", len(frozen), len(r.model.Params), n, r.model.NumParams())
 	}
+	var teacher *Teacher
+	if cfg.Distill.Type.On() { // every rank labels its own rows with its own copy
+		if teacher, err = LoadTeacher(cfg.Distill, cfg.Model); err != nil {
+			return err
+		}
+		for _, n := range teacher.Notes {
+			r.log.Infof("distill: %s", n)
+		}
+		tc := teacher.Model.Config
+		r.log.Infof("distill: %s teacher %s (sha256 %s): img %v, patch %d, dim %d, depth %d, %d parameters",
+			cfg.Distill.Type, teacher.Path, teacher.SHA256, tc.ImgSize, tc.PatchSize, tc.EmbedDim, tc.Depth, teacher.Model.NumParams())
+		r.teacherSHA = teacher.SHA256
+	}
 	arena := graph.NewArena()
 	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
 		StepsPerEpoch: r.data.spe, TotalSteps: r.data.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps,
-		Frozen: frozen}); err != nil {
+		Frozen: frozen, Distill: cfg.Distill, Teacher: teacher}); err != nil {
+		if teacher != nil && teacher.vm != nil {
+			teacher.Close()
+		}
 		return err
 	}
 	r.closers = append(r.closers, r.step.Close)
@@ -188,7 +204,8 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	r.rec.steps = &report.StepsLog{Path: filepath.Join(r.out, report.StepsFile)}
 	r.closers = append(r.closers, func() { r.rec.steps.Close() })
 	if !r.opts.Resume {
-		r.st = State{Counters: Counters{BestTop1: -1}, Seed: r.cfg.Train.Seed, Config: cfgYAML, Classes: r.meta.Classes}
+		r.st = State{Counters: Counters{BestTop1: -1}, Seed: r.cfg.Train.Seed, Config: cfgYAML, Classes: r.meta.Classes,
+			TeacherSHA256: r.teacherSHA}
 		if err := r.rec.steps.Create(); err != nil {
 			return err
 		}
@@ -219,7 +236,8 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	}
 	r.st = st
 	r.st.Classes = r.meta.Classes
-	r.st.Config = cfgYAML // differs from the stored one only in the keys openOutDir allowed
+	r.st.Config = cfgYAML             // differs from the stored one only in the keys openOutDir allowed
+	r.st.TeacherSHA256 = r.teacherSHA // equal to the stored one: checkResume refuses another teacher
 	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
 	if err := r.rec.steps.Resume(st.Step); err != nil {
 		return err

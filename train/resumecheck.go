@@ -107,6 +107,9 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 			return &ResumeConfigError{State: path, Changes: refused}
 		}
 	}
+	if err := checkTeacher(path, md["teacher_sha256"], cfg); err != nil {
+		return err
+	}
 	step, err1 := strconv.Atoi(md["step"])
 	epoch, err2 := strconv.Atoi(md["epoch"])
 	if err := errors.Join(err1, err2); err != nil {
@@ -127,6 +130,24 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 			ErrRunComplete, dir, epoch, t.Epochs, step, t.MaxSteps)
 	}
 	return nil
+}
+
+// checkTeacher refuses to resume with a teacher whose file is not the one
+// the run started with (its SHA-256 recorded in the state file as stored):
+// a *ResumeConfigError naming distill.teacher.
+func checkTeacher(path, stored string, cfg Config) error {
+	if !cfg.Distill.Type.On() {
+		return nil
+	}
+	now, err := FileSHA256(cfg.Distill.Teacher)
+	if err != nil {
+		return &ConfigError{Key: "distill.teacher", Err: err}
+	}
+	if now == stored {
+		return nil
+	}
+	return &ResumeConfigError{State: path, Changes: []ConfigChange{{Key: "distill.teacher",
+		Old: "sha256 " + show(stored), New: "sha256 " + now, Why: "the teacher's file changed: it labels every batch"}}}
 }
 
 // diffConfigs lists the keys whose values differ between old and new, sorted,

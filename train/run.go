@@ -123,20 +123,21 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 // run is one training run's live parts: what prepare builds and the loop
 // and the end of each epoch use. Its counters are st.Counters.
 type run struct {
-	cfg     Config
-	opts    Options
-	log     *logrus.Logger
-	comm    dist.Comm
-	out     string
-	data    runData
-	model   *layers.VisionTransformer
-	step    *Step
-	eval    *evaluate.Evaluator
-	meta    checkpoint.ModelMeta // of the model files, without the counters
-	st      State                // the counters, and what a checkpoint saves
-	rec     records
-	res     Result // the last validation
-	closers []func()
+	cfg        Config
+	opts       Options
+	log        *logrus.Logger
+	comm       dist.Comm
+	out        string
+	data       runData
+	model      *layers.VisionTransformer
+	step       *Step
+	eval       *evaluate.Evaluator
+	meta       checkpoint.ModelMeta // of the model files, without the counters
+	teacherSHA string               // distill.teacher's SHA-256 (hex); "" without distillation
+	st         State                // the counters, and what a checkpoint saves
+	rec        records
+	res        Result // the last validation
+	closers    []func()
 }
 
 // runData is a run's data: the two splits, the training loader and the

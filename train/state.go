@@ -33,6 +33,10 @@ type State struct {
 	// beside it, can be a step ahead when the process dies between the two.
 	// Nil in files written before they were added.
 	Weights map[string][]float32
+	// TeacherSHA256 is the hex SHA-256 of distill.teacher (the path is in
+	// Config), "" without distillation: a resume refuses a teacher whose
+	// file changed (checkResume).
+	TeacherSHA256 string
 }
 
 // Counters are where a run is: what the training loop advances, what a
@@ -70,6 +74,9 @@ func SaveState(path string, st State) error {
 		}
 		md["classes"] = string(b)
 	}
+	if st.TeacherSHA256 != "" {
+		md["teacher_sha256"] = st.TeacherSHA256
+	}
 	var ts []safetensors.Tensor
 	add := func(prefix string, m map[string][]float32) {
 		names := make([]string, 0, len(m))
@@ -101,7 +108,7 @@ func LoadState(path string) (State, error) {
 	if md["format"] != checkpoint.FormatVersion+"/train" {
 		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], checkpoint.FormatVersion+"/train")
 	}
-	st := State{Config: md["config"], M: map[string][]float32{}, V: map[string][]float32{}}
+	st := State{Config: md["config"], TeacherSHA256: md["teacher_sha256"], M: map[string][]float32{}, V: map[string][]float32{}}
 	for key, dst := range map[string]*int{"step": &st.Step, "epoch": &st.Epoch, "epoch_step": &st.EpochStep, "optim_step": &st.OptStep} {
 		if *dst, err = strconv.Atoi(md[key]); err != nil {
 			return State{}, fmt.Errorf("load state %s: metadata %s: %w", path, key, err)

@@ -51,6 +51,9 @@ type Step struct {
 	comm  dist.Comm
 	micro [][]int  // each micro-batch's positions in the global batch (one nil: the batch itself)
 	sum   *gradSum // the gradients summed over micro-batches and ranks
+
+	teacher *Teacher // distillation: labels each micro-batch (nil without)
+	kd      *kdLoss
 }
 
 // StepConfig says how to build a [Step].
@@ -82,11 +85,18 @@ type StepConfig struct {
 	// Every name must be a parameter of the model, and at least one
 	// parameter must be left to train.
 	Frozen map[string]bool
+	// Distill and Teacher train a distilled model (model.distilled) from a
+	// frozen teacher with DeiT's loss (DistillConfig); the teacher runs on
+	// each micro-batch of this rank's rows. With distill.type none (or a
+	// zero Distill) the loss is the cross entropy of the logits alone, a
+	// distilled model's being the mean of its two heads.
+	Distill DistillConfig
+	Teacher *Teacher
 }
 
 // StepStats is what one step reports.
 type StepStats struct {
-	Loss     float64 // the batch's mean (soft-target) cross entropy
+	Loss     float64 // the batch's mean (soft-target) cross entropy; with distillation DeiT's loss (DistillConfig)
 	GradNorm float64 // global L2 norm of the gradients before clipping
 	LR       float64 // the learning rate of the update
 	// Reduce is the time spent in the gradient all-reduce (waiting for the
@@ -165,14 +175,29 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 			return nil, err
 		}
 	}
-	if s.tg, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena, c.Frozen); err != nil {
+	var dc *DistillConfig
+	if c.Distill.Type.On() {
+		if c.Teacher == nil {
+			return nil, fmt.Errorf("train step: distill.type %q without a teacher", c.Distill.Type)
+		}
+		if err := c.Teacher.prepare(graphBatch, model.Config.ImgSize); err != nil {
+			return nil, err
+		}
+		s.teacher, dc = c.Teacher, &c.Distill
+	}
+	if s.tg, s.kd, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena, c.Frozen, dc); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close releases the tape machine.
-func (s *Step) Close() { s.tg.VM.Close() }
+// Close releases the tape machine (and the teacher's).
+func (s *Step) Close() {
+	s.tg.VM.Close()
+	if s.teacher != nil {
+		s.teacher.Close()
+	}
+}
 
 // Graph returns the training graph, for reading its logits after Backward.
 func (s *Step) Graph() *TrainGraph { return s.tg }
@@ -204,6 +229,15 @@ func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 	for j, rows := range s.micro {
 		copy(in, x[j*len(in):(j+1)*len(in)])
 		copy(tgt, targets[j*len(tgt):(j+1)*len(tgt)])
+		if s.teacher != nil { // the teacher labels the same (augmented, mixed) images
+			tl, err := s.teacher.Logits(in)
+			if err != nil {
+				return 0, fmt.Errorf("step %d: %w", step, err)
+			}
+			if err := s.kd.fill(tl); err != nil {
+				return 0, fmt.Errorf("step %d: %w", step, err)
+			}
+		}
 		s.tg.Stoch.Step = uint64(step)
 		s.tg.Stoch.Rows = rows
 		s.tg.VM.Reset()
@@ -353,7 +387,8 @@ type TrainGraph struct {
 
 // buildTrainGraph builds the training graph of model for batch images, with
 // stochastic layers seeded by seed, and plans its activations into arena
-// (nil: a fresh one). An Evaluator built into the same arena shares that
+// (nil: a fresh one). With dc (distillation on) the graph returns the
+// distilled model's two heads apart and the loss is DeiT's (buildKDLoss). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
 //
 // Gradients are taken with respect to the parameters not in frozen only,
@@ -366,17 +401,23 @@ type TrainGraph struct {
 // The gradient nodes' own values are read each step: with BindDualValues
 // Gorgonia v0.9.18 adds every run's gradient into the dual values (Reset does
 // not clear them), which would sum gradients across steps.
-func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena, frozen map[string]bool) (*TrainGraph, error) {
-	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed})
+func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena, frozen map[string]bool, dc *DistillConfig) (*TrainGraph, *kdLoss, error) {
+	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed, DistilledTraining: dc != nil})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := model.Config.NumClasses
 	t := &TrainGraph{Graph: g}
 	t.Targets = G.NewTensor(g.G, tensor.Float32, 2, G.WithName("targets"),
 		G.WithValue(tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, c))))
-	if t.Loss, err = graph.SoftmaxCrossEntropy(g.Logits, t.Targets); err != nil {
-		return nil, err
+	var kd *kdLoss
+	if dc != nil {
+		t.Loss, kd, err = buildKDLoss(g, t.Targets, *dc)
+	} else {
+		t.Loss, err = graph.SoftmaxCrossEntropy(g.Logits, t.Targets)
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	var wrt G.Nodes
 	for i, p := range model.Params {
@@ -386,17 +427,25 @@ func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, ar
 		}
 	}
 	if t.Grads, err = G.Grad(t.Loss, wrt...); err != nil {
-		return nil, fmt.Errorf("gradients: %w", err)
+		return nil, nil, fmt.Errorf("gradients: %w", err)
 	}
-	g.G = graph.Prune(g.G, append(G.Nodes{t.Loss, g.Logits, g.Features}, t.Grads...)...)
+	roots := G.Nodes{t.Loss, g.Logits, g.Features}
+	if g.DistLogits != nil {
+		roots = append(roots, g.DistLogits)
+	}
+	g.G = graph.Prune(g.G, append(roots, t.Grads...)...)
 	if arena == nil {
 		arena = graph.NewArena()
 	}
 	// The loss, logits and features keep memory of their own: they are what a
 	// caller may read after a run (the gradients are sinks, kept anyway).
-	if t.Plan, err = graph.PlanBuffers(g.G, arena, t.Loss, g.Logits, g.Features); err != nil {
-		return nil, err
+	keep := []*G.Node{t.Loss, g.Logits, g.Features}
+	if g.DistLogits != nil {
+		keep = append(keep, g.DistLogits)
+	}
+	if t.Plan, err = graph.PlanBuffers(g.G, arena, keep...); err != nil {
+		return nil, nil, err
 	}
 	t.VM = G.NewTapeMachine(g.G)
-	return t, nil
+	return t, kd, nil
 }

@@ -33,5 +33,22 @@ func Summary(w io.Writer, cfg Config) error {
 	if _, err := m.Build(1, layers.BuildOptions{Training: true}); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	return report.Summary(w, m, cfg.Train.BatchSize, cfg.EvalBatch(), cfg.Data.Prefetch, est)
+	if err := report.Summary(w, m, cfg.Train.BatchSize, cfg.EvalBatch(), cfg.Data.Prefetch, est); err != nil {
+		return err
+	}
+	if !cfg.Distill.Type.On() {
+		return nil
+	}
+	tc, _, err := TeacherConfig(cfg.Distill, cfg.Model)
+	if err != nil {
+		return err
+	}
+	// The teacher runs one forward pass per training image; the student a
+	// forward and a backward pass, about three forwards.
+	tf, sf := tc.ForwardFLOPs(), 3*cfg.Model.ForwardFLOPs()
+	_, err = fmt.Fprintf(w, "\ndistill %s (alpha %v, tau %v), teacher %s: img %v, patch %d, dim %d, depth %d, %d parameters\n"+
+		"teacher forward %.3g GFLOP/image, student step about %.3g GFLOP/image: the teacher adds about %.0f%% to a step's time\n",
+		cfg.Distill.Type, cfg.Distill.Alpha.Value(), cfg.Distill.Tau, cfg.Distill.Teacher, tc.ImgSize, tc.PatchSize, tc.EmbedDim, tc.Depth,
+		layers.CountParams(tc), tf/1e9, sf/1e9, 100*tf/sf)
+	return err
 }

@@ -44,6 +44,7 @@ type Estimate struct {
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
 	Prefetch  int64 // batches in flight in the training and evaluation loaders
 	Save      int64 // transient while a checkpoint is written: the copies of the AdamW moments and EMA
+	Teacher   int64 // distillation's frozen teacher: weights, their packed copy, its input and activations at the micro-batch
 	Runtime   int64 // Go runtime, code and goroutine stacks
 	Peak      int64 // the sum: what the process's RSS is expected to reach
 }
@@ -70,6 +71,9 @@ type Spec struct {
 	GradAccum int  // train.grad_accum_steps
 	EMA       bool // optim.ema
 	Training  bool // false: evaluation alone
+	// Teacher is distill.teacher's architecture when training with a
+	// teacher (distill.type hard or soft); nil otherwise.
+	Teacher *layers.Config
 }
 
 // Of estimates the memory of s: of training (s.Training) or of evaluating a
@@ -79,7 +83,7 @@ func Of(s Spec) Estimate {
 	f := func(x int) float64 { return float64(x) }
 	P := float64(paramCount(m))
 	D, hid := f(m.EmbedDim), f(m.Hidden())
-	T := f(m.NumPatches() + 1)
+	T := f(m.NumTokens())
 	depth := f(m.Depth)
 	threads := f(s.Threads)
 	if threads == 0 {
@@ -117,6 +121,9 @@ func Of(s Spec) Estimate {
 		// views of those copies and of the live weights (safetensors.Float32View).
 		e.save = e.optimizer + e.ema
 		e.prefetch = 4 * batch * (pixels + f(m.NumClasses)) * f(s.Data.Prefetch+2)
+		if tc := s.Teacher; tc != nil {
+			e.teacher = teacherBytes(*tc, B, threads)
+		}
 	} else {
 		B = 0
 	}
@@ -136,10 +143,23 @@ func Of(s Spec) Estimate {
 	return e.int()
 }
 
+// teacherBytes is a frozen teacher's memory at batch B: its weights, the
+// packed copy of its Linear weights a Frozen graph reads (about all of
+// them), its input at its own size, and the activations of a forward pass
+// without maps planned into an arena of its own (evaluation alone's
+// coefficients), with its (T, T) attention scratch per goroutine.
+func teacherBytes(c layers.Config, B, threads float64) float64 {
+	P := float64(paramCount(c))
+	D, hid, T := float64(c.EmbedDim), float64(c.Hidden()), float64(c.NumTokens())
+	pixels := float64(c.InChans) * float64(c.ImgSize[0]) * float64(c.ImgSize[1])
+	act := 4*B*T*(ownedPerRow*D+4*D+2*hid) + 4*(2*B*T*D+threads*T*T)
+	return 2*4*P + 4*B*pixels + act
+}
+
 // estimateF is Estimate in float64, so that no product of bounded
 // sizes can overflow before it is compared.
 type estimateF struct {
-	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, save, runtime float64
+	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, save, teacher, runtime float64
 }
 
 func (e estimateF) int() Estimate {
@@ -151,11 +171,11 @@ func (e estimateF) int() Estimate {
 	}
 	// A checkpoint is encoded while the activations are still allocated, so
 	// its transient copy adds to the steady state.
-	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.runtime + e.save
+	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.runtime + e.save + e.teacher
 	return Estimate{
 		Params: sat(e.params), Grads: sat(e.grads), Optimizer: sat(e.optimizer), EMA: sat(e.ema),
 		TrainAct: sat(e.trainAct), EvalAct: sat(e.evalAct), Attention: sat(e.attention),
-		Data: sat(e.data), Prefetch: sat(e.prefetch), Save: sat(e.save), Runtime: sat(e.runtime), Peak: sat(peak),
+		Data: sat(e.data), Prefetch: sat(e.prefetch), Save: sat(e.save), Teacher: sat(e.teacher), Runtime: sat(e.runtime), Peak: sat(peak),
 	}
 }
 
@@ -195,7 +215,7 @@ func (e Estimate) Format(w io.Writer) error {
 		{"parameters", e.Params}, {"gradients", e.Grads}, {"optimizer state (AdamW m, v)", e.Optimizer}, {"EMA", e.EMA},
 		{"activations, training", e.TrainAct}, {"activations, evaluation", e.EvalAct},
 		{"  of which attention scratch", e.Attention}, {"data set in memory", e.Data}, {"prefetch buffers", e.Prefetch},
-		{"checkpoint encoding (transient)", e.Save}, {"Go runtime", e.Runtime}, {"peak", e.Peak},
+		{"checkpoint encoding (transient)", e.Save}, {"distillation teacher (frozen)", e.Teacher}, {"Go runtime", e.Runtime}, {"peak", e.Peak},
 	} {
 		if r.v == 0 && r.name != "peak" {
 			continue
@@ -248,6 +268,7 @@ func Check(e Estimate, have int64, source string) error {
 		{"train.eval_batch_size", "evaluation activations", e.EvalAct},
 		{"data.prefetch", "prefetch buffers", e.Prefetch},
 		{"data.name", "the data set in memory", e.Data},
+		{"distill.teacher", "the distillation teacher", e.Teacher},
 	} {
 		if c.v > best {
 			key, part, best = c.key, c.part, c.v
