@@ -55,6 +55,10 @@ type Options struct {
 	MaxPixels int64
 	// Workers decode and transform files for ClassifyFiles; 0 = GOMAXPROCS.
 	Workers int
+	// Budget bounds the memory of ClassifyFiles' decodes in flight (each
+	// takes data.Header.Cost until its image is transformed); nil =
+	// data.SharedBudget().
+	Budget *data.Budget
 }
 
 // Prediction is one of an image's top-k classes.

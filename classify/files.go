@@ -1,12 +1,9 @@
 package classify
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,38 +98,6 @@ func walkImages(dir string) ([]string, error) {
 	return out, err
 }
 
-// decodeFile decodes an image file with Decode.
-func decodeFile(path string, maxPixels int64) (image.Image, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Decode(path, f, maxPixels)
-}
-
-// Decode decodes a PNG, JPEG or GIF image after checking from its header,
-// with the data package's pixel limit (data.CheckPixels), that it has at
-// most maxPixels pixels (a *TooLargeError naming name if not), so a small
-// file that claims a huge image costs no memory.
-func Decode(name string, r io.ReadSeeker, maxPixels int64) (image.Image, error) {
-	cfg, _, err := image.DecodeConfig(bufio.NewReader(r))
-	if err != nil {
-		return nil, fmt.Errorf("not a decodable PNG, JPEG or GIF: %w", err)
-	}
-	if err := data.CheckPixels(name, cfg, maxPixels); err != nil {
-		return nil, err
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	img, _, err := image.Decode(bufio.NewReader(r))
-	if err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	return img, nil
-}
-
 // fileSet is a data.Dataset of image files for the loader. A file that
 // cannot be read yields a 1×1 placeholder and its error in errs[i]; its
 // consumer skips it. errs[i] is written by the worker that reads file i
@@ -143,7 +108,7 @@ type fileSet struct {
 	errs  []error
 }
 
-var _ data.Dataset = (*fileSet)(nil)
+var _ data.HeldDataset = (*fileSet)(nil)
 
 func (s *fileSet) Name() string                { return "files" }
 func (s *fileSet) Len() int                    { return len(s.paths) }
@@ -152,7 +117,16 @@ func (s *fileSet) Channels() int               { return s.c.c }
 func (s *fileSet) Norm() (mean, std []float64) { return s.c.meanStd() }
 
 func (s *fileSet) Item(i int) (data.Image, int, error) {
-	img, err := decodeFile(s.paths[i], s.c.opts.MaxPixels)
+	img, label, release, err := s.ItemHeld(i)
+	release()
+	return img, label, err
+}
+
+// ItemHeld decodes file i within the classifier's decode budget, held
+// until the loader has transformed the image.
+func (s *fileSet) ItemHeld(i int) (data.Image, int, func(), error) {
+	dec := Decoder{MaxPixels: s.c.opts.MaxPixels, Budget: s.c.opts.Budget}
+	img, release, err := dec.DecodeFile(context.Background(), s.paths[i])
 	var u data.Image
 	if err == nil {
 		u, err = data.FromImage(img, s.c.c)
@@ -161,10 +135,11 @@ func (s *fileSet) Item(i int) (data.Image, int, error) {
 		u, err = data.CenterCrop(u, s.c.h, s.c.w, s.c.opts.CropPct)
 	}
 	if err != nil {
+		release()
 		s.errs[i] = &FileError{Path: s.paths[i], Err: err}
-		return data.Image{C: s.c.c, H: 1, W: 1, Pix: make([]uint8, s.c.c)}, 0, nil
+		return data.Image{C: s.c.c, H: 1, W: 1, Pix: make([]uint8, s.c.c)}, 0, func() {}, nil
 	}
-	return u, 0, nil
+	return u, 0, release, nil
 }
 
 // ClassifyFiles classifies image files, streaming them through the data

@@ -1,9 +1,8 @@
 package data
 
 import (
-	"bufio"
 	"fmt"
-	"image"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // imageExts are the file extensions a folder data set reads (any case).
@@ -30,6 +31,7 @@ type Folder struct {
 	mean, std   []float64
 	skipCorrupt bool
 	maxPixels   int64
+	budget      *Budget // decodes in flight (SharedBudget)
 	log         Logger
 	skipped     atomic.Int64
 	released    atomic.Int64 // images handed back by the loader (releasePix)
@@ -64,7 +66,7 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 			}
 		}
 	}
-	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), log: log}
+	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
@@ -234,19 +236,25 @@ func (f *Folder) checkHeaders(workers int) error {
 	return nil
 }
 
-// checkImageHeader decodes path's header and checks its size against
-// maxPixels.
+// headerPrefix is how much of a file checkImageHeader reads: enough for
+// the header and the JPEG frame after the usual metadata segments.
+const headerPrefix = 1 << 20
+
+// checkImageHeader checks path's header as CheckEncoded does (pixels,
+// decoded bytes, bytes the file needs) from its first bytes and its size,
+// without decoding pixels.
 func checkImageHeader(path string, maxPixels int64) error {
-	f, err := os.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return fmt.Errorf("read image %s: %w", path, err)
 	}
 	defer f.Close()
-	cfg, _, err := image.DecodeConfig(bufio.NewReader(f))
+	head, err := io.ReadAll(io.LimitReader(f, headerPrefix))
 	if err != nil {
-		return fmt.Errorf("decode image %s: %w", path, err)
+		return fmt.Errorf("read image %s: %w", path, err)
 	}
-	return checkPixels(path, cfg, maxPixels)
+	_, err = checkEncoded(path, head, st.Size(), maxPixels)
+	return err
 }
 
 func (f *Folder) skip(path string, err error) {
@@ -280,21 +288,30 @@ func (f *Folder) Skipped() int { return int(f.skipped.Load()) }
 // data.skip_corrupt it is counted and logged and the next decodable item
 // (cyclically) is returned in its place, label included.
 func (f *Folder) Item(i int) (Image, int, error) {
+	img, label, release, err := f.ItemHeld(i)
+	release()
+	return img, label, err
+}
+
+// ItemHeld is Item with the decode's share of the decode budget still
+// held: the loader calls release once it has transformed the image, so the
+// budget bounds the decoded pixels in flight, not only the decodes.
+func (f *Folder) ItemHeld(i int) (Image, int, func(), error) {
 	if i < 0 || i >= len(f.files) {
-		return Image{}, 0, fmt.Errorf("data: folder: item %d out of range [0,%d)", i, len(f.files))
+		return Image{}, 0, func() {}, fmt.Errorf("data: folder: item %d out of range [0,%d)", i, len(f.files))
 	}
 	for k := 0; k < len(f.files); k++ {
 		j := (i + k) % len(f.files)
-		img, err := decodeImageFile(f.files[j], f.outC, f.maxPixels)
+		img, held, err := decodeImageFileIn(f.files[j], f.outC, f.maxPixels, f.budget)
 		if err == nil {
-			return img, f.labels[j], nil
+			return img, f.labels[j], func() { f.budget.Release(held) }, nil
 		}
 		if !f.skipCorrupt {
-			return Image{}, 0, fmt.Errorf("data: folder: %w", err)
+			return Image{}, 0, func() {}, fmt.Errorf("data: folder: %w", err)
 		}
 		f.skip(f.files[j], err)
 	}
-	return Image{}, 0, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
+	return Image{}, 0, func() {}, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
 }
 
 // releasePix takes back the pixels of an image Item returned, for the next
