@@ -151,6 +151,9 @@ func Load(path string, opts Options) (*Classifier, error) {
 		return nil, err
 	}
 	cfg := m.Config
+	if err := checkLanes(cfg, opts.PoolSize, opts.MaxBatch); err != nil {
+		return nil, err
+	}
 	mean, std := meta.Mean, meta.Std
 	if len(mean) == 0 {
 		mean, std = data.DefaultNorm(data.DatasetName(meta.Dataset), cfg.InChans)

@@ -144,7 +144,8 @@ func (s *fileSet) ItemHeld(i int) (data.Image, int, func(), error) {
 
 // ClassifyFiles classifies image files, streaming them through the data
 // package's parallel loader (Options.Workers decoders) in batches of
-// max(16, PoolSize·MaxBatch) spread over the lanes, and calls fn with each file's Result in the order of
+// max(16, PoolSize·MaxBatch) spread over the lanes (never more than the
+// files given), and calls fn with each file's Result in the order of
 // paths. A file that cannot be read is passed to fn with Err set; an error
 // returned by fn (or a canceled ctx) stops the stream and is returned.
 func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(Result) error) error {
@@ -156,7 +157,7 @@ func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(
 	aug := data.DefaultAugmentConfig()
 	aug.Interpolation = c.opts.Resize
 	l, err := data.NewLoader(ds, data.LoaderConfig{
-		BatchSize: max(16, c.opts.PoolSize*c.opts.MaxBatch), ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
+		BatchSize: min(len(paths), max(16, c.opts.PoolSize*c.opts.MaxBatch)), ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
 		Prefetch: 2, Augment: aug, Mixup: data.DefaultMixupConfig(), NumClasses: len(c.classes), Mean: mean, Std: std,
 	})
 	if err != nil {

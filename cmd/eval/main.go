@@ -60,6 +60,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flag.Usage()
 		return 2
 	}
+	if err := cliflag.DistinctOutputs(
+		cliflag.Path{Flag: "-checkpoint", Path: *ckpt}, cliflag.Path{Flag: "-config", Path: *cfgPath},
+		cliflag.Path{Flag: "-results", Path: *results, Output: true},
+		cliflag.Path{Flag: "-predictions", Path: *preds, Output: true},
+		cliflag.Path{Flag: "-confusion-png", Path: *conf, Output: true},
+	); err != nil {
+		fmt.Fprintf(stderr, "eval: %v\n", err)
+		return 2
+	}
 	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema}
 	files := report.EvalFiles{Results: *results, Predictions: *preds, Confusion: *conf}
 	if *imgSize != "" {

@@ -5,6 +5,7 @@ package signals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +24,8 @@ var exit = os.Exit
 // 128+signal (130 for SIGINT), without running deferred calls. stop releases
 // the signals.
 func Context(parent context.Context, w io.Writer, first string) (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancelCause := context.WithCancelCause(parent)
+	cancel := func() { cancelCause(nil) }
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -39,7 +41,7 @@ func Context(parent context.Context, w io.Writer, first string) (ctx context.Con
 					if first != "" {
 						fmt.Fprintf(w, "%s: %s (again to exit at once)\n", s, first)
 					}
-					cancel()
+					cancelCause(&Received{Signal: s})
 					continue
 				}
 				atomicfile.Cleanup()
@@ -57,4 +59,24 @@ func Context(parent context.Context, w io.Writer, first string) (ctx context.Con
 		close(done)
 		cancel()
 	}
+}
+
+// Received is the cause (context.Cause) of a context that Context's first
+// signal canceled.
+type Received struct{ Signal os.Signal }
+
+func (r *Received) Error() string { return "received " + r.Signal.String() }
+
+// ExitCode returns the status a command ends with after ctx (from Context)
+// was canceled by a signal: 128+signal (130 for SIGINT, 143 for SIGTERM);
+// 0 when no signal canceled it.
+func ExitCode(ctx context.Context) int {
+	var r *Received
+	if !errors.As(context.Cause(ctx), &r) {
+		return 0
+	}
+	if sig, ok := r.Signal.(syscall.Signal); ok {
+		return 128 + int(sig)
+	}
+	return 130
 }
