@@ -37,9 +37,21 @@ type Result struct {
 // (whatever its extension), a directory as the image files under it
 // (recursively, lexical order, hidden entries and symlinked directories
 // skipped), a pattern with * ? or [ as its matches (each expanded the same
-// way). A symlink named in args is followed. A path that does not exist, or a pattern without a match, is kept
-// as given so that classifying it reports it by name.
+// way). A symlink named in args is followed. A path that does not exist, or
+// a pattern without a match, is kept as given so that classifying it
+// reports it by name. A directory that cannot be read is skipped, as an
+// unreadable file is; see ExpandPathsFunc to hear of it.
 func ExpandPaths(args []string) ([]string, error) {
+	return ExpandPathsFunc(args, nil)
+}
+
+// ExpandPathsFunc is ExpandPaths that calls skipped (if not nil) for each
+// directory it could not read and each symbolic link to a directory it did
+// not follow.
+func ExpandPathsFunc(args []string, skipped func(path string, err error)) ([]string, error) {
+	if skipped == nil {
+		skipped = func(string, error) {}
+	}
 	var out []string
 	for _, a := range args {
 		names := []string{a}
@@ -61,21 +73,25 @@ func ExpandPaths(args []string) ([]string, error) {
 			if l, err := os.Lstat(n); err == nil && l.Mode()&os.ModeSymlink != 0 {
 				n += string(filepath.Separator) // walk the directory a named link points to
 			}
-			files, err := walkImages(n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, files...)
+			out = append(out, walkImages(n, skipped)...)
 		}
 	}
 	return out, nil
 }
 
-func walkImages(dir string) ([]string, error) {
+// ErrLinkedDir says a symbolic link to a directory under a directory
+// being listed was not followed.
+var ErrLinkedDir = errors.New("a symbolic link to a directory: not followed")
+
+func walkImages(dir string, skipped func(string, error)) []string {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("classify: %w", err)
+			skipped(p, err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if p != dir && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
@@ -86,6 +102,12 @@ func walkImages(dir string) ([]string, error) {
 		if d.IsDir() {
 			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				skipped(p, ErrLinkedDir)
+				return nil
+			}
+		}
 		ext := strings.ToLower(filepath.Ext(p))
 		for _, e := range ImageExts {
 			if ext == e {
@@ -95,7 +117,7 @@ func walkImages(dir string) ([]string, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out
 }
 
 // fileSet is a data.Dataset of image files for the loader. A file that

@@ -97,7 +97,13 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 		}
 		defer pw.abort()
 	}
-	paths, err := classify.ExpandPaths(append(append([]string(nil), f.paths...), rest...))
+	paths, err := classify.ExpandPathsFunc(append(append([]string(nil), f.paths...), rest...), func(p string, err error) {
+		if errors.Is(err, classify.ErrLinkedDir) {
+			fmt.Fprintf(stderr, "eval: skipped %s: %v\n", p, err)
+			return
+		}
+		fmt.Fprintf(stderr, "eval: skipped directory %v\n", err)
+	})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
