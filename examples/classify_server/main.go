@@ -6,13 +6,15 @@
 //	{"predictions":[{"class":7,"label":"7","prob":…},…]}
 //
 // It limits the body size (-max-bytes, 413) and the pixel count (-max-pixels,
-// read from the header before decoding, 413), gives each request -timeout
+// read from the header before decoding, 413, as is a decode of more than 4
+// bytes a pixel at that count); a header claiming more than its body can
+// hold is 400 before anything is allocated; the decodes in flight share a
+// memory budget (-decode-budget, 503 with Retry-After past it). It gives each request -timeout
 // (503 when it runs out), and on SIGTERM or SIGINT stops accepting, finishes
 // the requests in flight and exits 0.
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +31,7 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/data"
 )
 
 func main() {
@@ -44,6 +47,7 @@ type server struct {
 	maxBytes  int64
 	maxPixels int64
 	timeout   time.Duration
+	dec       classify.Decoder // limits and decode budget; NoWait: 503 when it is in use
 }
 
 // run serves until ctx ends, then shuts down gracefully.
@@ -59,8 +63,13 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	fs.IntVar(&o.TopK, "topk", 5, "classes per answer")
 	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
 	fs.IntVar(&o.MaxBatch, "batch", 1, "largest batch a lane runs")
+	budget := fs.Int64("decode-budget", 0, "bytes that the decodes of requests in flight may hold (0 = half the available memory); past it, 503")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	s.dec = classify.Decoder{MaxPixels: s.maxPixels, NoWait: true}
+	if *budget > 0 {
+		s.dec.Budget = data.NewBudget(*budget)
 	}
 	if *ckpt == "" {
 		return errors.New("-checkpoint is required")
@@ -110,9 +119,15 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
-	img, err := classify.Decode("in the request body", bytes.NewReader(body), s.maxPixels)
+	img, release, err := s.dec.Decode(ctx, "in the request body", body)
+	defer release() // the budget is held until the image is classified
 	var tl *classify.TooLargeError
-	if errors.As(err, &tl) {
+	var dt *data.DecodedTooLargeError
+	if errors.Is(err, data.ErrBudgetBusy) {
+		w.Header().Set("Retry-After", "1")
+		reply(w, http.StatusServiceUnavailable, err.Error())
+		return
+	} else if errors.As(err, &tl) || errors.As(err, &dt) {
 		reply(w, http.StatusRequestEntityTooLarge, err.Error())
 		return
 	} else if err != nil {
