@@ -39,6 +39,7 @@ type Estimate struct {
 	Attention int64 // of TrainAct+EvalAct: attention scratch ((T, T) scores per goroutine, K/V packs); no stored maps
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
 	Prefetch  int64 // batches in flight in the training and evaluation loaders
+	Decode    int64 // a folder data set's decodes in flight: data.workers images at the decoded-bytes limit, at most the decode budget
 	Save      int64 // transient while a checkpoint is written: the copies of the AdamW moments and EMA
 	Runtime   int64 // Go runtime, code and goroutine stacks
 	Peak      int64 // the sum: what the process's RSS is expected to reach
@@ -128,6 +129,7 @@ func Of(s Spec) Estimate {
 	e.attention += evalAttn
 	e.prefetch += 4 * Be * (pixels + f(m.NumClasses)) * f(s.Data.Prefetch+2)
 	e.data = datasetBytes(s.Data)
+	e.decode = decodeBytes(s.Data)
 	e.runtime = runtimeBytes
 	return e.int()
 }
@@ -135,7 +137,7 @@ func Of(s Spec) Estimate {
 // estimateF is Estimate in float64, so that no product of bounded
 // sizes can overflow before it is compared.
 type estimateF struct {
-	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, save, runtime float64
+	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, decode, save, runtime float64
 }
 
 func (e estimateF) int() Estimate {
@@ -147,11 +149,11 @@ func (e estimateF) int() Estimate {
 	}
 	// A checkpoint is encoded while the activations are still allocated, so
 	// its transient copy adds to the steady state.
-	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.runtime + e.save
+	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.decode + e.runtime + e.save
 	return Estimate{
 		Params: sat(e.params), Grads: sat(e.grads), Optimizer: sat(e.optimizer), EMA: sat(e.ema),
 		TrainAct: sat(e.trainAct), EvalAct: sat(e.evalAct), Attention: sat(e.attention),
-		Data: sat(e.data), Prefetch: sat(e.prefetch), Save: sat(e.save), Runtime: sat(e.runtime), Peak: sat(peak),
+		Data: sat(e.data), Prefetch: sat(e.prefetch), Decode: sat(e.decode), Save: sat(e.save), Runtime: sat(e.runtime), Peak: sat(peak),
 	}
 }
 
@@ -180,6 +182,26 @@ func datasetBytes(c data.Config) float64 {
 	return 0
 }
 
+// decodeBytes bounds the memory of a folder data set's decodes in flight:
+// each of data.workers decodes may hold an image at the decoded-bytes limit
+// (data.Header.Cost: the decoded image and its CHW copy), and all of them
+// together at most the shared decode budget they wait on (data.SharedBudget).
+func decodeBytes(c data.Config) float64 {
+	if c.Name != data.NameFolder {
+		return 0
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	px := int64(c.MaxPixels)
+	if px <= 0 {
+		px = data.DefaultMaxPixels
+	}
+	perImage := float64(data.MaxDecodedBytes(px) + 3*px)
+	return math.Min(float64(workers)*perImage, float64(data.SharedBudget().Total()))
+}
+
 // Format prints the estimate as a table, as -dry-run shows it.
 func (e Estimate) Format(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -191,6 +213,7 @@ func (e Estimate) Format(w io.Writer) error {
 		{"parameters", e.Params}, {"gradients", e.Grads}, {"optimizer state (AdamW m, v)", e.Optimizer}, {"EMA", e.EMA},
 		{"activations, training", e.TrainAct}, {"activations, evaluation", e.EvalAct},
 		{"  of which attention scratch", e.Attention}, {"data set in memory", e.Data}, {"prefetch buffers", e.Prefetch},
+		{"folder decodes in flight (bound)", e.Decode},
 		{"checkpoint encoding (transient)", e.Save}, {"Go runtime", e.Runtime}, {"peak", e.Peak},
 	} {
 		if r.v == 0 && r.name != "peak" {
@@ -244,6 +267,7 @@ func Check(e Estimate, have int64, source string) error {
 		{"train.eval_batch_size", "evaluation activations", e.EvalAct},
 		{"data.prefetch", "prefetch buffers", e.Prefetch},
 		{"data.name", "the data set in memory", e.Data},
+		{"data.workers", "folder decodes in flight (data.workers × data.max_pixels at 4+3 bytes a pixel, at most the decode budget)", e.Decode},
 	} {
 		if c.v > best {
 			key, part, best = c.key, c.part, c.v
