@@ -125,6 +125,7 @@ func walkImages(dir string, skipped func(string, error)) []string {
 // consumer skips it. errs[i] is written by the worker that reads file i
 // before the loader hands out its batch.
 type fileSet struct {
+	ctx   context.Context // ends a wait for the decode budget
 	c     *Classifier
 	paths []string
 	errs  []error
@@ -148,7 +149,7 @@ func (s *fileSet) Item(i int) (data.Image, int, error) {
 // until the loader has transformed the image.
 func (s *fileSet) ItemHeld(i int) (data.Image, int, func(), error) {
 	dec := Decoder{MaxPixels: s.c.opts.MaxPixels, Budget: s.c.opts.Budget}
-	img, release, err := dec.DecodeFile(context.Background(), s.paths[i])
+	img, release, err := dec.DecodeFile(s.ctx, s.paths[i])
 	var u data.Image
 	if err == nil {
 		u, err = data.FromImage(img, s.c.c)
@@ -174,7 +175,7 @@ func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(
 	if len(paths) == 0 {
 		return errors.New("classify: no files to classify")
 	}
-	ds := &fileSet{c: c, paths: paths, errs: make([]error, len(paths))}
+	ds := &fileSet{ctx: ctx, c: c, paths: paths, errs: make([]error, len(paths))}
 	mean, std := c.meanStd()
 	aug := data.DefaultAugmentConfig()
 	aug.Interpolation = c.opts.Resize

@@ -12,8 +12,9 @@
 //
 // Images whose logits hold a NaN or an infinity count as wrong; their number
 // is printed as a warning and written as "non_finite" in -results. SIGINT or
-// SIGTERM stops the evaluation before its next batch and exits with status
-// 130, writing no report; a second SIGINT exits at once.
+// SIGTERM stops the evaluation (or -images) before its next batch and exits
+// with status 128+signal (130 for SIGINT, 143 for SIGTERM), writing no
+// report; a second signal exits at once.
 package main
 
 import (
@@ -114,6 +115,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r, meta, notes, err := report.Evaluate(ctx, o, files)
 	if errors.Is(err, evaluate.ErrInterrupted) {
 		fmt.Fprintf(stderr, "eval: %v; no report written\n", err)
+		if code := signals.ExitCode(ctx); code != 0 {
+			return code // 128+signal: 143 for SIGTERM
+		}
 		return 130
 	}
 	if ee := (*checkpoint.EMAError)(nil); errors.As(err, &ee) {

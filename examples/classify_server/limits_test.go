@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"io"
+	"log"
 	"net/http"
+	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // pngHeader returns a PNG claiming w×h pixels of the given depth and
@@ -50,4 +58,18 @@ func TestServerBombAndDecodedLimit(t *testing.T) {
 		t.Fatalf("500×500 RGBA64: %d %+v, want 413", code, a)
 	}
 	stop()
+}
+
+// TestServerFIFOCheckpoint: -checkpoint naming a named pipe ends run with
+// an error naming it instead of blocking in open.
+func TestServerFIFOCheckpoint(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	err := run(context.Background(), []string{"-checkpoint", fifo, "-addr", "127.0.0.1:0"}, log.New(io.Discard, "", 0))
+	var nr *regfile.NotRegularError
+	if !errors.As(err, &nr) || nr.Path != fifo {
+		t.Fatalf("run: %v, want a *regfile.NotRegularError naming %s", err, fifo)
+	}
 }
