@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/memory"
@@ -23,15 +24,22 @@ func (e *MemoryError) Error() string {
 		e.PoolSize, e.MaxBatch, memory.FormatBytes(e.Need), memory.FormatBytes(e.Have), e.Source)
 }
 
+// graphBytes is a graph's own memory (nodes, plans, the arena's
+// bookkeeping) per block and per graph, beyond its activations: an upper
+// bound of the heap classify.Load takes per lane and graph
+// (TestEstimateLanesCoversHeap).
+const graphBytes = 96 << 10
+
 // EstimateLanes is the memory of a classifier for model m: the weights,
 // poolSize lanes each holding the evaluation graphs up to maxBatch (the
 // estimate the trainer's -dry-run makes for train.eval_batch_size) and its
-// staging buffer, and ClassifyFiles' loader at loaderBatch images a batch
+// staging buffer and the graphs themselves, and ClassifyFiles' loader at loaderBatch images a batch
 // (0 = none), in bytes.
 func EstimateLanes(m layers.Config, poolSize, maxBatch, loaderBatch int) int64 {
 	lane := memory.Of(memory.Spec{Model: m, Data: data.Config{Name: data.NameFolder}, EvalBatch: maxBatch, Threads: 1})
 	pixels := int64(m.InChans) * int64(m.ImgSize[0]) * int64(m.ImgSize[1])
-	perLane := lane.EvalAct + 4*int64(maxBatch)*pixels
+	graphs := int64(bits.Len(uint(maxBatch-1))) + 1 // batch 1, 2, 4, …, maxBatch
+	perLane := lane.EvalAct + 4*int64(maxBatch)*pixels + graphs*graphBytes*int64(m.Depth+1)
 	loader := 4 * int64(loaderBatch) * (pixels + int64(m.NumClasses)) * 4 // prefetch 2, plus two being filled
 	return lane.Params + lane.Runtime + int64(poolSize)*perLane + loader
 }
