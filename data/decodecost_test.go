@@ -186,3 +186,63 @@ func TestDecodeBudget(t *testing.T) {
 		t.Fatalf("Acquire(1000) took %d, in use %d; want the whole budget, 100", n, b.InUse())
 	}
 }
+
+// TestLoaderHoldsDecodeBudget: the loader's workers take each folder
+// image's decode cost from the budget and give it back once the image is
+// transformed: with a budget of one byte (a cost above it takes all of
+// it), eight workers hold one image at a time, and nothing is held after
+// the epoch. (A loader that never released would wait forever, which the
+// test's timeout reports.)
+func TestLoaderHoldsDecodeBudget(t *testing.T) {
+	root := writeFolder(t)
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Root, cfg.Workers = NameFolder, root, 8
+	ds, err := Open(cfg, Train, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ds.(*Folder)
+	f.budget = NewBudget(1) // every cost takes the whole budget
+	in := make(chan int64, 1024)
+	l, err := NewLoader(observed{f, in}, LoaderConfig{BatchSize: 2, ImgH: 8, ImgW: 8, Workers: 8, Prefetch: 2,
+		Augment: DefaultAugmentConfig(), Mixup: DefaultMixupConfig(), NumClasses: len(f.Classes())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := l.Epoch(0, 0)
+	for {
+		b, ok, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		b.Release()
+	}
+	it.Close()
+	close(in)
+	n := 0
+	for used := range in {
+		n++
+		if used != 1 {
+			t.Fatalf("a decode in flight saw %d bytes of the budget in use, want its own 1", used)
+		}
+	}
+	if n != f.Len() || f.budget.InUse() != 0 {
+		t.Fatalf("%d decodes seen of %d; %d bytes still held after the epoch", n, f.Len(), f.budget.InUse())
+	}
+}
+
+// observed wraps a Folder and reports the budget in use while each image
+// is held (between ItemHeld and release).
+type observed struct {
+	*Folder
+	in chan<- int64
+}
+
+func (o observed) ItemHeld(i int) (Image, int, func(), error) {
+	img, l, release, err := o.Folder.ItemHeld(i)
+	o.in <- o.Folder.budget.InUse()
+	return img, l, release, err
+}
