@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,5 +160,30 @@ func TestImagesSIGTERM(t *testing.T) {
 	}
 	if _, err := os.Stat(pred); !os.IsNotExist(err) {
 		t.Fatalf("predictions written after SIGTERM: %v", err)
+	}
+}
+
+// TestImagesBatchMemory: -batch 65536 for three images builds graphs of
+// at most three images: the classification allocates a few megabytes, not
+// the hundreds that graphs and buffers for 65,536 images take.
+func TestImagesBatchMemory(t *testing.T) {
+	dir := t.TempDir()
+	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		writeColour(t, filepath.Join(dir, "pics", fmt.Sprintf("%d.png", i)), i)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var out, errb bytes.Buffer
+	code := run([]string{"-checkpoint", ckpt, "-images", filepath.Join(dir, "pics"), "-batch", "65536"}, &out, &errb)
+	runtime.ReadMemStats(&after)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+		t.Fatalf("classifying 3 images at -batch 65536 allocated %d bytes", d)
 	}
 }
