@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
@@ -97,8 +98,12 @@ func checkEncoded(name string, b []byte, size, maxPixels int64) (Header, error) 
 	decoded, minBytes := w*h*8, int64(0) // unknown formats: the widest model
 	switch format {
 	case "png":
-		bpp, minBits := pngModel(cfg.ColorModel)
+		trns, interlaced := pngChunks(b)
+		bpp, minBits := pngModel(cfg.ColorModel, trns)
 		decoded = w * h * bpp
+		if interlaced {
+			decoded += decoded / 2 // Adam7: the image and its largest pass, half of it
+		}
 		// Filtered rows: one filter byte, then the pixels at their least
 		// bit depth; deflate expands at most 1032:1 (plus one literal).
 		raw := h * (1 + (w*minBits+7)/8)
@@ -133,13 +138,20 @@ func checkEncoded(name string, b []byte, size, maxPixels int64) (Header, error) 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // pngModel returns the bytes a pixel of image/png's decoded image takes for
-// a header's colour model, and the least bits a pixel of that model can be
-// stored in (1-bit grey and palettes, 8-bit grey+alpha, …).
-func pngModel(m color.Model) (bytesPerPixel, minBits int64) {
+// a header's colour model (grey and truecolour with a tRNS chunk decode to
+// NRGBA or NRGBA64), and the least bits a pixel of that model can be stored
+// in (1-bit grey and palettes, 8-bit grey+alpha, …).
+func pngModel(m color.Model, trns bool) (bytesPerPixel, minBits int64) {
 	switch m {
 	case color.GrayModel:
+		if trns {
+			return 4, 1
+		}
 		return 1, 1
 	case color.Gray16Model:
+		if trns {
+			return 8, 16
+		}
 		return 2, 16
 	case color.RGBAModel:
 		return 4, 24
@@ -154,6 +166,31 @@ func pngModel(m color.Model) (bytesPerPixel, minBits int64) {
 		return 1, 1
 	}
 	return 8, 1
+}
+
+// pngChunks walks a PNG's chunks up to the first IDAT and reports whether a
+// tRNS chunk precedes it and whether IHDR says interlaced; where the bytes
+// end before IDAT it assumes both, which only makes the checks stricter.
+func pngChunks(b []byte) (trns, interlaced bool) {
+	const sig = 8
+	if len(b) < sig+8+13 {
+		return true, true
+	}
+	interlaced = b[sig+8+12] != 0
+	for i := sig; i+8 <= len(b); {
+		n := int(binary.BigEndian.Uint32(b[i:]))
+		switch string(b[i+4 : i+8]) {
+		case "tRNS":
+			return true, interlaced
+		case "IDAT":
+			return false, interlaced
+		}
+		if n < 0 || n > len(b) {
+			break
+		}
+		i += 12 + n
+	}
+	return true, interlaced
 }
 
 // jpegFrame is what the start-of-frame segment says: component count,

@@ -58,6 +58,19 @@ func TestDecodedBytesLimit(t *testing.T) {
 	if h, err := CheckEncoded("gray.png", gray, 0); err != nil || h.Decoded != 7000*7000 {
 		t.Fatalf("CheckEncoded(7000×7000 gray) = %+v, %v; want it accepted, %d bytes decoded", h, err, 7000*7000)
 	}
+	// Grey with a tRNS chunk decodes to NRGBA; an interlaced image holds its
+	// largest Adam7 pass besides.
+	withTRNS := pngHeaderOnly(1000, 1000, 8, 0, 10_000)
+	withTRNS = append(withTRNS[:33:33], append(pngChunk(nil, "tRNS", []byte{0, 0}), withTRNS[33:]...)...)
+	if h, err := CheckEncoded("trns.png", withTRNS, 0); err != nil || h.Decoded != 4*1000*1000 {
+		t.Fatalf("grey with tRNS: %+v, %v; want 4 bytes a pixel", h, err)
+	}
+	laced := pngHeaderOnly(1000, 1000, 8, 2, 10_000)
+	laced[28] = 1 // IHDR interlace method: Adam7
+	binary.BigEndian.PutUint32(laced[29:], crc32.ChecksumIEEE(laced[12:29]))
+	if h, err := CheckEncoded("laced.png", laced, 0); err != nil || h.Decoded != 6*1000*1000 {
+		t.Fatalf("interlaced RGB: %+v, %v; want 4 + 2 bytes a pixel", h, err)
+	}
 	// The folder data set refuses the file at Open, naming it.
 	root := writeFolder(t)
 	p := filepath.Join(root, "train", "cat", "deep.png")
