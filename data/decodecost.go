@@ -77,7 +77,8 @@ type Header struct {
 //     colour model and bit depth: *DecodedTooLargeError;
 //   - a size that len(b) bytes cannot encode (deflate expands at most
 //     1032:1, a JPEG spends at least one bit per MCU, a GIF's LZW code of
-//     at least 3 bits yields at most 4096 bytes): *ImplausibleSizeError.
+//     at least 3 bits yields at most 4096 pixels of its first frame):
+//     *ImplausibleSizeError.
 //
 // name is used in the errors.
 func CheckEncoded(name string, b []byte, maxPixels int64) (Header, error) {
@@ -123,8 +124,11 @@ func checkEncoded(name string, b []byte, size, maxPixels int64) (Header, error) 
 		mcus := ceilDiv(w, 8*int64(fr.hmax)) * ceilDiv(h, 8*int64(fr.vmax))
 		minBytes = (mcus + 7) / 8
 	case "gif":
-		decoded = w * h // one paletted frame
-		minBytes = ceilDiv(w*h*3, 8*4096)
+		decoded = w * h // one paletted frame, within the logical screen
+		if fw, fh, ok := gifFirstFrame(b); ok {
+			decoded = fw * fh
+			minBytes = ceilDiv(fw*fh*3, 8*4096)
+		}
 	}
 	if limit := MaxDecodedBytes(maxPixels); decoded > limit {
 		return Header{}, &DecodedTooLargeError{Path: name, Format: format, Width: cfg.Width, Height: cfg.Height, Bytes: decoded, Limit: limit}
@@ -244,4 +248,38 @@ func jpegFrameOf(b []byte) jpegFrame {
 		i += 2 + n
 	}
 	return worst
+}
+
+// gifFirstFrame returns the size of a GIF's first frame (the one
+// image/gif decodes) from its image descriptor; ok is false when b ends
+// before it (the decoder then allocates nothing) or is malformed.
+func gifFirstFrame(b []byte) (w, h int64, ok bool) {
+	const screen = 13 // header and logical screen descriptor
+	if len(b) < screen {
+		return 0, 0, false
+	}
+	i := screen
+	if flags := b[10]; flags&0x80 != 0 {
+		i += 3 << (flags&7 + 1) // global colour table
+	}
+	for i < len(b) {
+		switch b[i] {
+		case 0x2c: // image descriptor: left, top, width, height (little-endian)
+			if i+9 > len(b) {
+				return 0, 0, false
+			}
+			w = int64(binary.LittleEndian.Uint16(b[i+5:]))
+			h = int64(binary.LittleEndian.Uint16(b[i+7:]))
+			return w, h, true
+		case 0x21: // extension: label, then data sub-blocks up to a zero length
+			i += 2
+			for i < len(b) && b[i] != 0 {
+				i += 1 + int(b[i])
+			}
+			i++
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }

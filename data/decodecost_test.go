@@ -7,6 +7,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"image"
+	"image/color/palette"
+	"image/gif"
 	"image/jpeg"
 	"os"
 	"path/filepath"
@@ -258,4 +260,32 @@ func (o observed) ItemHeld(i int) (Image, int, func(), error) {
 	img, l, release, err := o.Folder.ItemHeld(i)
 	o.in <- o.Folder.budget.InUse()
 	return img, l, release, err
+}
+
+// TestBombGIF: a GIF whose first frame claims 4000×4000 pixels over a few
+// bytes of LZW data is refused from its size; a real GIF, and one whose
+// small first frame lies on a large screen, pass.
+func TestBombGIF(t *testing.T) {
+	var buf bytes.Buffer
+	m := image.NewPaletted(image.Rect(0, 0, 16, 16), palette.Plan9)
+	if err := gif.Encode(&buf, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if h, err := CheckEncoded("ok.gif", b, 0); err != nil || h.Decoded != 256 {
+		t.Fatalf("the real GIF: %+v, %v", h, err)
+	}
+	i := bytes.IndexByte(b[13+3*256:], 0x2c) + 13 + 3*256 // after the global colour table
+	big := bytes.Clone(b)
+	binary.LittleEndian.PutUint16(big[6:], 4000) // screen
+	binary.LittleEndian.PutUint16(big[8:], 4000)
+	if _, err := CheckEncoded("screen.gif", big, 0); err != nil {
+		t.Fatalf("a 16×16 frame on a 4000×4000 screen: %v", err)
+	}
+	binary.LittleEndian.PutUint16(big[i+5:], 4000) // first frame
+	binary.LittleEndian.PutUint16(big[i+7:], 4000)
+	var im *ImplausibleSizeError
+	if _, err := CheckEncoded("bomb.gif", big, 0); !errors.As(err, &im) {
+		t.Fatalf("CheckEncoded(GIF bomb) = %v, want an *ImplausibleSizeError", err)
+	}
 }
