@@ -41,7 +41,7 @@ func addImageFlags(fs *flag.FlagSet) *imageFlags {
 	f.cropPct = fs.Float64("crop-pct", 0, "-images: timm's eval crop (resize the short side to img_size/crop_pct, centre crop); 0 = resize the whole image as training evaluates")
 	f.resize = fs.String("resize", "bilinear", "-images: resize without -crop-pct: bilinear (the trainer's default) or bilinear_aa")
 	f.strict = fs.Bool("strict", false, "-images: fail on the first unreadable image instead of skipping it")
-	f.batch = fs.Int("batch", 8, "-images: largest batch per forward pass")
+	f.batch = fs.Int("batch", 8, "-images: largest batch per forward pass (at most the number of images; refused if the memory estimate exceeds the machine)")
 	f.workers = fs.Int("workers", 0, "-images: decoding goroutines (0 = GOMAXPROCS)")
 	return f
 }
