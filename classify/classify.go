@@ -55,6 +55,10 @@ type Options struct {
 	MaxPixels int64
 	// Workers decode and transform files for ClassifyFiles; 0 = GOMAXPROCS.
 	Workers int
+	// Budget bounds the memory of ClassifyFiles' decodes in flight (each
+	// takes data.Header.Cost until its image is transformed); nil =
+	// data.SharedBudget().
+	Budget *data.Budget
 }
 
 // Prediction is one of an image's top-k classes.
@@ -147,6 +151,9 @@ func Load(path string, opts Options) (*Classifier, error) {
 		return nil, err
 	}
 	cfg := m.Config
+	if err := checkLanes(cfg, opts.PoolSize, opts.MaxBatch); err != nil {
+		return nil, err
+	}
 	mean, std := meta.Mean, meta.Std
 	if len(mean) == 0 {
 		mean, std = data.DefaultNorm(data.DatasetName(meta.Dataset), cfg.InChans)

@@ -1,12 +1,9 @@
 package classify
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,9 +37,21 @@ type Result struct {
 // (whatever its extension), a directory as the image files under it
 // (recursively, lexical order, hidden entries and symlinked directories
 // skipped), a pattern with * ? or [ as its matches (each expanded the same
-// way). A symlink named in args is followed. A path that does not exist, or a pattern without a match, is kept
-// as given so that classifying it reports it by name.
+// way). A symlink named in args is followed. A path that does not exist, or
+// a pattern without a match, is kept as given so that classifying it
+// reports it by name. A directory that cannot be read is skipped, as an
+// unreadable file is; see ExpandPathsFunc to hear of it.
 func ExpandPaths(args []string) ([]string, error) {
+	return ExpandPathsFunc(args, nil)
+}
+
+// ExpandPathsFunc is ExpandPaths that calls skipped (if not nil) for each
+// directory it could not read and each symbolic link to a directory it did
+// not follow.
+func ExpandPathsFunc(args []string, skipped func(path string, err error)) ([]string, error) {
+	if skipped == nil {
+		skipped = func(string, error) {}
+	}
 	var out []string
 	for _, a := range args {
 		names := []string{a}
@@ -64,21 +73,25 @@ func ExpandPaths(args []string) ([]string, error) {
 			if l, err := os.Lstat(n); err == nil && l.Mode()&os.ModeSymlink != 0 {
 				n += string(filepath.Separator) // walk the directory a named link points to
 			}
-			files, err := walkImages(n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, files...)
+			out = append(out, walkImages(n, skipped)...)
 		}
 	}
 	return out, nil
 }
 
-func walkImages(dir string) ([]string, error) {
+// ErrLinkedDir says a symbolic link to a directory under a directory
+// being listed was not followed.
+var ErrLinkedDir = errors.New("a symbolic link to a directory: not followed")
+
+func walkImages(dir string, skipped func(string, error)) []string {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("classify: %w", err)
+			skipped(p, err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if p != dir && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
@@ -89,6 +102,12 @@ func walkImages(dir string) ([]string, error) {
 		if d.IsDir() {
 			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				skipped(p, ErrLinkedDir)
+				return nil
+			}
+		}
 		ext := strings.ToLower(filepath.Ext(p))
 		for _, e := range ImageExts {
 			if ext == e {
@@ -98,39 +117,7 @@ func walkImages(dir string) ([]string, error) {
 		}
 		return nil
 	})
-	return out, err
-}
-
-// decodeFile decodes an image file with Decode.
-func decodeFile(path string, maxPixels int64) (image.Image, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Decode(path, f, maxPixels)
-}
-
-// Decode decodes a PNG, JPEG or GIF image after checking from its header,
-// with the data package's pixel limit (data.CheckPixels), that it has at
-// most maxPixels pixels (a *TooLargeError naming name if not), so a small
-// file that claims a huge image costs no memory.
-func Decode(name string, r io.ReadSeeker, maxPixels int64) (image.Image, error) {
-	cfg, _, err := image.DecodeConfig(bufio.NewReader(r))
-	if err != nil {
-		return nil, fmt.Errorf("not a decodable PNG, JPEG or GIF: %w", err)
-	}
-	if err := data.CheckPixels(name, cfg, maxPixels); err != nil {
-		return nil, err
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	img, _, err := image.Decode(bufio.NewReader(r))
-	if err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	return img, nil
+	return out
 }
 
 // fileSet is a data.Dataset of image files for the loader. A file that
@@ -138,12 +125,13 @@ func Decode(name string, r io.ReadSeeker, maxPixels int64) (image.Image, error) 
 // consumer skips it. errs[i] is written by the worker that reads file i
 // before the loader hands out its batch.
 type fileSet struct {
+	ctx   context.Context // ends a wait for the decode budget
 	c     *Classifier
 	paths []string
 	errs  []error
 }
 
-var _ data.Dataset = (*fileSet)(nil)
+var _ data.HeldDataset = (*fileSet)(nil)
 
 func (s *fileSet) Name() string                { return "files" }
 func (s *fileSet) Len() int                    { return len(s.paths) }
@@ -152,7 +140,16 @@ func (s *fileSet) Channels() int               { return s.c.c }
 func (s *fileSet) Norm() (mean, std []float64) { return s.c.meanStd() }
 
 func (s *fileSet) Item(i int) (data.Image, int, error) {
-	img, err := decodeFile(s.paths[i], s.c.opts.MaxPixels)
+	img, label, release, err := s.ItemHeld(i)
+	release()
+	return img, label, err
+}
+
+// ItemHeld decodes file i within the classifier's decode budget, held
+// until the loader has transformed the image.
+func (s *fileSet) ItemHeld(i int) (data.Image, int, func(), error) {
+	dec := Decoder{MaxPixels: s.c.opts.MaxPixels, Budget: s.c.opts.Budget}
+	img, release, err := dec.DecodeFile(s.ctx, s.paths[i])
 	var u data.Image
 	if err == nil {
 		u, err = data.FromImage(img, s.c.c)
@@ -161,27 +158,29 @@ func (s *fileSet) Item(i int) (data.Image, int, error) {
 		u, err = data.CenterCrop(u, s.c.h, s.c.w, s.c.opts.CropPct)
 	}
 	if err != nil {
+		release()
 		s.errs[i] = &FileError{Path: s.paths[i], Err: err}
-		return data.Image{C: s.c.c, H: 1, W: 1, Pix: make([]uint8, s.c.c)}, 0, nil
+		return data.Image{C: s.c.c, H: 1, W: 1, Pix: make([]uint8, s.c.c)}, 0, func() {}, nil
 	}
-	return u, 0, nil
+	return u, 0, release, nil
 }
 
 // ClassifyFiles classifies image files, streaming them through the data
 // package's parallel loader (Options.Workers decoders) in batches of
-// max(16, PoolSize·MaxBatch) spread over the lanes, and calls fn with each file's Result in the order of
+// max(16, PoolSize·MaxBatch) spread over the lanes (never more than the
+// files given), and calls fn with each file's Result in the order of
 // paths. A file that cannot be read is passed to fn with Err set; an error
 // returned by fn (or a canceled ctx) stops the stream and is returned.
 func (c *Classifier) ClassifyFiles(ctx context.Context, paths []string, fn func(Result) error) error {
 	if len(paths) == 0 {
 		return errors.New("classify: no files to classify")
 	}
-	ds := &fileSet{c: c, paths: paths, errs: make([]error, len(paths))}
+	ds := &fileSet{ctx: ctx, c: c, paths: paths, errs: make([]error, len(paths))}
 	mean, std := c.meanStd()
 	aug := data.DefaultAugmentConfig()
 	aug.Interpolation = c.opts.Resize
 	l, err := data.NewLoader(ds, data.LoaderConfig{
-		BatchSize: max(16, c.opts.PoolSize*c.opts.MaxBatch), ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
+		BatchSize: min(len(paths), max(16, c.opts.PoolSize*c.opts.MaxBatch)), ImgH: c.h, ImgW: c.w, Workers: c.opts.Workers,
 		Prefetch: 2, Augment: aug, Mixup: data.DefaultMixupConfig(), NumClasses: len(c.classes), Mean: mean, Std: std,
 	})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 const (
@@ -78,7 +80,7 @@ func openCIFAR(root string, split Split, inChans, limit int, mean, std []float64
 			break
 		}
 		p := filepath.Join(root, f)
-		b, err := os.ReadFile(p)
+		b, err := regfile.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("data: cifar10: read %s (expected %s): %w", p, expected, err)
 		}
@@ -100,7 +102,7 @@ func openCIFAR(root string, split Split, inChans, limit int, mean, std []float64
 // or the standard CIFAR-10 names when the file is absent.
 func readCIFARMeta(root string) ([]string, error) {
 	p := filepath.Join(root, "batches.meta.txt")
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadFile(p)
 	if os.IsNotExist(err) {
 		return cifarClasses, nil
 	}

@@ -102,7 +102,8 @@ type Config struct {
 	// logged instead of an error.
 	SkipCorrupt bool `yaml:"skip_corrupt"`
 	// MaxPixels refuses (or, with SkipCorrupt, skips) a folder image whose
-	// header claims more than this many pixels, before it is decoded: a small
+	// header claims more than this many pixels, or a decode of more than
+	// MaxDecodedBytes(MaxPixels) bytes, before it is decoded: a small
 	// compressed file can expand to gigabytes. 0 = DefaultMaxPixels.
 	MaxPixels int `yaml:"max_pixels"`
 	// Mean overrides the data set's per-channel normalization mean (1 value

@@ -54,6 +54,16 @@ type Dataset interface {
 	Item(i int) (Image, int, error)
 }
 
+// HeldDataset is a Dataset whose items hold memory of a decode Budget
+// (Folder, classify's files): ItemHeld is Item with a release function that
+// the loader calls once it has transformed the image, so that the budget
+// bounds the pixels in flight. release must be called exactly once, also
+// after an error.
+type HeldDataset interface {
+	Dataset
+	ItemHeld(i int) (img Image, label int, release func(), err error)
+}
+
 // Logger receives warnings, e.g. skipped corrupt images. logrus's *Logger
 // and *Entry satisfy it.
 type Logger interface {

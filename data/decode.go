@@ -2,14 +2,17 @@ package data
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
 	_ "image/gif"  // register GIF
 	_ "image/jpeg" // register JPEG
 	_ "image/png"  // register PNG
-	"os"
+	"io"
 	"sync"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // ImageTooLargeError is returned for an image whose header claims more
@@ -49,23 +52,54 @@ var decodeJPEG func(b []byte, c, width, height int) (img Image, ok bool, err err
 func JPEGDecoder() string { return jpegDecoderName }
 
 // decodeImageFile reads and decodes the PNG, JPEG or GIF file at path into a
-// CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped). An
-// image of more than maxPixels pixels (0 = DefaultMaxPixels) is refused from
-// its header, before its pixels are decoded.
+// CHW uint8 image of c channels (1: PIL "L" luma, 3: RGB; alpha dropped),
+// with no budget. See decodeImageFileIn.
 func decodeImageFile(path string, c int, maxPixels int64) (Image, error) {
-	b, err := os.ReadFile(path)
+	img, _, err := decodeImageFileIn(path, c, maxPixels, nil)
+	return img, err
+}
+
+// decodeImageFileIn decodes the image file at path after CheckEncoded has
+// refused, from its header, one over maxPixels (0 = DefaultMaxPixels), over
+// the decoded-bytes limit, or claiming more than its bytes can hold. With a
+// budget, the decode first waits for its Header.Cost, and returns how much
+// it holds: the caller releases it once the pixels are consumed.
+func decodeImageFileIn(path string, c int, maxPixels int64, budget *Budget) (Image, int64, error) {
+	f, st, err := regfile.Open(path)
 	if err != nil {
-		return Image{}, err
+		return Image{}, 0, err
 	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	if limit := MaxDecodedBytes(maxPixels); st.Size() > limit {
+		f.Close()
+		return Image{}, 0, fmt.Errorf("image %s: the file has %d bytes, more than the decoded-bytes limit %d (%d × data.max_pixels)", path, st.Size(), limit, BytesPerMaxPixel)
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
-		return Image{}, fmt.Errorf("decode %s: %w", path, err)
+		return Image{}, 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := checkPixels(path, cfg, maxPixels); err != nil {
-		return Image{}, err
+	hdr, err := CheckEncoded(path, b, maxPixels)
+	if err != nil {
+		return Image{}, 0, err
 	}
-	if decodeJPEG != nil && format == "jpeg" {
-		img, ok, err := decodeJPEG(b, c, cfg.Width, cfg.Height)
+	var held int64
+	if budget != nil {
+		if held, err = budget.Acquire(context.Background(), hdr.Cost); err != nil {
+			return Image{}, 0, err
+		}
+	}
+	img, err := decodeChecked(path, b, hdr, c)
+	if err != nil {
+		budget.Release(held)
+		return Image{}, 0, err
+	}
+	return img, held, nil
+}
+
+// decodeChecked decodes b, whose header CheckEncoded accepted as hdr.
+func decodeChecked(path string, b []byte, hdr Header, c int) (Image, error) {
+	if decodeJPEG != nil && hdr.Format == "jpeg" {
+		img, ok, err := decodeJPEG(b, c, hdr.Config.Width, hdr.Config.Height)
 		if err != nil {
 			return Image{}, fmt.Errorf("decode %s: %w", path, err)
 		}

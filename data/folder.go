@@ -1,9 +1,8 @@
 package data
 
 import (
-	"bufio"
 	"fmt"
-	"image"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // imageExts are the file extensions a folder data set reads (any case).
@@ -30,6 +31,7 @@ type Folder struct {
 	mean, std   []float64
 	skipCorrupt bool
 	maxPixels   int64
+	budget      *Budget // decodes in flight (SharedBudget)
 	log         Logger
 	skipped     atomic.Int64
 	released    atomic.Int64 // images handed back by the loader (releasePix)
@@ -64,14 +66,18 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 			}
 		}
 	}
-	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), log: log}
+	reals, err := classRoots(dir, classes)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
 			continue // a class may have no validation images
 		}
 		n0 := len(f.files)
-		if err := f.listClass(cdir, label); err != nil {
+		if err := f.listClass(cdir, label, reals); err != nil {
 			return nil, err
 		}
 		if len(f.files) == n0 {
@@ -147,17 +153,64 @@ func (f *Folder) perClass() []int {
 	return n
 }
 
+// classRoots returns the real path (links resolved) of each class folder
+// under dir, "" for one that does not exist; a class folder that is, holds
+// or lies in another (train/square -> train/circle) is an error, since its
+// files would be listed under two labels.
+func classRoots(dir string, classes []string) ([]string, error) {
+	reals := make([]string, len(classes))
+	for i, c := range classes {
+		r, err := filepath.EvalSymlinks(filepath.Join(dir, c))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("data: folder: %w", err)
+		}
+		reals[i] = r
+		for j := range i {
+			if reals[j] != "" && (within(r, reals[j]) || within(reals[j], r)) {
+				return nil, &ClassOverlapError{A: filepath.Join(dir, classes[j]), B: filepath.Join(dir, c), RealA: reals[j], RealB: r}
+			}
+		}
+	}
+	return reals, nil
+}
+
+// ClassOverlapError refuses two class folders that are, or contain, the
+// same directory (through a symbolic link): their images would have two
+// labels.
+type ClassOverlapError struct {
+	A, B         string // the class folders
+	RealA, RealB string // where they lead
+}
+
+func (e *ClassOverlapError) Error() string {
+	return fmt.Sprintf("data: folder: class folders %s and %s hold the same files (%s, %s): each image must have one label",
+		e.A, e.B, e.RealA, e.RealB)
+}
+
+// within reports whether path p is root or lies under it.
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // listClass appends the image files under cdir (recursively, in lexical
-// order, hidden entries ignored, symbolic links to directories followed)
-// with the given label.
-func (f *Folder) listClass(cdir string, label int) error {
-	return f.walk(cdir, label, map[string]bool{})
+// order, hidden entries ignored) with the given label. A symbolic link is
+// followed only where it stays in its class: a link to a directory outside
+// the class folder (ln -s .. train/circle/up) and a link to anything in
+// another class folder are skipped with a warning naming them, so no image
+// is listed under a label that is not its folder's. reals are the class
+// folders' real paths (classRoots).
+func (f *Folder) listClass(cdir string, label int, reals []string) error {
+	return f.walk(cdir, label, reals, map[string]bool{})
 }
 
 // walk lists dir into f. seen holds the real paths of the directories
 // already listed for this class: a symbolic link back to one of them (a
 // loop) is skipped with a warning.
-func (f *Folder) walk(dir string, label int, seen map[string]bool) error {
+func (f *Folder) walk(dir string, label int, reals []string, seen map[string]bool) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return fmt.Errorf("data: folder: %w", err)
@@ -176,8 +229,14 @@ func (f *Folder) walk(dir string, label int, seen map[string]bool) error {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			if why := f.linkLeaves(p, label, reals); why != "" {
+				f.log.Warnf("data: folder: symbolic link %s %s: skipped", p, why)
+				continue
+			}
+		}
 		if isDirFollow(p, e) {
-			if err := f.walk(p, label, seen); err != nil {
+			if err := f.walk(p, label, reals, seen); err != nil {
 				return err
 			}
 			continue
@@ -193,6 +252,25 @@ func (f *Folder) walk(dir string, label int, seen map[string]bool) error {
 		f.labels = append(f.labels, label)
 	}
 	return nil
+}
+
+// linkLeaves says why the symbolic link p in class label must not be
+// followed ("" when it may): a directory outside its class folder, or
+// anything inside another class folder.
+func (f *Folder) linkLeaves(p string, label int, reals []string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Sprintf("is broken (%v)", err)
+	}
+	for l, r := range reals {
+		if l != label && r != "" && within(real, r) {
+			return fmt.Sprintf("leads to %s, in class %q", real, f.classes[l])
+		}
+	}
+	if st, err := os.Stat(real); err == nil && st.IsDir() && !within(real, reals[label]) {
+		return fmt.Sprintf("leads to the directory %s, out of its class folder %s", real, reals[label])
+	}
+	return ""
 }
 
 // checkHeaders decodes every file's header (not its pixels) in parallel;
@@ -234,19 +312,25 @@ func (f *Folder) checkHeaders(workers int) error {
 	return nil
 }
 
-// checkImageHeader decodes path's header and checks its size against
-// maxPixels.
+// headerPrefix is how much of a file checkImageHeader reads: enough for
+// the header and the JPEG frame after the usual metadata segments.
+const headerPrefix = 1 << 20
+
+// checkImageHeader checks path's header as CheckEncoded does (pixels,
+// decoded bytes, bytes the file needs) from its first bytes and its size,
+// without decoding pixels.
 func checkImageHeader(path string, maxPixels int64) error {
-	f, err := os.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return fmt.Errorf("read image %s: %w", path, err)
 	}
 	defer f.Close()
-	cfg, _, err := image.DecodeConfig(bufio.NewReader(f))
+	head, err := io.ReadAll(io.LimitReader(f, headerPrefix))
 	if err != nil {
-		return fmt.Errorf("decode image %s: %w", path, err)
+		return fmt.Errorf("read image %s: %w", path, err)
 	}
-	return checkPixels(path, cfg, maxPixels)
+	_, err = checkEncoded(path, head, st.Size(), maxPixels)
+	return err
 }
 
 func (f *Folder) skip(path string, err error) {
@@ -280,21 +364,30 @@ func (f *Folder) Skipped() int { return int(f.skipped.Load()) }
 // data.skip_corrupt it is counted and logged and the next decodable item
 // (cyclically) is returned in its place, label included.
 func (f *Folder) Item(i int) (Image, int, error) {
+	img, label, release, err := f.ItemHeld(i)
+	release()
+	return img, label, err
+}
+
+// ItemHeld is Item with the decode's share of the decode budget still
+// held: the loader calls release once it has transformed the image, so the
+// budget bounds the decoded pixels in flight, not only the decodes.
+func (f *Folder) ItemHeld(i int) (Image, int, func(), error) {
 	if i < 0 || i >= len(f.files) {
-		return Image{}, 0, fmt.Errorf("data: folder: item %d out of range [0,%d)", i, len(f.files))
+		return Image{}, 0, func() {}, fmt.Errorf("data: folder: item %d out of range [0,%d)", i, len(f.files))
 	}
 	for k := 0; k < len(f.files); k++ {
 		j := (i + k) % len(f.files)
-		img, err := decodeImageFile(f.files[j], f.outC, f.maxPixels)
+		img, held, err := decodeImageFileIn(f.files[j], f.outC, f.maxPixels, f.budget)
 		if err == nil {
-			return img, f.labels[j], nil
+			return img, f.labels[j], func() { f.budget.Release(held) }, nil
 		}
 		if !f.skipCorrupt {
-			return Image{}, 0, fmt.Errorf("data: folder: %w", err)
+			return Image{}, 0, func() {}, fmt.Errorf("data: folder: %w", err)
 		}
 		f.skip(f.files[j], err)
 	}
-	return Image{}, 0, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
+	return Image{}, 0, func() {}, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
 }
 
 // releasePix takes back the pixels of an image Item returned, for the next

@@ -113,16 +113,17 @@ func TestSymlinkedClassFolders(t *testing.T) {
 			dog = append(dog, rel)
 		}
 	}
-	// dogs/sub/loop/… leads back to dogs: listed once. bee/more/loop leads
-	// to dogs, which bee has not listed: its images count once for bee.
+	// dogs/sub/loop/… leads back to dogs: listed once. bee/more leads into
+	// the dog class: skipped, so no dog image is also labelled bee.
 	if got := strings.Join(dog, " "); got != "train/dog/p.png train/dog/sub/q.png" {
 		t.Errorf("dog files: %s", got)
 	}
-	if got := strings.Join(bee, " "); got != "train/bee/more/loop/p.png train/bee/more/q.png train/bee/x.png train/bee/y.jpeg" {
+	if got := strings.Join(bee, " "); got != "train/bee/x.png train/bee/y.jpeg" {
 		t.Errorf("bee files: %s", got)
 	}
-	if !strings.Contains(strings.Join(log.msgs, "\n"), "loop") {
-		t.Errorf("no warning about the loop: %v", log.msgs)
+	msgs := strings.Join(log.msgs, "\n")
+	if !strings.Contains(msgs, "loop") || !strings.Contains(msgs, filepath.Join(root, "train", "bee", "more")) {
+		t.Errorf("no warning about the loop or the skipped link bee/more: %v", log.msgs)
 	}
 	if _, _, err := ds.Item(len(f.files) - 1); err != nil {
 		t.Fatal(err)
@@ -146,4 +147,40 @@ func TestAllUnreadableClassIsAnError(t *testing.T) {
 	os.Remove(filepath.Join(root, "val", "cat", "v.png"))
 	_, err = Open(cfg, Val, 3, WithLogger(&recLogger{}))
 	wantErr(t, err, `class "cat"`)
+}
+
+// TestFolderLinksStayInClass: a link out of its class folder (ln -s ..
+// train/circle/up) is skipped with a warning naming it, so the other
+// classes' images are not also labelled circle; a class folder that is a
+// link to another class (train/square -> train/circle) is an error.
+func TestFolderLinksStayInClass(t *testing.T) {
+	root := writeFolder(t) // classes ant, bee, cat
+	up := filepath.Join(root, "train", "ant", "up")
+	if err := os.Symlink("..", up); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Root = NameFolder, root
+	log := &recLogger{}
+	ds, err := Open(cfg, Train, 3, WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ds.(*Folder)
+	for i, p := range f.files {
+		if want := filepath.Base(filepath.Dir(p)); f.classes[f.labels[i]] != want {
+			t.Errorf("%s labelled %s", p, f.classes[f.labels[i]])
+		}
+	}
+	if !strings.Contains(strings.Join(log.msgs, "\n"), up) {
+		t.Errorf("no warning naming %s: %v", up, log.msgs)
+	}
+	os.Remove(up)
+	if err := os.Symlink(filepath.Join(root, "train", "cat"), filepath.Join(root, "train", "dog")); err != nil {
+		t.Fatal(err)
+	}
+	var ov *ClassOverlapError
+	if _, err := Open(cfg, Train, 3); !errors.As(err, &ov) {
+		t.Fatalf("train/dog -> train/cat: %v, want an error", err)
+	}
 }

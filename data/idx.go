@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // IDX is a decoded IDX file of unsigned bytes (type code 0x08), the format of
@@ -21,7 +22,7 @@ const maxIDXDims = 4
 
 // ReadIDX reads and decodes the IDX file at path, gzip-compressed or raw.
 func ReadIDX(path string) (*IDX, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read IDX file: %w", err)
 	}

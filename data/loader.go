@@ -360,7 +360,16 @@ func (l *Loader) runTask(t sampleTask, s *scratch) {
 	if !job.failed.Load() {
 		idx := b.Indices[t.i]
 		pos := b.Step*l.cfg.BatchSize + b.Rows[t.i]
-		img, label, err := l.ds.Item(idx)
+		var img Image
+		var label int
+		var err error
+		if hd, ok := l.ds.(HeldDataset); ok {
+			var release func()
+			img, label, release, err = hd.ItemHeld(idx)
+			defer release() // after the transform has read img
+		} else {
+			img, label, err = l.ds.Item(idx)
+		}
 		switch {
 		case err != nil:
 			job.fail(fmt.Errorf("epoch %d step %d: item %d: %w", job.epoch, b.Step, idx, err))

@@ -3,7 +3,6 @@ package train
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,6 +11,7 @@ import (
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
@@ -220,7 +220,7 @@ func (c Config) EvalBatch() int {
 // overrides in order, and validates the result (see ParseConfig). A file
 // over MaxConfigBytes is refused before it is read.
 func LoadConfig(path string, overrides []string) (Config, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // MaxHeaderSize is the largest JSON header accepted, in bytes (the limit of
@@ -53,18 +55,9 @@ func ReadFile(path string) (*File, error) {
 // openRegular opens path for reading and returns its size; anything but a
 // regular file (a directory, a device, a FIFO) is an error naming path.
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read safetensors: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("read %s: not a regular file", path)
 	}
 	return f, st.Size(), nil
 }

@@ -3,9 +3,15 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // rawFile assembles a file from a header (unpadded) and a data section.
@@ -157,7 +163,25 @@ func TestReadFileErrors(t *testing.T) {
 	if _, err := ReadFile("testdata/does-not-exist.safetensors"); err == nil || !strings.Contains(err.Error(), "does-not-exist") {
 		t.Fatalf("missing file: %v", err)
 	}
-	if _, err := ReadFile("testdata"); err == nil || !strings.Contains(err.Error(), "read testdata: not a regular file") {
-		t.Fatalf("directory: %v", err)
+	var nr *regfile.NotRegularError
+	if _, err := ReadFile("testdata"); !errors.As(err, &nr) || nr.Path != "testdata" {
+		t.Fatalf("directory: %v, want a *regfile.NotRegularError", err)
+	}
+}
+
+// TestReadFileFIFO: a checkpoint path that is a named pipe (eval
+// -checkpoint, finetune.init_from, the server's -checkpoint) is refused by
+// its type instead of blocking in open until a writer comes.
+func TestReadFileFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	var nr *regfile.NotRegularError
+	if _, err := ReadFile(p); !errors.As(err, &nr) || nr.Mode&fs.ModeNamedPipe == 0 {
+		t.Fatalf("ReadFile(FIFO) = %v, want a *regfile.NotRegularError", err)
+	}
+	if _, err := ReadMetadata(p); !errors.As(err, &nr) {
+		t.Fatalf("ReadMetadata(FIFO) = %v, want a *regfile.NotRegularError", err)
 	}
 }

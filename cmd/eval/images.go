@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
@@ -40,7 +41,7 @@ func addImageFlags(fs *flag.FlagSet) *imageFlags {
 	f.cropPct = fs.Float64("crop-pct", 0, "-images: timm's eval crop (resize the short side to img_size/crop_pct, centre crop); 0 = resize the whole image as training evaluates")
 	f.resize = fs.String("resize", "bilinear", "-images: resize without -crop-pct: bilinear (the trainer's default) or bilinear_aa")
 	f.strict = fs.Bool("strict", false, "-images: fail on the first unreadable image instead of skipping it")
-	f.batch = fs.Int("batch", 8, "-images: largest batch per forward pass")
+	f.batch = fs.Int("batch", 8, "-images: largest batch per forward pass (at most the number of images; refused if the memory estimate exceeds the machine)")
 	f.workers = fs.Int("workers", 0, "-images: decoding goroutines (0 = GOMAXPROCS)")
 	return f
 }
@@ -96,17 +97,29 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 		}
 		defer pw.abort()
 	}
-	paths, err := classify.ExpandPaths(append(append([]string(nil), f.paths...), rest...))
+	paths, err := classify.ExpandPathsFunc(append(append([]string(nil), f.paths...), rest...), func(p string, err error) {
+		if errors.Is(err, classify.ErrLinkedDir) {
+			fmt.Fprintf(stderr, "eval: skipped %s: %v\n", p, err)
+			return
+		}
+		fmt.Fprintf(stderr, "eval: skipped directory %v\n", err)
+	})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	if len(paths) == 0 {
 		return fail(1, "-images: no image files found")
 	}
+	// No batch is planned larger than the images at hand (-batch 65536 for
+	// 20 images builds graphs of 20), and no more workers than images.
 	c, err := classify.Load(o.Checkpoint, classify.Options{
 		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: data.Interpolation(*f.resize), CropPct: *f.cropPct, TopK: *f.topk,
-		MaxBatch: *f.batch, Workers: *f.workers,
+		MaxBatch: min(*f.batch, len(paths)), Workers: min(*f.workers, len(paths)),
 	})
+	var me *classify.MemoryError
+	if errors.As(err, &me) {
+		return fail(2, "-batch %d: %v", *f.batch, err)
+	}
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -145,6 +158,9 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 		return nil
 	})
 	out.Flush()
+	if ctx.Err() != nil { // only a signal cancels ctx
+		return fail(signals.ExitStatus(ctx), "interrupted after %d images; no predictions written", done)
+	}
 	if err != nil {
 		var fe *classify.FileError
 		if errors.As(err, &fe) && *f.strict {
@@ -201,8 +217,12 @@ func newPredWriter(path string, k int) (*predWriter, error) {
 	return p, nil
 }
 
+// predRecord is one JSON record. Path is the file name as JSON can hold
+// it; a name that is not valid UTF-8 (which JSON would rewrite with U+FFFD,
+// naming no file) is also given exactly, as base64 in PathBytes.
 type predRecord struct {
 	Path        string                `json:"path"`
+	PathBytes   []byte                `json:"path_bytes,omitempty"`
 	Predictions []classify.Prediction `json:"predictions"`
 }
 
@@ -214,7 +234,11 @@ func (p *predWriter) write(r classify.Result) error {
 		}
 		return p.cw.Write(rec)
 	}
-	b, err := json.Marshal(predRecord{r.Path, r.Predictions})
+	rec := predRecord{Path: r.Path, Predictions: r.Predictions}
+	if !utf8.ValidString(r.Path) {
+		rec.PathBytes = []byte(r.Path)
+	}
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}

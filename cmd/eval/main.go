@@ -12,8 +12,9 @@
 //
 // Images whose logits hold a NaN or an infinity count as wrong; their number
 // is printed as a warning and written as "non_finite" in -results. SIGINT or
-// SIGTERM stops the evaluation before its next batch and exits with status
-// 130 (143 for SIGTERM), writing no report; a second signal exits at once.
+// SIGTERM stops the evaluation (or -images) before its next batch and exits
+// with status 128+signal (130 for SIGINT, 143 for SIGTERM), writing no
+// report; a second signal exits at once.
 package main
 
 import (
@@ -58,6 +59,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *ckpt == "" {
 		fmt.Fprintln(stderr, "eval: -checkpoint is required")
 		flag.Usage()
+		return 2
+	}
+	if err := cliflag.DistinctOutputs(
+		cliflag.Path{Flag: "-checkpoint", Path: *ckpt}, cliflag.Path{Flag: "-config", Path: *cfgPath},
+		cliflag.Path{Flag: "-results", Path: *results, Output: true},
+		cliflag.Path{Flag: "-predictions", Path: *preds, Output: true},
+		cliflag.Path{Flag: "-confusion-png", Path: *conf, Output: true},
+	); err != nil {
+		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 2
 	}
 	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema}

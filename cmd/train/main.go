@@ -58,6 +58,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := flag.Parse(args); err != nil {
 		return 2
 	}
+	if err := cliflag.DistinctOutputs(
+		cliflag.Path{Flag: "-config", Path: *cfgPath},
+		cliflag.Path{Flag: "-cpuprofile", Path: *cpuProfile, Output: true},
+		cliflag.Path{Flag: "-memprofile", Path: *memProfile, Output: true},
+	); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 2
+	}
 	if *cpuProfile != "" {
 		stopProfile, err := startCPUProfile(*cpuProfile, stderr)
 		if err != nil {

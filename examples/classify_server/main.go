@@ -6,7 +6,10 @@
 //	{"predictions":[{"class":7,"label":"7","prob":…},…]}
 //
 // It limits the body size (-max-bytes, 413) and the pixel count (-max-pixels,
-// read from the header before decoding, 413), gives each request -timeout
+// read from the header before decoding, 413, as is a decode of more than 4
+// bytes a pixel at that count); a header claiming more than its body can
+// hold is 400 before anything is allocated; the decodes in flight share a
+// memory budget (-decode-budget, 503 with Retry-After past it). It gives each request -timeout
 // (503 when it runs out), and on SIGTERM or SIGINT stops accepting, finishes
 // the requests in flight and exits with the signal's status (143 for
 // SIGTERM, 130 for SIGINT; a second signal exits at once). Concurrent
@@ -15,7 +18,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +32,7 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/classify"
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/signals"
 )
 
@@ -70,6 +73,9 @@ func (s *server) checkFlags(o classify.Options) error {
 			return &FlagError{Flag: f.name, Value: fmt.Sprint(f.v), Want: "a positive number"}
 		}
 	}
+	if s.budget < 0 {
+		return &FlagError{Flag: "-decode-budget", Value: fmt.Sprint(s.budget), Want: "0 (half the available memory) or a positive number of bytes"}
+	}
 	if s.timeout <= 0 {
 		return &FlagError{Flag: "-timeout", Value: s.timeout.String(), Want: "a positive duration (e.g. 10s)"}
 	}
@@ -81,6 +87,8 @@ type server struct {
 	maxBytes  int64
 	maxPixels int64
 	timeout   time.Duration
+	budget    int64            // -decode-budget; 0: half the available memory
+	dec       classify.Decoder // limits and decode budget; NoWait: 503 when it is in use
 }
 
 // flags are the service's flags, setting s and o.
@@ -94,6 +102,7 @@ func flags(s *server, o *classify.Options) (fs *flag.FlagSet, ckpt, addr *string
 	fs.IntVar(&o.TopK, "topk", 5, "classes per answer")
 	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
 	fs.IntVar(&o.MaxBatch, "batch", 8, "largest batch a lane runs: concurrent requests are batched up to it")
+	fs.Int64Var(&s.budget, "decode-budget", 0, "bytes that the decodes of requests in flight may hold (0 = half the available memory); past it, 503")
 	return fs, ckpt, addr
 }
 
@@ -107,6 +116,10 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	}
 	if err := s.checkFlags(o); err != nil {
 		return err
+	}
+	s.dec = classify.Decoder{MaxPixels: s.maxPixels, NoWait: true}
+	if s.budget > 0 {
+		s.dec.Budget = data.NewBudget(s.budget)
 	}
 	if *ckpt == "" {
 		return errors.New("-checkpoint is required")
@@ -156,10 +169,19 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
-	img, err := classify.Decode("in the request body", bytes.NewReader(body), s.maxPixels)
+	img, release, err := s.dec.Decode(ctx, "in the request body", body)
+	defer release() // the budget is held until the image is classified
 	var tl *classify.TooLargeError
-	if errors.As(err, &tl) {
+	var dt *data.DecodedTooLargeError
+	if errors.Is(err, data.ErrBudgetBusy) {
+		w.Header().Set("Retry-After", "1")
+		reply(w, http.StatusServiceUnavailable, err.Error())
+		return
+	} else if errors.As(err, &tl) {
 		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the image is %d×%d = %d pixels, over this service's -max-pixels %d", tl.Width, tl.Height, int64(tl.Width)*int64(tl.Height), tl.Limit))
+		return
+	} else if errors.As(err, &dt) {
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the %d×%d %s image decodes to %d bytes, over this service's limit of %d bytes (%d × -max-pixels)", dt.Width, dt.Height, dt.Format, dt.Bytes, dt.Limit, data.BytesPerMaxPixel))
 		return
 	} else if err != nil {
 		reply(w, http.StatusBadRequest, err.Error())

@@ -6,19 +6,15 @@
 package memory
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/meminfo"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -43,6 +39,7 @@ type Estimate struct {
 	Attention int64 // of TrainAct+EvalAct: attention scratch ((T, T) scores per goroutine, K/V packs); no stored maps
 	Data      int64 // the data set held in memory (MNIST, Fashion-MNIST, CIFAR-10)
 	Prefetch  int64 // batches in flight in the training and evaluation loaders
+	Decode    int64 // a folder data set's decodes in flight: data.workers images at the decoded-bytes limit, at most the decode budget
 	Save      int64 // transient while a checkpoint is written: the copies of the AdamW moments and EMA
 	Teacher   int64 // distillation's frozen teacher: weights, their packed copy, its input and activations at the micro-batch
 	Runtime   int64 // Go runtime, code and goroutine stacks
@@ -139,6 +136,7 @@ func Of(s Spec) Estimate {
 	e.attention += evalAttn
 	e.prefetch += 4 * Be * (pixels + f(m.NumClasses)) * f(s.Data.Prefetch+2)
 	e.data = datasetBytes(s.Data)
+	e.decode = decodeBytes(s.Data)
 	e.runtime = runtimeBytes
 	return e.int()
 }
@@ -159,7 +157,7 @@ func teacherBytes(c layers.Config, B, threads float64) float64 {
 // estimateF is Estimate in float64, so that no product of bounded
 // sizes can overflow before it is compared.
 type estimateF struct {
-	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, save, teacher, runtime float64
+	params, grads, optimizer, ema, trainAct, evalAct, attention, data, prefetch, decode, save, teacher, runtime float64
 }
 
 func (e estimateF) int() Estimate {
@@ -171,11 +169,11 @@ func (e estimateF) int() Estimate {
 	}
 	// A checkpoint is encoded while the activations are still allocated, so
 	// its transient copy adds to the steady state.
-	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.runtime + e.save + e.teacher
+	peak := e.params + e.grads + e.optimizer + e.ema + e.trainAct + e.evalAct + e.data + e.prefetch + e.decode + e.runtime + e.save + e.teacher
 	return Estimate{
 		Params: sat(e.params), Grads: sat(e.grads), Optimizer: sat(e.optimizer), EMA: sat(e.ema),
 		TrainAct: sat(e.trainAct), EvalAct: sat(e.evalAct), Attention: sat(e.attention),
-		Data: sat(e.data), Prefetch: sat(e.prefetch), Save: sat(e.save), Teacher: sat(e.teacher), Runtime: sat(e.runtime), Peak: sat(peak),
+		Data: sat(e.data), Prefetch: sat(e.prefetch), Decode: sat(e.decode), Save: sat(e.save), Teacher: sat(e.teacher), Runtime: sat(e.runtime), Peak: sat(peak),
 	}
 }
 
@@ -204,6 +202,26 @@ func datasetBytes(c data.Config) float64 {
 	return 0
 }
 
+// decodeBytes bounds the memory of a folder data set's decodes in flight:
+// each of data.workers decodes may hold an image at the decoded-bytes limit
+// (data.Header.Cost: the decoded image and its CHW copy), and all of them
+// together at most the shared decode budget they wait on (data.SharedBudget).
+func decodeBytes(c data.Config) float64 {
+	if c.Name != data.NameFolder {
+		return 0
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	px := int64(c.MaxPixels)
+	if px <= 0 {
+		px = data.DefaultMaxPixels
+	}
+	perImage := float64(data.MaxDecodedBytes(px) + 3*px)
+	return math.Min(float64(workers)*perImage, float64(data.SharedBudget().Total()))
+}
+
 // Format prints the estimate as a table, as -dry-run shows it.
 func (e Estimate) Format(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -215,6 +233,7 @@ func (e Estimate) Format(w io.Writer) error {
 		{"parameters", e.Params}, {"gradients", e.Grads}, {"optimizer state (AdamW m, v)", e.Optimizer}, {"EMA", e.EMA},
 		{"activations, training", e.TrainAct}, {"activations, evaluation", e.EvalAct},
 		{"  of which attention scratch", e.Attention}, {"data set in memory", e.Data}, {"prefetch buffers", e.Prefetch},
+		{"folder decodes in flight (bound)", e.Decode},
 		{"checkpoint encoding (transient)", e.Save}, {"distillation teacher (frozen)", e.Teacher}, {"Go runtime", e.Runtime}, {"peak", e.Peak},
 	} {
 		if r.v == 0 && r.name != "peak" {
@@ -269,6 +288,7 @@ func Check(e Estimate, have int64, source string) error {
 		{"data.prefetch", "prefetch buffers", e.Prefetch},
 		{"data.name", "the data set in memory", e.Data},
 		{"distill.teacher", "the distillation teacher", e.Teacher},
+		{"data.workers", "folder decodes in flight (data.workers × data.max_pixels at 4+3 bytes a pixel, at most the decode budget)", e.Decode},
 	} {
 		if c.v > best {
 			key, part, best = c.key, c.part, c.v
@@ -280,49 +300,10 @@ func Check(e Estimate, have int64, source string) error {
 	return &cfgerr.Error{Key: key, Err: &Error{Need: e.Peak, Have: have, Source: source, Part: part}}
 }
 
-// Available returns the memory this process may still use: the
-// smaller of /proc/meminfo's MemAvailable and the cgroup's limit minus its
-// usage (cgroup v2 memory.max/memory.current, or v1's
-// memory.limit_in_bytes/usage_in_bytes). 0 when neither can be read.
-func Available() (int64, string) {
-	have, source := int64(0), ""
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-				f := strings.Fields(rest)
-				if len(f) >= 1 {
-					if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-						have, source = kb<<10, "/proc/meminfo MemAvailable"
-					}
-				}
-			}
-		}
-	}
-	for _, p := range [][2]string{
-		{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-		{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
-	} {
-		limit, ok1 := readInt(p[0])
-		used, ok2 := readInt(p[1])
-		if ok1 && ok2 && limit > 0 && limit < 1<<60 {
-			if free := limit - used; have == 0 || free < have {
-				have, source = max(free, 1), "cgroup limit "+p[0]
-			}
-			break
-		}
-	}
-	return have, source
-}
-
-func readInt(path string) (int64, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return n, err == nil
-}
+// Available returns the memory this process may still use
+// (meminfo.Available): the smaller of /proc/meminfo's MemAvailable and the
+// cgroup's free memory, and where it comes from; 0 when unknown.
+func Available() (int64, string) { return meminfo.Available() }
 
 // CheckMachine checks e against Available.
 func CheckMachine(e Estimate) error {

@@ -1,0 +1,91 @@
+package classify
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"io"
+
+	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/regfile"
+)
+
+// Decoder decodes PNG, JPEG and GIF images within the limits of the data
+// package: data.CheckEncoded refuses, from the header and before any pixel
+// is decoded, an image over MaxPixels pixels (*TooLargeError), over the
+// decoded-bytes limit (*data.DecodedTooLargeError), or claiming more pixels
+// than its bytes can hold (*data.ImplausibleSizeError); then the decode
+// takes its cost from Budget and keeps it until release is called.
+type Decoder struct {
+	MaxPixels int64        // 0 = DefaultMaxPixels
+	Budget    *data.Budget // nil = data.SharedBudget()
+	// NoWait refuses with data.ErrBudgetBusy when the budget is in use,
+	// instead of waiting for it (a server answers 503).
+	NoWait bool
+}
+
+// Decode decodes the encoded image b; name is used in errors. release gives
+// the budget back and must be called once img is no longer needed (it is
+// a no-op after an error).
+func (d Decoder) Decode(ctx context.Context, name string, b []byte) (img image.Image, release func(), err error) {
+	release = func() {}
+	hdr, err := data.CheckEncoded(name, b, d.MaxPixels)
+	if err != nil {
+		return nil, release, err
+	}
+	budget := d.Budget
+	if budget == nil {
+		budget = data.SharedBudget()
+	}
+	var held int64
+	if d.NoWait {
+		held, err = budget.TryAcquire(hdr.Cost)
+	} else {
+		held, err = budget.Acquire(ctx, hdr.Cost)
+	}
+	if err != nil {
+		return nil, release, err
+	}
+	img, _, err = image.Decode(bytes.NewReader(b))
+	if err != nil {
+		budget.Release(held)
+		return nil, release, fmt.Errorf("decode: %w", err)
+	}
+	return img, func() { budget.Release(held) }, nil
+}
+
+// DecodeFile decodes the image file at path, refusing anything but a
+// regular file (*regfile.NotRegularError: a FIFO is never opened for a
+// blocking read) and a file larger than the decoded-bytes limit.
+func (d Decoder) DecodeFile(ctx context.Context, path string) (image.Image, func(), error) {
+	f, st, err := regfile.Open(path)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	defer f.Close()
+	if limit := data.MaxDecodedBytes(d.MaxPixels); st.Size() > limit {
+		return nil, func() {}, fmt.Errorf("the file has %d bytes, more than the decoded-bytes limit %d", st.Size(), limit)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return d.Decode(ctx, path, b)
+}
+
+// Decode decodes a PNG, JPEG or GIF image with a Decoder of maxPixels and
+// the shared budget, waiting for it, and gives the budget back on return;
+// see Decoder for what it refuses before decoding.
+func Decode(name string, r io.Reader, maxPixels int64) (image.Image, error) {
+	b, err := io.ReadAll(io.LimitReader(r, data.MaxDecodedBytes(maxPixels)+1))
+	if err != nil {
+		return nil, err
+	}
+	if limit := data.MaxDecodedBytes(maxPixels); int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s has more than %d bytes, the decoded-bytes limit", name, limit)
+	}
+	img, release, err := Decoder{MaxPixels: maxPixels}.Decode(context.Background(), name, b)
+	release()
+	return img, err
+}

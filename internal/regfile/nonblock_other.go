@@ -1,0 +1,7 @@
+//go:build !unix
+
+package regfile
+
+// nonblock: the open flag has no portable equivalent here; the Stat
+// before the open refuses non-regular files.
+const nonblock = 0
