@@ -162,7 +162,7 @@ func (p *decls) isMember(name string) bool {
 var foreignNames = map[string]bool{
 	"TapeMachine": true, "Reset": true, "RunAll": true, "SoftMax": true, "LogSoftMax": true,
 	"InverseSqrt": true, "BindDualValues": true, "False": true, "MPIJob": true, "KillWait": true,
-	"HxW": true, "ReadWriteMany": true, "ReadWriteOnce": true,
+	"HxW": true, "VisionTransformerDistilled": true, "DistillationLoss": true, "ReadWriteMany": true, "ReadWriteOnce": true,
 }
 
 // pkgIndex is what each of the module's packages declares, by package name
