@@ -73,21 +73,8 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 		fmt.Fprintf(stderr, "eval: "+format+"\n", a...)
 		return code
 	}
-	var extra []string
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "config", "set", "results", "confusion-png":
-			extra = append(extra, "-"+fl.Name)
-		}
-	})
-	if len(extra) > 0 {
-		return fail(2, "%s not used with -images", strings.Join(extra, ", "))
-	}
-	if o.EMA {
-		return fail(2, "-ema is not supported with -images")
-	}
-	if *f.topk <= 0 || *f.batch <= 0 || *f.workers < 0 {
-		return fail(2, "-topk and -batch must be positive, -workers ≥ 0")
+	if msg := f.refused(fs, o); msg != "" {
+		return fail(2, "%s", msg)
 	}
 	var pw *predWriter
 	if preds != "" {
@@ -143,15 +130,7 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 			return nil
 		}
 		done++
-		fmt.Fprintf(out, "%s:", r.Path)
-		for i, p := range r.Predictions {
-			sep := ","
-			if i == 0 {
-				sep = ""
-			}
-			fmt.Fprintf(out, "%s %s %.4f", sep, p.Label, p.Prob)
-		}
-		fmt.Fprintln(out)
+		printResult(out, r)
 		if pw != nil {
 			return pw.write(r)
 		}
@@ -179,6 +158,40 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 		}
 	}
 	return 0
+}
+
+// refused says why the flags cannot run with -images, or "".
+func (f *imageFlags) refused(fs *flag.FlagSet, o evaluate.Options) string {
+	var extra []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "config", "set", "results", "confusion-png":
+			extra = append(extra, "-"+fl.Name)
+		}
+	})
+	switch {
+	case len(extra) > 0:
+		return strings.Join(extra, ", ") + " not used with -images"
+	case o.EMA:
+		return "-ema is not supported with -images"
+	case *f.topk <= 0 || *f.batch <= 0 || *f.workers < 0:
+		return "-topk and -batch must be positive, -workers ≥ 0"
+	}
+	return ""
+}
+
+// printResult writes one image's line: its path, then each prediction's
+// label and probability.
+func printResult(out io.Writer, r classify.Result) {
+	fmt.Fprintf(out, "%s:", r.Path)
+	for i, p := range r.Predictions {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(out, "%s %s %.4f", sep, p.Label, p.Prob)
+	}
+	fmt.Fprintln(out)
 }
 
 // predWriter streams predictions as CSV, JSON or JSON lines (by the file's
