@@ -27,20 +27,7 @@ func TestFrozenMatchesEval(t *testing.T) {
 			c := tinyConfig()
 			c.ImgSize, c.PatchSize, c.InChans, c.Depth = Size2{8, 8}, 2, 3, 2 // 17 tokens
 			c.PatchEmbed, c.Readout = form, readout
-			m := randomModel(t, c, 1)
-			const batch = 3
-			plain, err := m.Build(batch, BuildOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			frozen, err := m.Build(batch, BuildOptions{Frozen: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fillInput(plain, 2)
-			fillInput(frozen, 2)
-			runGraph(t, plain.G)
-			runGraph(t, frozen.G)
+			plain, frozen := plainAndFrozen(t, c)
 			if d := maxDiff(frozen.Logits.Value().Data().([]float64), plain.Logits.Value().Data().([]float64)); d > 1e-12 {
 				t.Errorf("%s %s: frozen logits differ from eval by %g", form, readout, d)
 			}
@@ -147,20 +134,7 @@ func TestFrozenFloat32(t *testing.T) {
 func TestFrozenMatchesEvalDistilled(t *testing.T) {
 	c := tinyConfig()
 	c.ImgSize, c.PatchSize, c.InChans, c.Depth, c.Distilled = Size2{8, 8}, 2, 3, 2, true // 18 tokens
-	m := randomModel(t, c, 1)
-	const batch = 3
-	plain, err := m.Build(batch, BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frozen, err := m.Build(batch, BuildOptions{Frozen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillInput(plain, 2)
-	fillInput(frozen, 2)
-	runGraph(t, plain.G)
-	runGraph(t, frozen.G)
+	plain, frozen := plainAndFrozen(t, c)
 	if d := maxDiff(frozen.Logits.Value().Data().([]float64), plain.Logits.Value().Data().([]float64)); d > 1e-12 {
 		t.Errorf("frozen logits differ from eval by %g", d)
 	}
@@ -175,4 +149,26 @@ func TestFrozenMatchesEvalDistilled(t *testing.T) {
 	if n := opCounts(frozen.G)["LinearPacked"]; n != c.Depth+3 { // qkv per block; patch embed; head, head_dist
 		t.Errorf("frozen graph has %d LinearPacked, want %d", n, c.Depth+3)
 	}
+}
+
+// batch is the batch of plainAndFrozen's graphs.
+const batch = 3
+
+// plainAndFrozen builds a random model of c as an evaluation graph and as
+// a Frozen one, both of batch images, and runs both on the same input.
+func plainAndFrozen(t *testing.T, c Config) (plain, frozen *Graph) {
+	t.Helper()
+	m := randomModel(t, c, 1)
+	plain, err := m.Build(batch, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frozen, err = m.Build(batch, BuildOptions{Frozen: true}); err != nil {
+		t.Fatal(err)
+	}
+	fillInput(plain, 2)
+	fillInput(frozen, 2)
+	runGraph(t, plain.G)
+	runGraph(t, frozen.G)
+	return plain, frozen
 }

@@ -4,7 +4,6 @@ package train
 
 import (
 	"flag"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -43,15 +42,7 @@ func BenchmarkFrozenStep(b *testing.B) {
 		{"lower_half_frozen", FinetuneConfig{Freeze: []string{"patch_embed.*", "cls_token", "pos_embed", "blocks.[0-2].*"}}},
 		{"linear_probe", FinetuneConfig{LinearProbe: true}},
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, batch*c.InChans*c.ImgSize[0]*c.ImgSize[1])
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	tg := make([]float32, batch*c.NumClasses)
-	for i := range batch {
-		tg[i*c.NumClasses+i%c.NumClasses] = 1
-	}
+	x, tg := randomBatch(c, batch)
 	stepsOf := make([]*Step, len(modes))
 	for i, md := range modes {
 		frozen, err := FrozenNames(Config{Model: c, Finetune: md.fc})

@@ -154,15 +154,7 @@ func TestFrozenStep(t *testing.T) {
 		}
 	}
 
-	rng := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, batch*c.InChans*c.ImgSize[0]*c.ImgSize[1])
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	tg := make([]float32, batch*c.NumClasses)
-	for i := range batch {
-		tg[i*c.NumClasses+i%c.NumClasses] = 1
-	}
+	x, tg := randomBatch(c, batch)
 	fullGrads := map[string][]float32{}
 	if _, err := full.Backward(x, tg, 0); err != nil {
 		t.Fatal(err)
@@ -236,4 +228,19 @@ func TestResumeRefusesFreezeChange(t *testing.T) {
 			t.Errorf("changes %+v, want one refused finetune key", changes)
 		}
 	}
+}
+
+// randomBatch returns batch images of c's shape drawn from N(0, 1) and
+// one-hot targets cycling through the classes.
+func randomBatch(c layers.Config, batch int) (x, targets []float32) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x = make([]float32, batch*c.InChans*c.ImgSize[0]*c.ImgSize[1])
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	targets = make([]float32, batch*c.NumClasses)
+	for i := range batch {
+		targets[i*c.NumClasses+i%c.NumClasses] = 1
+	}
+	return x, targets
 }
