@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -8,9 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"image"
-	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -24,6 +19,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/internal/gate"
+	"github.com/vitgo/vit/internal/synthimg"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 	"github.com/vitgo/vit/train/safetensors"
@@ -112,30 +108,15 @@ func TestEvalNonFiniteLogits(t *testing.T) {
 func gatedFolder(t *testing.T) (string, *gate.Gate, []byte) {
 	t.Helper()
 	root := t.TempDir()
-	img := image.NewGray(image.Rect(0, 0, 28, 28))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
+	pix, err := synthimg.WriteSmallFolder(root, 10, 1, 1, 28)
+	if err != nil {
 		t.Fatal(err)
-	}
-	for _, split := range []string{"train", "val"} {
-		for c := range 10 {
-			d := filepath.Join(root, split, fmt.Sprintf("c%d", c))
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(d, "a.png"), b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	g, err := gate.New(filepath.Join(root, "val", "c0", "0gate.png"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root, g, b.Bytes()
+	return root, g, pix
 }
 
 // TestEvalSIGINT: SIGINT during an evaluation with -predictions stops it

@@ -99,3 +99,15 @@ func (h *Held) Pass(b []byte) error {
 	}
 	return cerr
 }
+
+// Serve passes b to each open of the gate until ctx ends: a gate left open,
+// for the parts of a test that need no hold.
+func (g *Gate) Serve(ctx context.Context, b []byte) {
+	for {
+		h, err := g.Wait(ctx)
+		if err != nil {
+			return
+		}
+		h.Pass(b)
+	}
+}
