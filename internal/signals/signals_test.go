@@ -48,7 +48,7 @@ func TestFirstCancelsSecondExits(t *testing.T) {
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	select {
 	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a bound only
 		t.Fatal("the first SIGINT did not cancel the context")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
@@ -60,7 +60,7 @@ func TestFirstCancelsSecondExits(t *testing.T) {
 		if code != 130 {
 			t.Fatalf("exit status %d, want 130", code)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a bound only
 		t.Fatal("the second SIGINT did not exit")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
