@@ -249,8 +249,11 @@ var stoppedAt = regexp.MustCompile(`training interrupted at step (\d+)`)
 // TestMPISIGINTStopsAllRanks: a signal stops both ranks at one step
 // boundary, rank 0 writes last.* of that step, and the job ends non-zero.
 // SIGINT to mpirun reaches the ranks as SIGTERM after Open MPI's
-// odls_base_sigkill_timeout (raised to 10 s here, so that a step under
-// load fits before its SIGKILL); SIGTERM to one rank stops the job at once.
+// odls_base_sigkill_timeout, and SIGKILL as long again after that: a window
+// Open MPI times, not the test, for the ranks to finish a step and write
+// the checkpoint. It is raised to 30 s here (the default is 1 s), a bound
+// that no step under load comes near; SIGTERM to one rank stops the job at
+// once.
 func TestMPISIGINTStopsAllRanks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -263,7 +266,7 @@ func TestMPISIGINTStopsAllRanks(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			out := filepath.Join(t.TempDir(), "run")
-			cmd, buf := startLong(t, ctx, out, 10)
+			cmd, buf := startLong(t, ctx, out, 30)
 			signalled := time.Now()
 			if err := tc.sig(cmd.Process.Pid); err != nil {
 				cmd.Process.Kill()
