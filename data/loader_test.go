@@ -236,9 +236,12 @@ func TestLoaderCloseEarlyStopsGoroutines(t *testing.T) {
 			t.Fatal("Next after Close returned a batch")
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	// Close waits for the loader's goroutines to return; a returning
+	// goroutine still counts until it has exited, so the count is polled.
+	// The minute is a bound only.
+	deadline := time.Now().Add(time.Minute)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines after Close, %d before", n, before)

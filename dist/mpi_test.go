@@ -17,17 +17,22 @@ import (
 const helperVar = "VIT_DIST_HELPER"
 
 // mpirun runs this test binary's test named run as np ranks and returns the
-// combined output and the error of the run.
+// combined output and the error of the run. A job still running after five
+// minutes (a bound only, so that a hung job cannot hang the test) is killed
+// and fails the test.
 func mpirun(t *testing.T, np int, run string, env ...string) (string, error) {
 	t.Helper()
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not installed (scripts/setup.sh installs Open MPI)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "-np", strconv.Itoa(np), os.Args[0], "-test.run=^"+run+"$", "-test.v")
 	cmd.Env = append(os.Environ(), append(env, helperVar+"=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")...)
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -np %d %s did not end by itself:\n%s", np, run, out)
+	}
 	return string(out), err
 }
 
@@ -79,23 +84,22 @@ func TestMPIRank(t *testing.T) {
 	}
 }
 
-// TestCollectiveWatchdog: a rank stuck outside MPI (here asleep) leaves the
-// others in a collective; the watchdog ends the job within the timeout.
+// TestCollectiveWatchdog: a rank stuck outside MPI (here for good) leaves
+// the others in a collective; the watchdog ends the job. The stuck rank
+// never joins, so the short timeout races nothing: it only sets how soon
+// the job ends.
 func TestCollectiveWatchdog(t *testing.T) {
 	if os.Getenv(helperVar) != "" {
 		t.Skip("inside mpirun")
 	}
-	start := time.Now()
 	out, err := mpirun(t, 2, "TestMPIStuckRank", TimeoutVar+"=2s")
-	took := time.Since(start)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
 		t.Fatalf("job with a stuck rank: %v, want a non-zero exit\n%s", err, out)
 	}
-	if !strings.Contains(out, "has waited") || took > time.Minute {
-		t.Fatalf("job ended after %v without the watchdog's message:\n%s", took, out)
+	if !strings.Contains(out, "has waited") {
+		t.Fatalf("job ended without the watchdog's message:\n%s", out)
 	}
-	t.Logf("ended with status %d after %v", ee.ExitCode(), took.Round(time.Millisecond))
 }
 
 // TestMPIStuckRank is the ranks' side of TestCollectiveWatchdog.
@@ -108,7 +112,9 @@ func TestMPIStuckRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Rank() == 1 {
-		time.Sleep(90 * time.Second) // stuck: never joins the barrier
+		for { // stuck: never joins the barrier; the job's end kills it
+			time.Sleep(time.Hour)
+		}
 	}
 	_ = c.Barrier()
 	t.Fatal("the barrier returned without rank 1")

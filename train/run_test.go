@@ -1,9 +1,12 @@
 package train
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/report"
 )
@@ -171,17 +175,23 @@ func sameRun(t *testing.T, ref, dir string) {
 // second epoch), resumes it with Resume, and requires the run to end as an
 // uninterrupted one does ([sameRun]). Mixup/CutMix, drop path, dropout,
 // augmentation and EMA are all on, so every random stream must be restored.
-// Batches of 8 make epochs of 32 steps, so the kill lands long before the
-// epoch's end.
+// The child stops after step 41 and says so on stdout: its last checkpoint
+// is step 39's (every 3 steps, epochs of 32) and steps.csv holds a row
+// beyond it (step 40's), which the resumed run must drop.
 func TestResumeAfterSIGKILL(t *testing.T) {
 	if os.Getenv("VIT_TRAIN_CHILD") != "" {
 		cfg := sigkillRun(t)
 		cfg.Train.OutDir = os.Getenv("VIT_TRAIN_CHILD")
-		for i := 0; ; i++ { // run again and again until killed
-			if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: i > 0}); err != nil {
-				t.Fatal(err)
+		stopAt := func(r *run, _ *data.Batch, _ StepStats) {
+			if r.st.Step == sigkillStep {
+				fmt.Println(sigkillLine)
+				for { // until killed
+					time.Sleep(time.Hour)
+				}
 			}
 		}
+		_, err := Run(context.Background(), cfg, Options{Log: quietLog(), onStep: stopAt})
+		t.Fatalf("the run ended (%v) instead of stopping at step %d", err, sigkillStep)
 	}
 	if testing.Short() {
 		t.Skip("spawns a training process")
@@ -194,25 +204,38 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestResumeAfterSIGKILL$")
 	cmd.Env = append(os.Environ(), "VIT_TRAIN_CHILD="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Kill it once a mid-epoch checkpoint of the second epoch exists.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if st, err := LoadState(filepath.Join(dir, LastState)); err == nil && st.Epoch == 1 && st.EpochStep > 0 {
-			break
+	defer cmd.Process.Kill()
+	stopped := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == sigkillLine {
+				stopped <- true
+				io.Copy(io.Discard, stdout)
+				return
+			}
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no mid-epoch checkpoint appeared")
+		stopped <- false
+	}()
+	select {
+	case ok := <-stopped:
+		if !ok {
+			t.Fatalf("the child ended before step %d: %v", sigkillStep, cmd.Wait())
 		}
-		time.Sleep(5 * time.Millisecond)
+	case <-time.After(5 * time.Minute): // a bound only
+		t.Fatalf("the child did not reach step %d", sigkillStep)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child ended with %v, want death by SIGKILL", err)
@@ -221,8 +244,8 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Epoch != 1 || st.EpochStep == 0 || st.EpochStep >= 32 {
-		t.Fatalf("killed at epoch %d step %d of 32: the kill did not land mid-epoch", st.Epoch, st.EpochStep)
+	if st.Step != 39 || st.Epoch != 1 || st.EpochStep != 7 {
+		t.Fatalf("killed with a checkpoint at step %d (epoch %d step %d), want step 39 (epoch 1 step 7)", st.Step, st.Epoch, st.EpochStep)
 	}
 	t.Logf("killed; resuming from epoch %d step %d", st.Epoch, st.EpochStep)
 	cfg := sigkillRun(t)
@@ -232,6 +255,13 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	sameRun(t, ref.Train.OutDir, dir)
 }
+
+// The child of TestResumeAfterSIGKILL stops after step sigkillStep and
+// prints sigkillLine.
+const (
+	sigkillStep = 41
+	sigkillLine = "stopped at step 41"
+)
 
 // sigkillRun is tinyRun with batches of 8 (32 steps per epoch), a
 // checkpoint every 3 steps, EMA on and a steps.csv row every 2 steps.

@@ -44,6 +44,11 @@ func shellWords(t *testing.T, line string) []string {
 	return words
 }
 
+// slowModel is a model whose run on MNIST (a step, then the evaluation of
+// 10,000 images) outlasts a signal sent at its first step's log line by
+// far.
+const slowModel = "model: {img_size: 28, patch_size: 4, in_chans: 1, embed_dim: 64, depth: 2, num_heads: 2, mlp_ratio: 2, num_classes: 10}\n"
+
 // TestPrintedResumeCommandWorks: SIGTERM ends a run started with -set
 // flags with status 143 and a "resume with:" command that carries those
 // flags (it used to drop them, and running it was refused); running that
@@ -58,7 +63,7 @@ train: {epochs: 1, batch_size: 16, log_every: 1}
 	c := startTrainer(t, "-config", cfg, "-out", out, "-v", "-set", "train.seed=3", "-set", "data.limit_val=20", "-set", "optim.lr=2e-3")
 	c.waitFor(t, "msg=train") // step 1 is done
 	c.cmd.Process.Signal(syscall.SIGTERM)
-	code, _ := c.wait(t)
+	code := c.wait(t)
 	if code != 143 {
 		t.Fatalf("SIGTERM: exit %d, want 143:\n%s", code, c.stderr())
 	}

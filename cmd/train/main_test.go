@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/vitgo/vit/internal/gate"
 	"github.com/vitgo/vit/train"
 )
 
@@ -49,67 +49,48 @@ func TestBadInvocations(t *testing.T) {
 }
 
 // TestSIGINTWritesCheckpoint sends a real SIGINT to a training process: it
-// must finish the step, write last.*, exit 130 and say how to resume.
+// must finish the step, write last.*, exit 130 and say how to resume. Every
+// batch holds a gate, so the signal lands during the first step.
 func TestSIGINTWritesCheckpoint(t *testing.T) {
 	if os.Getenv("VIT_TRAIN_MAIN") != "" {
+		gate.Install() // a test's gates hold this child at their files
 		os.Exit(run(strings.Fields(os.Getenv("VIT_TRAIN_MAIN")), os.Stdout, os.Stderr))
 	}
-	if testing.Short() {
-		t.Skip("spawns a training process")
-	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte(`
-model: {img_size: 28, patch_size: 7, in_chans: 1, embed_dim: 16, depth: 1, num_heads: 2, mlp_ratio: 2, num_classes: 10}
-data: {limit_train: 512, limit_val: 50}
-train: {epochs: 1000, batch_size: 16}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	folder, g, pix := gatedFolder(t, "train")
+	cfg := writeConfig(t, dir, model+folder+"train: {epochs: 1000, batch_size: 17}\n")
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGINTWritesCheckpoint$")
-	cmd.Env = append(os.Environ(), "VIT_TRAIN_MAIN=-config "+cfg+" -out "+out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	c := startTrainer(t, "-config", cfg, "-out", out)
+	c.hold(t, g).Pass(pix) // data.Open checks each image's header
+	held := c.hold(t, g)   // a batch of the first epoch
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the first epoch's checkpoint exists, so training is under way.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(out, "last.train.safetensors")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no checkpoint appeared: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	c.waitFor(t, "again to exit at once")
+	held.Pass(pix)
+	serve(t, g, pix) // the step's batch, and the resumed run below
+	if code := c.wait(t); code != 130 {
+		t.Fatalf("exit %d, want status 130; stderr:\n%s", code, c.stderr())
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(c.stderr(), "training interrupted") || !strings.Contains(c.stderr(), "-resume") {
+		t.Fatalf("stderr does not say how to resume:\n%s", c.stderr())
 	}
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "training interrupted") || !strings.Contains(stderr.String(), "-resume") {
-		t.Fatalf("stderr does not say how to resume:\n%s", stderr.String())
-	}
-	// The signal stopped the run before its last step (1000 epochs of 32),
-	// and the checkpoint holds where it stopped.
+	// The signal stopped the run after the step it arrived in, and the
+	// checkpoint holds where it stopped.
 	st, err := train.LoadState(filepath.Join(out, train.LastState))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Step <= 0 || st.Step >= 1000*32 {
-		t.Fatalf("checkpoint at step %d: the signal did not arrive before the last of 32000 steps", st.Step)
+	if st.Step != 1 {
+		t.Fatalf("checkpoint at step %d, want 1: the signal arrived during the first step", st.Step)
 	}
-	// And -resume picks it up (one more epoch).
+	// And -resume picks it up.
 	var o, e bytes.Buffer
-	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.max_steps=40"}, &o, &e); code != 0 {
+	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.max_steps=3"}, &o, &e); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, e.String())
+	}
+	if st, err := train.LoadState(filepath.Join(out, train.LastState)); err != nil || st.Step != 3 {
+		t.Fatalf("after -resume: step %d (%v), want 3", st.Step, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitgo/vit/internal/gate"
+	"github.com/vitgo/vit/internal/synthimg"
 )
 
 // child is a training process started from this test binary (see
@@ -21,7 +25,8 @@ type child struct {
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	err  bytes.Buffer
-	seen chan string // stderr lines
+	seen chan string   // stderr lines
+	done chan struct{} // closed at the end of stderr: the process has ended
 }
 
 func startTrainer(t *testing.T, args ...string) *child {
@@ -29,7 +34,7 @@ func startTrainer(t *testing.T, args ...string) *child {
 	if testing.Short() {
 		t.Skip("spawns a training process")
 	}
-	c := &child{seen: make(chan string, 1000)}
+	c := &child{seen: make(chan string, 1000), done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestSIGINTWritesCheckpoint$")
 	c.cmd.Env = append(os.Environ(), "VIT_TRAIN_MAIN="+strings.Join(args, " "))
 	pr, err := c.cmd.StderrPipe()
@@ -53,6 +58,7 @@ func startTrainer(t *testing.T, args ...string) *child {
 			}
 			if err != nil {
 				close(c.seen)
+				close(c.done)
 				return
 			}
 		}
@@ -85,18 +91,72 @@ func (c *child) waitFor(t *testing.T, s string) {
 	}
 }
 
-// wait returns the exit status and how long the process took to end.
-func (c *child) wait(t *testing.T) (int, time.Duration) {
+// hold returns once the trainer has opened g to read it: the trainer is
+// then blocked in that read until the test passes it an image.
+func (c *child) hold(t *testing.T, g *gate.Gate) *gate.Held {
 	t.Helper()
-	start := time.Now()
-	err := c.cmd.Wait()
-	for range c.seen { // drain: stderr is complete
+	// Minutes, only so that a broken child cannot hang the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	h, err := g.Wait(ctx)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, c.stderr())
 	}
+	return h
+}
+
+// gatedFolder writes a folder data set of two classes, eight 28×28 training
+// images and one validation image each, and a gate sorted first in
+// split/c0; it returns the data section of a config reading it, the gate
+// and the image to pass through it.
+func gatedFolder(t *testing.T, split string) (string, *gate.Gate, []byte) {
+	t.Helper()
+	root := t.TempDir()
+	pix, err := synthimg.WriteSmallFolder(root, 2, 8, 1, 28)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(filepath.Join(root, split, "c0", "0gate.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "data: {name: folder, root: " + root + "}\n", g, pix
+}
+
+// serve passes pix to each open of g until the test ends.
+func serve(t *testing.T, g *gate.Gate, pix []byte) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Serve(ctx, pix)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// wait returns the exit status once the process has ended and its stderr
+// has been read to the end (Wait closes the pipe: it comes after).
+func (c *child) wait(t *testing.T) int {
+	t.Helper()
+	for range c.seen {
+	}
+	<-c.done
+	err := c.cmd.Wait()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
 	}
-	return c.cmd.ProcessState.ExitCode(), time.Since(start)
+	return c.cmd.ProcessState.ExitCode()
 }
 
 func writeConfig(t *testing.T, dir, yaml string) string {
@@ -108,56 +168,66 @@ func writeConfig(t *testing.T, dir, yaml string) string {
 	return p
 }
 
-// slowModel makes a step and an evaluation batch take long enough for a
-// signal to land inside them.
-const slowModel = "model: {img_size: 28, patch_size: 4, in_chans: 1, embed_dim: 64, depth: 2, num_heads: 2, mlp_ratio: 2, num_classes: 10}\n"
+// model is small: the tests hold the trainer at a read with a gate, not with
+// the time a step takes.
+const model = "model: {img_size: 28, patch_size: 7, in_chans: 1, embed_dim: 16, depth: 1, num_heads: 2, mlp_ratio: 2, num_classes: 2}\n"
 
 // TestSIGINTDuringFinalEvaluation: a signal during the final evaluation
 // stops it (rather than running to the end and exiting 0) with the status
-// and message of an interrupted run, and -resume then completes the run.
+// and message of an interrupted run, and -resume then completes the run. The
+// evaluation's first batch waits at a gate, so the signal lands inside the
+// evaluation.
 func TestSIGINTDuringFinalEvaluation(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, slowModel+`
-data: {limit_train: 64}
-train: {epochs: 1, max_steps: 1, batch_size: 16, eval_batch_size: 4, log_every: 1}
+	folder, g, pix := gatedFolder(t, "val")
+	cfg := writeConfig(t, dir, model+folder+`
+train: {epochs: 1, max_steps: 1, batch_size: 16, eval_batch_size: 1}
 `)
 	out := filepath.Join(dir, "out")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		os.RemoveAll(out)
-		c := startTrainer(t, "-config", cfg, "-out", out, "-v")
-		c.waitFor(t, "msg=train")          // step 1 is done: the evaluation of 10,000 images follows
-		time.Sleep(500 * time.Millisecond) // past the step's own interrupt check, well inside the evaluation
+		c := startTrainer(t, "-config", cfg, "-out", out)
+		c.hold(t, g).Pass(pix) // data.Open checks each image's header
+		held := c.hold(t, g)   // step 1 is done: the final evaluation reads its first batch
 		c.cmd.Process.Signal(sig)
-		code, took := c.wait(t)
+		c.waitFor(t, "again to exit at once")
+		held.Pass(pix) // the batch ends; the evaluation stops before the next
+		code := c.wait(t)
 		if code != 128+int(sig) || !strings.Contains(c.stderr(), "evaluation interrupted") || !strings.Contains(c.stderr(), "-resume") {
-			t.Fatalf("%v during the final evaluation: exit %d after %v, want %d and an interrupted-run message:\n%s", sig, code, took, 128+int(sig), c.stderr())
+			t.Fatalf("%v during the final evaluation: exit %d, want %d and an interrupted-run message:\n%s", sig, code, 128+int(sig), c.stderr())
 		}
 		if strings.Contains(c.stderr(), "goroutine ") {
 			t.Fatalf("stack trace:\n%s", c.stderr())
 		}
-		t.Logf("%v: ended %v after the signal", sig, took.Round(time.Millisecond))
 	}
+	serve(t, g, pix)
 	var o, e bytes.Buffer
-	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "data.limit_val=100"}, &o, &e); code == 0 ||
+	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "data.limit_val=1"}, &o, &e); code == 0 ||
 		!strings.Contains(e.String(), "data.limit_val") {
 		t.Fatalf("resume with another limit_val: exit %d, want a refusal naming data.limit_val:\n%s", code, e.String())
 	}
+	if code := run([]string{"-config", cfg, "-out", out, "-resume"}, &o, &e); code != 0 {
+		t.Fatalf("resume: exit %d:\n%s", code, e.String())
+	}
 }
 
-// TestSecondSIGINTExitsAtOnce: the first SIGINT lets the step finish and
-// writes a checkpoint; a second one exits at once with status 130.
+// TestSecondSIGINTExitsAtOnce: after the first SIGINT, which lets the step
+// finish, a second one exits at once with status 130. Every batch holds a
+// gate, so the first step is still waiting for its images when both land.
 func TestSecondSIGINTExitsAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, slowModel+`
-data: {limit_train: 4096, limit_val: 16}
-train: {epochs: 100, batch_size: 512, log_every: 1}
+	folder, g, pix := gatedFolder(t, "train")
+	cfg := writeConfig(t, dir, model+folder+`
+train: {epochs: 100, batch_size: 17}
 `)
-	c := startTrainer(t, "-config", cfg, "-out", filepath.Join(dir, "out"), "-v")
-	c.waitFor(t, "msg=train")
+	c := startTrainer(t, "-config", cfg, "-out", filepath.Join(dir, "out"))
+	c.hold(t, g).Pass(pix) // data.Open checks each image's header
+	held := c.hold(t, g)   // a batch of the first epoch
 	c.cmd.Process.Signal(syscall.SIGINT)
 	c.waitFor(t, "again to exit at once") // the first is handled (a signal sent before may merge with it)
-	c.cmd.Process.Signal(syscall.SIGINT)  // while the 512-image step still runs
-	code, _ := c.wait(t)
+	c.cmd.Process.Signal(syscall.SIGINT)
+	code := c.wait(t)
+	held.Pass(pix) // releases the test's end of the pipe
 	if code != 130 || !strings.Contains(c.stderr(), "exiting at once") || strings.Contains(c.stderr(), "training interrupted at step") {
 		t.Fatalf("two SIGINTs: exit %d, want 130 at once without finishing the step:\n%s", code, c.stderr())
 	}
@@ -168,26 +238,20 @@ train: {epochs: 100, batch_size: 512, log_every: 1}
 
 // TestOutDirRefusals runs three misuses through the command: a second
 // trainer on a busy directory, a fresh run into a used one, and -resume of a
-// finished run. Each ends with a clear message (no stack trace).
+// finished run. Each ends with a clear message (no stack trace). The first
+// trainer is held in its first step by a gate in every batch.
 func TestOutDirRefusals(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, `
-model: {img_size: 28, patch_size: 7, in_chans: 1, embed_dim: 16, depth: 1, num_heads: 2, mlp_ratio: 2, num_classes: 10}
-data: {limit_train: 64, limit_val: 16}
-train: {epochs: 1000, batch_size: 16}
+	folder, g, pix := gatedFolder(t, "train")
+	cfg := writeConfig(t, dir, model+folder+`
+train: {epochs: 1000, batch_size: 17}
 `)
 	out := filepath.Join(dir, "out")
 	c := startTrainer(t, "-config", cfg, "-out", out)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		b, _ := os.ReadFile(filepath.Join(out, ".train.lock"))
-		if strings.TrimSpace(string(b)) == strconv.Itoa(c.cmd.Process.Pid) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first trainer did not take the lock:\n%s", c.stderr())
-		}
-		time.Sleep(10 * time.Millisecond)
+	c.hold(t, g).Pass(pix) // data.Open checks each image's header
+	held := c.hold(t, g)   // a batch of the first epoch: the lock is taken
+	if b, _ := os.ReadFile(filepath.Join(out, ".train.lock")); strings.TrimSpace(string(b)) != strconv.Itoa(c.cmd.Process.Pid) {
+		t.Fatalf("the first trainer holds no lock (%q):\n%s", b, c.stderr())
 	}
 	check := func(what string, wantCode int, wants []string, args ...string) {
 		t.Helper()
@@ -205,7 +269,10 @@ train: {epochs: 1000, batch_size: 16}
 	}
 	check("second trainer", 1, []string{"PID " + strconv.Itoa(c.cmd.Process.Pid), out}, "-config", cfg, "-out", out, "-resume")
 	c.cmd.Process.Signal(syscall.SIGINT)
-	if code, _ := c.wait(t); code != 130 {
+	c.waitFor(t, "again to exit at once")
+	held.Pass(pix)
+	serve(t, g, pix) // the first trainer's step, and the runs below
+	if code := c.wait(t); code != 130 {
 		t.Fatalf("first trainer: exit %d:\n%s", code, c.stderr())
 	}
 	check("fresh run into a used directory", 1, []string{"-overwrite", "last.safetensors"}, "-config", cfg, "-out", out)

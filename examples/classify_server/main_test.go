@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -73,7 +76,7 @@ func start(t *testing.T, extra ...string) (url string, stop func()) {
 		url = "http://" + a + "/classify"
 	case err := <-done:
 		t.Fatalf("server ended: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(5 * time.Minute): // a bound only
 		t.Fatal("server did not start")
 	}
 	return url, func() {
@@ -84,7 +87,7 @@ func start(t *testing.T, extra ...string) (url string, stop func()) {
 	}
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+var client = &http.Client{Timeout: 5 * time.Minute} // a bound only
 
 type answer struct {
 	Predictions []classify.Prediction
@@ -173,74 +176,114 @@ func TestServerTimeout(t *testing.T) {
 	}
 }
 
+// logWatch collects a child's stderr and lets the test wait for a line.
+type logWatch struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed (and replaced) by each write
+}
+
+func newLogWatch() *logWatch { return &logWatch{changed: make(chan struct{})} }
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (w *logWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// waitFor returns re's first match's submatches once the logs hold one. It
+// fails the test if the process exits first, or after minutes (a bound only
+// so that a broken server cannot hang the test).
+func (w *logWatch) waitFor(t *testing.T, re *regexp.Regexp, exited <-chan struct{}) []string {
+	t.Helper()
+	bound := time.After(5 * time.Minute)
+	for {
+		w.mu.Lock()
+		m, changed := re.FindStringSubmatch(w.b.String()), w.changed
+		w.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-changed:
+		case <-exited:
+			t.Fatalf("the server exited before logging %q:\n%s", re, w.String())
+		case <-bound:
+			t.Fatalf("no %q:\n%s", re, w.String())
+		}
+	}
+}
+
 // TestSIGTERM runs the server as a process, sends SIGTERM while a request's
 // body is still arriving, and expects that request answered and exit status
-// 143.
+// 143. The request asks for "100 Continue", which the server sends once its
+// handler reads the body: the test signals after that answer, and sends the
+// body after the server has logged that it is shutting down.
 func TestSIGTERM(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CLASSIFY_SERVER_ARGS=-checkpoint "+ckpt+" -addr 127.0.0.1:0")
-	aw := &addrWriter{addr: make(chan string, 1)}
-	var logs bytes.Buffer
-	cmd.Stderr = io.MultiWriter(aw, &logs)
+	cmd.Env = append(os.Environ(), "CLASSIFY_SERVER_ARGS=-checkpoint "+ckpt+" -addr 127.0.0.1:0 -timeout 10m")
+	logs := newLogWatch()
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var url string
-	select {
-	case a := <-aw.addr:
-		url = "http://" + a + "/classify"
-	case err := <-exited:
-		t.Fatalf("server exited: %v\n%s", err, logs.String())
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("server did not start")
-	}
-	body := encode(classifytest.Colour(2, 24, 24, 5), "png")
-	pr, pw := io.Pipe()
-	type result struct {
-		code int
-		a    answer
-		err  error
-	}
-	got := make(chan result, 1)
+	defer cmd.Process.Kill()
+	var exitErr error
+	exited := make(chan struct{})
 	go func() {
-		resp, err := client.Post(url, "image/png", pr)
-		if err != nil {
-			got <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		var a answer
-		err = json.NewDecoder(resp.Body).Decode(&a)
-		got <- result{resp.StatusCode, a, err}
+		exitErr = cmd.Wait()
+		close(exited)
 	}()
-	pw.Write(body[:10])
-	time.Sleep(300 * time.Millisecond) // the request is in flight
+	addr := logs.waitFor(t, addrRE, exited)[1]
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Minute)) // a bound only
+	body := encode(classifytest.Colour(2, 24, 24, 5), "png")
+	fmt.Fprintf(conn, "POST /classify HTTP/1.1\r\nHost: %s\r\nContent-Type: image/png\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", addr, len(body))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue, got %v %v", resp, err)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	pw.Write(body[10:])
-	pw.Close()
-	r := <-got
-	if r.err != nil || r.code != http.StatusOK || r.a.Predictions[0].Label != "red" {
-		t.Errorf("request in flight at SIGTERM: %d %+v %v", r.code, r.a, r.err)
+	logs.waitFor(t, regexp.MustCompile("shutting down"), exited)
+	if _, err := conn.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("request in flight at SIGTERM: %v", err)
+	}
+	var a answer
+	err = json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(a.Predictions) == 0 || a.Predictions[0].Label != "red" {
+		t.Errorf("request in flight at SIGTERM: %d %+v %v", resp.StatusCode, a, err)
 	}
 	select {
-	case err := <-exited:
-		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 143 {
-			t.Errorf("exit: %v, want status 143 (SIGTERM)\n%s", err, logs.String())
+	case <-exited:
+		if ee := (*exec.ExitError)(nil); !errors.As(exitErr, &ee) || ee.ExitCode() != 143 {
+			t.Errorf("exit: %v, want status 143 (SIGTERM)\n%s", exitErr, logs.String())
 		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
+	case <-time.After(5 * time.Minute): // a bound only
 		t.Fatal("no exit after SIGTERM")
 	}
-	if !strings.Contains(logs.String(), "shutting down") {
-		t.Errorf("logs:\n%s", logs.String())
-	}
-	if _, err := client.Post(url, "image/png", bytes.NewReader(body)); err == nil {
+	if _, err := client.Post("http://"+addr+"/classify", "image/png", bytes.NewReader(body)); err == nil {
 		t.Error("server still answering after exit")
 	}
 }

@@ -104,8 +104,9 @@ func TestRemoveStaleAfterSIGKILL(t *testing.T) {
 		}
 		f.Write([]byte("partial"))
 		os.Stdout.WriteString("writing\n")
-		time.Sleep(time.Minute)
-		os.Exit(0)
+		for { // until killed
+			time.Sleep(time.Hour)
+		}
 	}
 	dir := t.TempDir()
 	for _, keep := range []string{"last.safetensors", "notes.txt", ".hidden"} {

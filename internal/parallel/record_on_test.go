@@ -4,7 +4,7 @@ package parallel
 
 import (
 	"runtime"
-	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,26 +46,37 @@ func TestRecordRunsInlineInOrder(t *testing.T) {
 	}
 }
 
-// Waited counts the caller's wait for a helper's last chunk. Of two chunks,
-// the first to start returns once the other has started, which then takes
-// 5 ms: when the caller starts first, as it usually does, it waits about
-// 5 ms for the helper. A helper can win the race, so up to 20 tries.
+// Waited counts the caller's wait for a helper's last chunk. The caller's
+// chunk (told apart by its goroutine) returns once the helper's has started
+// and told it so; the helper's then sleeps 20 ms, so the caller, its own
+// chunk done, waits for it, whichever chunk each took. Only a caller held
+// up for 19 ms between returning from its chunk and starting its clock, on
+// each of 20 passes, would see less than the 1 ms asked.
 func TestWaitedCountsTheLastChunk(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	caller := goroutineID()
 	w0 := Waited()
 	for try := 0; try < 20 && Waited()-w0 < time.Millisecond; try++ {
-		var first atomic.Bool
-		second := make(chan struct{})
+		helperIn, callerOut := make(chan struct{}), make(chan struct{})
 		Run(2, func(int) {
-			if first.CompareAndSwap(false, true) {
-				<-second
+			if goroutineID() == caller {
+				<-helperIn
+				close(callerOut)
 				return
 			}
-			close(second)
-			time.Sleep(5 * time.Millisecond)
+			close(helperIn)
+			<-callerOut
+			time.Sleep(20 * time.Millisecond)
 		})
 	}
 	if d := Waited() - w0; d < time.Millisecond {
-		t.Errorf("Waited grew by %v over 20 passes whose last chunk took 5 ms", d)
+		t.Errorf("Waited grew by %v over passes whose helper's chunk took 20 ms after the caller's", d)
 	}
+}
+
+// goroutineID returns the calling goroutine's number, from its stack
+// trace's first line ("goroutine 7 [running]:").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	return strings.Fields(string(buf[:runtime.Stack(buf, false)]))[1]
 }

@@ -11,6 +11,11 @@ import (
 	"os"
 )
 
+// BeforeOpen, when set, is called with each path before Open looks at it.
+// It is a test seam, nil in every program: a test's child process sets it
+// (internal/gate) to be held at a known read while the test acts.
+var BeforeOpen func(path string)
+
 // NotRegularError refuses a path that is not a regular file.
 type NotRegularError struct {
 	Path string
@@ -48,6 +53,9 @@ func Kind(m fs.FileMode) string {
 // between is caught); the open itself does not block (O_NONBLOCK where the
 // system has it). Symbolic links are followed.
 func Open(path string) (*os.File, fs.FileInfo, error) {
+	if BeforeOpen != nil {
+		BeforeOpen(path)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err

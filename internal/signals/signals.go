@@ -18,11 +18,12 @@ import (
 // exit is os.Exit, replaced in tests.
 var exit = os.Exit
 
-// Context returns a context that the first SIGINT or SIGTERM cancels, after
-// writing first (if not empty) to w. A second signal removes the temporary
-// files of writes in progress and exits the process at once with status
-// 128+signal (130 for SIGINT), without running deferred calls. stop releases
-// the signals.
+// Context returns a context that the first SIGINT or SIGTERM cancels, and
+// then writes first (if not empty) to w: once the line is out, the context
+// is done (tests that signal a child process wait for the line). A second
+// signal removes the temporary files of writes in progress and exits the
+// process at once with status 128+signal (130 for SIGINT), without running
+// deferred calls. stop releases the signals.
 func Context(parent context.Context, w io.Writer, first string) (ctx context.Context, stop func()) {
 	ctx, cancelCause := context.WithCancelCause(parent)
 	cancel := func() { cancelCause(nil) }
@@ -38,10 +39,10 @@ func Context(parent context.Context, w io.Writer, first string) (ctx context.Con
 			case s := <-ch:
 				n++
 				if n == 1 {
+					cancelCause(&Received{Signal: s}) // before the message: a reader of w may act on it
 					if first != "" {
 						fmt.Fprintf(w, "%s: %s (again to exit at once)\n", s, first)
 					}
-					cancelCause(&Received{Signal: s})
 					continue
 				}
 				atomicfile.Cleanup()

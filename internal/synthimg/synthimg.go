@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -133,4 +134,36 @@ func WriteFolder(root string, classes, perClass, valPerClass int) error {
 		}
 	}
 	return nil
+}
+
+// WriteSmallFolder writes a folder data set of tiny grey PNGs under root
+// (root/{train,val}/cN/aNNN.png): classes class folders c0, c1, … of
+// perClass training and valPerClass validation copies of one side×side
+// image, whose bytes it returns. For tests that need files, not photos.
+func WriteSmallFolder(root string, classes, perClass, valPerClass, side int) ([]byte, error) {
+	img := image.NewGray(image.Rect(0, 0, side, side))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		return nil, fmt.Errorf("synthimg: encode: %w", err)
+	}
+	for _, split := range []struct {
+		name string
+		n    int
+	}{{"train", perClass}, {"val", valPerClass}} {
+		for c := range classes {
+			dir := filepath.Join(root, split.name, fmt.Sprintf("c%d", c))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+			for i := range split.n {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("a%03d.png", i)), b.Bytes(), 0o644); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b.Bytes(), nil
 }
