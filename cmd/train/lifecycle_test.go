@@ -44,25 +44,24 @@ func shellWords(t *testing.T, line string) []string {
 	return words
 }
 
-// slowModel is a model whose run on MNIST (a step, then the evaluation of
-// 10,000 images) outlasts a signal sent at its first step's log line by
-// far.
-const slowModel = "model: {img_size: 28, patch_size: 4, in_chans: 1, embed_dim: 64, depth: 2, num_heads: 2, mlp_ratio: 2, num_classes: 10}\n"
-
 // TestPrintedResumeCommandWorks: SIGTERM ends a run started with -set
 // flags with status 143 and a "resume with:" command that carries those
-// flags (it used to drop them, and running it was refused); running that
-// command finishes the run.
+// flags; running that command finishes the run. The training images hold a
+// gate, so the signal lands while the second epoch waits for its batch.
 func TestPrintedResumeCommandWorks(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, slowModel+`
-data: {limit_train: 64}
-train: {epochs: 1, batch_size: 16, log_every: 1}
+	folder, g, pix := gatedFolder(t, "train")
+	cfg := writeConfig(t, dir, model+folder+`
+train: {epochs: 2, batch_size: 17, log_every: 1}
 `)
 	out := filepath.Join(dir, "out")
-	c := startTrainer(t, "-config", cfg, "-out", out, "-v", "-set", "train.seed=3", "-set", "data.limit_val=20", "-set", "optim.lr=2e-3")
-	c.waitFor(t, "msg=train") // step 1 is done
+	c := startTrainer(t, "-config", cfg, "-out", out, "-v", "-set", "train.seed=3", "-set", "data.limit_val=2", "-set", "optim.lr=2e-3")
+	c.hold(t, g).Pass(pix) // data.Open checks each image's header
+	c.hold(t, g).Pass(pix) // the first epoch's one batch
+	held := c.hold(t, g)   // the second epoch's: step 1 and its checkpoint are done
 	c.cmd.Process.Signal(syscall.SIGTERM)
+	c.waitFor(t, "again to exit at once")
+	held.Pass(pix)
 	code := c.wait(t)
 	if code != 143 {
 		t.Fatalf("SIGTERM: exit %d, want 143:\n%s", code, c.stderr())
@@ -86,7 +85,7 @@ train: {epochs: 1, batch_size: 16, log_every: 1}
 		t.Fatalf("running %q: exit %d:\n%s", line, code, e.String())
 	}
 	st, err := train.LoadState(filepath.Join(out, train.LastState))
-	if err != nil || st.Epoch != 1 {
+	if err != nil || st.Epoch != 2 {
 		t.Fatalf("after the resume command: %v, epoch %d, want the run complete", err, st.Epoch)
 	}
 }
@@ -97,15 +96,17 @@ train: {epochs: 1, batch_size: 16, log_every: 1}
 // plain command then starts afresh (it used to be refused both ways).
 func TestKilledBeforeFirstCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, slowModel+`
-data: {limit_train: 4096, limit_val: 16}
-train: {epochs: 1, batch_size: 512}
+	folder, g, pix := gatedFolder(t, "train")
+	cfg := writeConfig(t, dir, model+folder+`
+train: {epochs: 1, batch_size: 17}
 `)
 	out := filepath.Join(dir, "out")
 	c := startTrainer(t, "-config", cfg, "-out", out)
-	c.waitFor(t, "steps/epoch") // the run's files are written, 8 steps of 512 images to go before a checkpoint
+	c.hold(t, g).Pass(pix) // data.Open checks each image's header
+	held := c.hold(t, g)   // the first step's batch: the run's files are written, no checkpoint yet
 	c.cmd.Process.Kill()
 	c.wait(t)
+	held.Pass(pix)
 	if _, err := os.Stat(filepath.Join(out, train.LastState)); err == nil {
 		t.Fatal("a checkpoint was written before the kill")
 	}
