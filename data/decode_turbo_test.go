@@ -77,9 +77,11 @@ func TestTurboDecodesJPEGs(t *testing.T) {
 	if !bytes.Contains([]byte(err.Error()), []byte(bad)) {
 		t.Fatalf("error %q does not name the file", err)
 	}
-	// The pixel limit still refuses from the header, before decoding.
+	// The pixel limit still refuses from the header, before decoding: a
+	// limit under the image's 187,500 pixels whose decoded-bytes bound
+	// (BytesPerMaxPixel per pixel) still admits the file's size.
 	var tooLarge *ImageTooLargeError
-	if _, err := decodeImageFile(p, 3, 1000); !errors.As(err, &tooLarge) {
+	if _, err := decodeImageFile(p, 3, 100_000); !errors.As(err, &tooLarge) {
 		t.Fatalf("pixel limit: got %v", err)
 	}
 }
