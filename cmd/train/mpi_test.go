@@ -188,7 +188,9 @@ func rankPID(t *testing.T, parent, r int) int {
 // waits until rank 0 has written a checkpoint.
 func startLong(t *testing.T, ctx context.Context, out string, grace int) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	args := defaultArgs(out, 100000) + " -set checkpoint.every_steps=5 -set data.limit_train=2048"
+	// Thousands of epochs: the run cannot end on its own before a test's
+	// signal and Open MPI's grace period (grace s) have run their course.
+	args := defaultArgs(out, 100000) + " -set train.epochs=5000 -set checkpoint.every_steps=5 -set data.limit_train=2048"
 	cmd := mpiCmd(t, ctx, 2, grace, args)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -246,7 +248,7 @@ func TestMPIKilledRankEndsJob(t *testing.T) {
 	if m := stoppedAt.FindStringSubmatch(buf.String()); m != nil && m[1] != strconv.Itoa(st.Step) {
 		t.Fatalf("the log reports a checkpoint at step %s, the state file is at step %d:\n%s", m[1], st.Step, buf.String())
 	}
-	resumed := runCmd(t, mpiCmd(t, ctx, 2, 0, defaultArgs(out, st.Step+3)+" -set data.limit_train=2048 -resume"))
+	resumed := runCmd(t, mpiCmd(t, ctx, 2, 0, defaultArgs(out, st.Step+3)+" -set train.epochs=5000 -set data.limit_train=2048 -resume"))
 	if !strings.Contains(resumed, "resumed") {
 		t.Fatalf("resume did not say so:\n%s", resumed)
 	}
