@@ -15,6 +15,7 @@ type PackedB struct {
 	npad   int         // native: n rounded up to the kernel's NR
 	panels []float32   // native: per pass, per NR-column panel, kc×NR floats
 	rows   []float32   // OpenBLAS: B row-major, k×n
+	bf16   bool        // packed by PackBBF16: products take bfloat16 operands
 }
 
 // PackB lays out op(B) for SgemmPacked: B is stored k×n (row stride ldb),
@@ -28,20 +29,26 @@ func PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
 // be nil): for a B that changes between products but is read by many of
 // them (attention's K and V, packed once per image and head).
 func PackBInto(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *PackedB {
+	checkPackB("PackB", transB, k, n, b, ldb)
+	if dst == nil {
+		dst = new(PackedB)
+	}
+	dst.bf16 = false
+	packB(dst, transB, k, n, b, ldb)
+	return dst
+}
+
+// checkPackB panics, naming fn, unless b holds op(B), k×n.
+func checkPackB(fn string, transB bool, k, n int, b []float32, ldb int) {
 	if k <= 0 || n <= 0 {
-		panic(fmt.Sprintf("kernels.PackB: dimensions k=%d n=%d must be positive", k, n))
+		panic(fmt.Sprintf("kernels.%s: dimensions k=%d n=%d must be positive", fn, k, n))
 	}
 	br, bc := k, n
 	if transB {
 		br, bc = n, k
 	}
-	checkLd("PackB", "ldb", ldb, bc)
-	checkLen("PackB", "b", len(b), br, bc, ldb)
-	if dst == nil {
-		dst = new(PackedB)
-	}
-	packB(dst, transB, k, n, b, ldb)
-	return dst
+	checkLd(fn, "ldb", ldb, bc)
+	checkLen(fn, "b", len(b), br, bc, ldb)
 }
 
 // K and N are the dimensions of op(B).
@@ -79,6 +86,10 @@ func sgemmPackedChecked(fn string, m int, a []float32, lda int, b *PackedB, c []
 	if m == 0 {
 		return
 	}
+	if b.bf16 {
+		sgemmPackedBF16(m, 1, a, lda, b, c, ldc, true, epi)
+		return
+	}
 	sgemmPacked(m, a, lda, b, c, ldc, epi)
 }
 
@@ -98,6 +109,10 @@ func SgemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedB, c
 	}
 	if alpha == 0 {
 		scaleMatrix(m, b.n, 0, c, ldc)
+		return
+	}
+	if b.bf16 {
+		sgemmPackedBF16(m, alpha, a, lda, b, c, ldc, false, nil)
 		return
 	}
 	sgemmPackedSerial(m, alpha, a, lda, b, c, ldc)
