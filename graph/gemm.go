@@ -34,6 +34,16 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	}
 }
 
+// gemmPrec is gemm with bfloat16 products when bf16 is set (float32
+// operands only: the op constructors refuse BF16 for float64).
+func gemmPrec[T Float](bf16, tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if bf16 && m > 0 && n > 0 {
+		kernels.SgemmBF16(tA, tB, m, n, k, float32(alpha), any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 // sgemm is the float32 matrix product every hot op goes through: our
 // packed AVX2/FMA kernels (or OpenBLAS with -tags openblas).
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

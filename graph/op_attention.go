@@ -29,7 +29,11 @@ import (
 // B·H·T² values per block (TestAttentionRecomputeIsExact).
 // Heads are read in place by the sgemm calls (leading dimension 3D); nothing
 // is reshaped or transposed.
-func Attention(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
+//
+// WithPrecision(BF16) makes Q·Kᵀ, P·V and the four products of the
+// gradient bfloat16 products (kernels.SgemmBF16Serial); the scores, the
+// softmax and its gradient stay float32.
+func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node, error) {
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
 		return nil, fmt.Errorf("Attention: want qkv (%d·%d, 3D), got %v", batch, tokens, s)
@@ -38,13 +42,18 @@ func Attention(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 	if heads <= 0 || d%heads != 0 {
 		return nil, fmt.Errorf("Attention: embed dim %d not divisible by %d heads", d, heads)
 	}
-	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d}
+	bf16, err := bf16Of("Attention", qkv.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16}
 	return G.ApplyOp(op, qkv)
 }
 
 type attentionOp struct {
 	opBase
 	batch, tokens, heads, dim int
+	bf16                      bool // bfloat16 products (WithPrecision)
 	out                       buffer
 	// recompute is set when a gradient is built (SymDiff): the forward pass
 	// then keeps no probabilities and the backward pass recomputes them.
@@ -158,7 +167,7 @@ func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
 			attnProbs(op, qkv, p, i/nh, i%nh)
 			b, h, d, hd := i/nh, i%nh, op.dim, op.dim/nh
 			// O = P·V into the head's columns of y
-			gemmSerial(false, false, t, hd, t, 1, p, t, qkv[b*t*3*d+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
+			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, qkv[b*t*3*d+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
 		}
 	})
 }
@@ -169,14 +178,19 @@ func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
 func attnProbs[T Float](op *attentionOp, qkv, p []T, b, h int) {
 	t, d, hd := op.tokens, op.dim, op.dim/op.heads
 	base := b * t * 3 * d
-	gemmSerial(false, true, t, t, hd, T(op.scale()), qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
+	gemmSerial(op.bf16, false, true, t, t, hd, T(op.scale()), qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
 	softmax(p, t, t)
 }
 
 // gemmSerial is the single-threaded product for one (image, head) pair:
-// our SIMD kernel for float32, gonum's for float64.
-func gemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// our SIMD kernel for float32 (its bfloat16 form when bf16), gonum's for
+// float64.
+func gemmSerial[T Float](bf16, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if a32, ok := any(a).([]float32); ok {
+		if bf16 {
+			kernels.SgemmBF16Serial(transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		}
 		kernels.SgemmSerial(transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
@@ -235,7 +249,7 @@ func softmaxRows[T Float](x []T, rows, cols int) {
 }
 
 func (op *attentionOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d)", op.batch, op.tokens, op.heads, op.dim)
+	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d%s)", op.batch, op.tokens, op.heads, op.dim, precisionTag(op.bf16))
 	op.writeID(h)
 }
 func (op *attentionOp) Hashcode() uint32     { return hashOf(op) }
@@ -316,11 +330,11 @@ func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs []T) {
 			q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
 			dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
 			do := dy[b*t*d+h*hd:]
-			gemmSerial(true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
-			gemmSerial(false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
-			softmaxBackward(dp, p, t, t)                                         // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-			gemmSerial(false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
-			gemmSerial(true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
+			gemmSerial(op.bf16, true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
+			gemmSerial(op.bf16, false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
+			softmaxBackward(dp, p, t, t)                                                  // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+			gemmSerial(op.bf16, false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
+			gemmSerial(op.bf16, true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
 		}
 	})
 }

@@ -24,8 +24,9 @@ import (
 // dot products as Attention's, so the two agree to float rounding
 // (TestAttentionEvalMatchesAttention). It is meant for graphs without a
 // backward pass, and AttentionProbs refuses its node.
-func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
-	return AttentionEvalFirst(qkv, batch, tokens, heads, tokens)
+// WithPrecision(BF16) makes its two products bfloat16 ones, as Attention's.
+func AttentionEval(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node, error) {
+	return AttentionEvalFirst(qkv, batch, tokens, heads, tokens, opts...)
 }
 
 // AttentionEvalFirst is AttentionEval for the first queries query rows of
@@ -33,7 +34,7 @@ func AttentionEval(qkv *G.Node, batch, tokens, heads int) (*G.Node, error) {
 // output, each row what AttentionEval gives for it. With queries 1 it is
 // the class token's attention, all that a last block feeding a class-token
 // readout needs.
-func AttentionEvalFirst(qkv *G.Node, batch, tokens, heads, queries int) (*G.Node, error) {
+func AttentionEvalFirst(qkv *G.Node, batch, tokens, heads, queries int, opts ...OpOption) (*G.Node, error) {
 	if queries < 1 || queries > tokens {
 		return nil, fmt.Errorf("AttentionEval: %d query rows of %d tokens", queries, tokens)
 	}
@@ -45,7 +46,11 @@ func AttentionEvalFirst(qkv *G.Node, batch, tokens, heads, queries int) (*G.Node
 	if heads <= 0 || d%heads != 0 {
 		return nil, fmt.Errorf("AttentionEval: embed dim %d not divisible by %d heads", d, heads)
 	}
-	op := &attentionEvalOp{attentionOp: attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d}, queries: queries}
+	bf16, err := bf16Of("AttentionEval", qkv.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	op := &attentionEvalOp{attentionOp: attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16}, queries: queries}
 	return G.ApplyOp(op, qkv)
 }
 
@@ -121,11 +126,15 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 		pk.k, pk.v = append(pk.k, nil), append(pk.v, nil)
 	}
 	packK, packV := pk.k[:pairs], pk.v[:pairs]
+	pack := kernels.PackBInto
+	if op.bf16 {
+		pack = kernels.PackBBF16Into // SgemmPackedSerial then gives SgemmBF16Serial's bits
+	}
 	parallelFor(pairs, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			base := (i/nh)*t*3*d + (i%nh)*hd
-			packK[i] = kernels.PackBInto(packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
-			packV[i] = kernels.PackBInto(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
+			packK[i] = pack(packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
+			packV[i] = pack(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
 		}
 	})
 	nq := op.queries
@@ -144,9 +153,9 @@ func attnEvalForward[T Float](op *attentionEvalOp, y, qkv []T, blocks int) {
 	forQueryBlocks(op, blocks, func(p []T, _, b, h, r0, r int) {
 		base := b * t * 3 * d
 		q := qkv[base+r0*3*d+h*hd:]
-		gemmSerial(false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
+		gemmSerial(false, false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
 		softmax(p, r, t)
-		gemmSerial(false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*nq+r0)*d+h*hd:], d) // O = P·V
+		gemmSerial(false, false, false, r, hd, t, 1, p, t, qkv[base+2*d+h*hd:], 3*d, 0, y[(b*nq+r0)*d+h*hd:], d) // O = P·V
 	})
 }
 
@@ -171,7 +180,7 @@ func forQueryBlocks[T Float](op *attentionEvalOp, blocks int, body func(p []T, p
 }
 
 func (op *attentionEvalOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "AttentionEval(B%d,T%d,H%d,D%d,Q%d)", op.batch, op.tokens, op.heads, op.dim, op.queries)
+	fmt.Fprintf(h, "AttentionEval(B%d,T%d,H%d,D%d,Q%d%s)", op.batch, op.tokens, op.heads, op.dim, op.queries, precisionTag(op.bf16))
 	op.writeID(h)
 }
 func (op *attentionEvalOp) Hashcode() uint32 { return hashOf(op) }

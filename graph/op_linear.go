@@ -18,7 +18,11 @@ import (
 // dimensions flattened to K (so a conv weight [D, C, P, P] serves as a
 // (D, C·P·P) matrix); b is (N) or nil. The backward pass uses sgemm transpose
 // flags, never a materialised transpose, and the bias gradient is a column sum.
-func Linear(x, w, b *G.Node) (*G.Node, error) {
+//
+// WithPrecision(BF16) makes the forward product and both backward ones (dX
+// and dW) bfloat16 products (kernels.SgemmBF16); the bias and its gradient
+// stay float32.
+func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if x.Dims() != 2 || w.Dims() < 2 {
 		return nil, fmt.Errorf("Linear: want x (M,K) and w (N,…), got %v and %v", x.Shape(), w.Shape())
 	}
@@ -26,7 +30,11 @@ func Linear(x, w, b *G.Node) (*G.Node, error) {
 	if kw := w.Shape()[1:].TotalSize(); kw != k {
 		return nil, fmt.Errorf("Linear: x has %d columns but w %v has %d inputs", k, w.Shape(), kw)
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil}
+	bf16, err := bf16Of("Linear", x.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16}
 	if b == nil {
 		return G.ApplyOp(op, x, w)
 	}
@@ -40,6 +48,7 @@ type linearOp struct {
 	opBase
 	wRank int
 	bias  bool
+	bf16  bool // bfloat16 products (WithPrecision)
 	out   buffer
 }
 
@@ -84,9 +93,9 @@ func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
 	y := op.out.get(x.Dtype(), m, n)
 	switch x.Dtype() {
 	case tensor.Float32:
-		linearForward(data[float32](y), data[float32](x), data[float32](w), biasData[float32](in, op.bias), m, n, k)
+		linearForward(op.bf16, data[float32](y), data[float32](x), data[float32](w), biasData[float32](in, op.bias), m, n, k)
 	default:
-		linearForward(data[float64](y), data[float64](x), data[float64](w), biasData[float64](in, op.bias), m, n, k)
+		linearForward(false, data[float64](y), data[float64](x), data[float64](w), biasData[float64](in, op.bias), m, n, k)
 	}
 	return y, nil
 }
@@ -98,17 +107,18 @@ func biasData[T Float](in []*tensor.Dense, has bool) []T {
 	return data[T](in[2])
 }
 
-// linearForward: (M,K)·(N,K)ᵀ + b → (M,N).
-func linearForward[T Float](y, x, w, b []T, m, n, k int) {
+// linearForward: (M,K)·(N,K)ᵀ + b → (M,N), with bfloat16 products when
+// bf16 (float32 only).
+func linearForward[T Float](bf16 bool, y, x, w, b []T, m, n, k int) {
 	if y32, ok := any(y).([]float32); ok {
 		if b == nil || k == 0 {
-			gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n)
+			gemmPrec(bf16, false, true, m, n, k, 1, x, k, w, k, 0, y, n)
 			if b != nil {
 				kernels.AddBias(y32, any(b).([]float32), m, n)
 			}
 			return
 		}
-		linearBiasForward32(y32, any(x).([]float32), any(w).([]float32), any(b).([]float32), m, n, k)
+		linearBiasForward32(bf16, y32, any(x).([]float32), any(w).([]float32), any(b).([]float32), m, n, k)
 		return
 	}
 	var beta T
@@ -129,10 +139,15 @@ var packedWeights = sync.Pool{New: func() any { return (*kernels.PackedB)(nil) }
 // linearBiasForward32 is X·Wᵀ + b with the bias added to each block of y
 // as the product finishes it, while the block is in cache
 // (kernels.SgemmPackedThen), instead of in a second pass over y. The sums
-// are Sgemm's and the bias addition AddBias's (EpilogueRow), so y is bit
-// for bit that of the product followed by AddBias.
-func linearBiasForward32(y, x, w, b []float32, m, n, k int) {
-	p := kernels.PackBInto(packedWeights.Get().(*kernels.PackedB), true, k, n, w, k)
+// are Sgemm's (SgemmBF16's when bf16) and the bias addition AddBias's
+// (EpilogueRow), so y is bit for bit that of the product followed by
+// AddBias.
+func linearBiasForward32(bf16 bool, y, x, w, b []float32, m, n, k int) {
+	pack := kernels.PackBInto
+	if bf16 {
+		pack = kernels.PackBBF16Into
+	}
+	p := pack(packedWeights.Get().(*kernels.PackedB), true, k, n, w, k)
 	defer packedWeights.Put(p)
 	kernels.SgemmPackedThen(m, x, k, p, y, n, func(i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i++ {
@@ -142,7 +157,7 @@ func linearBiasForward32(y, x, w, b []float32, m, n, k int) {
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Linear(w%d,bias=%t)", op.wRank, op.bias)
+	fmt.Fprintf(h, "Linear(w%d,bias=%t%s)", op.wRank, op.bias, precisionTag(op.bf16))
 	op.writeID(h)
 }
 func (op *linearOp) Hashcode() uint32 { return hashOf(op) }
@@ -158,11 +173,11 @@ func (op *linearOp) DiffWRT(n int) []bool {
 
 func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDx", ranks: [3]int{2, op.wRank, 2}}, grad, w)
+	dx, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDx", bf16: op.bf16, ranks: [3]int{2, op.wRank, 2}}, grad, w)
 	if err != nil {
 		return nil, err
 	}
-	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
+	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +197,7 @@ type matMulOp struct {
 	opBase
 	name     string
 	tA       bool
+	bf16     bool   // bfloat16 products, as the forward Linear's
 	ranks    [3]int // ranks of A, B and the result
 	outShape tensor.Shape
 	out      buffer
@@ -233,7 +249,7 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 	lda := a.Shape().TotalSize() / a.Shape()[0]
 	switch a.Dtype() {
 	case tensor.Float32:
-		gemm(op.tA, false, m, n, k, 1, data[float32](a), lda, data[float32](b), n, 0, data[float32](c), n)
+		gemmPrec(op.bf16, op.tA, false, m, n, k, 1, data[float32](a), lda, data[float32](b), n, 0, data[float32](c), n)
 	default:
 		gemm(op.tA, false, m, n, k, 1, data[float64](a), lda, data[float64](b), n, 0, data[float64](c), n)
 	}
@@ -241,7 +257,7 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 }
 
 func (op *matMulOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "%s(tA=%t,%v,%v)", op.name, op.tA, op.ranks, op.outShape)
+	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16))
 	op.writeID(h)
 }
 func (op *matMulOp) Hashcode() uint32 { return hashOf(op) }

@@ -13,28 +13,39 @@ import (
 
 // PackedWeight is a Linear weight laid out once for inference products
 // (LinearPacked): float32 weights as the micro-kernel's panels
-// (kernels.PackB), float64 ones transposed to [in, out].
+// (kernels.PackB, or kernels.PackBBF16 for bfloat16 products), float64
+// ones transposed to [in, out].
 type PackedWeight struct {
 	k, n int
 	dt   tensor.Dtype
-	f32  *kernels.PackedB
-	f64  []float64 // (K, N)
+	f32  *kernels.PackedB // bfloat16 products when f32.BF16()
+	f64  []float64        // (K, N)
 }
 
 // PackWeight lays out w (N, …), stored [out, in] as Linear takes it, its
 // trailing dimensions flattened to K. The result does not share memory with
-// w: later writes to w are not seen.
-func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
+// w: later writes to w are not seen. WithPrecision(BF16) packs it for
+// bfloat16 products: the LinearPacked ops reading it then compute what a
+// BF16 Linear does.
+func PackWeight(w *tensor.Dense, opts ...OpOption) (*PackedWeight, error) {
 	s := w.Shape()
 	if s.Dims() < 2 || s[0] == 0 || s.TotalSize() == 0 {
 		return nil, fmt.Errorf("PackWeight: want (N, …), got %v", s)
 	}
 	n := s[0]
 	k := s.TotalSize() / n
+	bf16, err := bf16Of("PackWeight", w.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
 	p := &PackedWeight{k: k, n: n, dt: w.Dtype()}
 	switch src := w.Data().(type) {
 	case []float32:
-		p.f32 = kernels.PackB(true, k, n, src, k)
+		if bf16 {
+			p.f32 = kernels.PackBBF16(true, k, n, src, k)
+		} else {
+			p.f32 = kernels.PackB(true, k, n, src, k)
+		}
 	case []float64:
 		p.f64 = make([]float64, k*n)
 		for i := 0; i < n; i++ {
@@ -48,6 +59,14 @@ func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
 	return p, nil
 }
 
+// Precision is the precision of the products that read p.
+func (p *PackedWeight) Precision() Precision {
+	if p.f32 != nil && p.f32.BF16() {
+		return BF16
+	}
+	return FP32
+}
+
 // LinearPacked returns x·Wᵀ + b, Linear on a weight packed once by
 // PackWeight: x is (M, K), b is (N) or nil. It is Linear for an inference
 // graph whose weights no longer change. Linear lays its [out, in] weight out
@@ -55,7 +74,8 @@ func PackWeight(w *tensor.Dense) (*PackedWeight, error) {
 // cores (at batch 1 a product does only a few hundred FLOPs per weight
 // element, so that copy is a large share of it); LinearPacked reads panels
 // made once. The sums are Linear's, bit for bit
-// (TestLinearPackedMatchesLinear). It has no gradient.
+// (TestLinearPackedMatchesLinear), and with a weight packed for BF16 those
+// of a BF16 Linear. It has no gradient.
 func LinearPacked(x *G.Node, w *PackedWeight, b *G.Node) (*G.Node, error) {
 	return linearPacked(x, w, b, nil, nil)
 }
@@ -237,7 +257,7 @@ func (op *linearPackedOp) WriteHash(h hash.Hash) {
 	if op.act != nil {
 		act = op.act.String()
 	}
-	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t,residual=%t,gelu=%s)", op.w.k, op.w.n, op.bias, op.residual, act)
+	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t,residual=%t,gelu=%s%s)", op.w.k, op.w.n, op.bias, op.residual, act, precisionTag(op.w.Precision().IsBF16()))
 	op.writeID(h)
 }
 func (op *linearPackedOp) Hashcode() uint32 { return hashOf(op) }

@@ -1,0 +1,103 @@
+package graph
+
+import (
+	"fmt"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/internal/enum"
+)
+
+// Precision names the arithmetic of an op's matrix products. It is a
+// property of each op, given when the op is built (WithPrecision, or
+// PackWeight's for the packed Linear ops); the layers builder passes the
+// model's to every product it adds.
+//
+// BF16 has torch autocast's semantics on a CPU: the operands of a product
+// are rounded to bfloat16 (round to nearest even) and the products
+// accumulate in float32 (kernels.SgemmBF16). It applies to the products
+// only: Linear's forward, dX and dW; Attention's Q·Kᵀ and P·V and their
+// gradients; the patch projection (a Linear). Everything else stays float32:
+// the tensors themselves (weights, activations, gradients), the bias
+// additions, LayerNorm, softmax, GELU, the loss and every reduction.
+type Precision string
+
+// The precisions. The zero value "" means FP32.
+const (
+	FP32 Precision = "fp32" // float32 products (kernels.Sgemm)
+	BF16 Precision = "bf16" // bfloat16 operands, float32 accumulation (kernels.SgemmBF16)
+)
+
+// Validate reports whether p is a precision ("" = fp32).
+func (p Precision) Validate() error { return enum.Check(p, FP32, BF16) }
+
+// IsBF16 reports whether p is BF16.
+func (p Precision) IsBF16() bool { return p == BF16 }
+
+// OrDefault returns p, or FP32 when p is "".
+func (p Precision) OrDefault() Precision {
+	if p == "" {
+		return FP32
+	}
+	return p
+}
+
+// OpOption sets an optional property of an op at construction.
+type OpOption func(*opOptions)
+
+type opOptions struct {
+	precision Precision
+}
+
+// WithPrecision builds the op's matrix products in precision p (default
+// FP32). BF16 needs float32 operands: an op of float64 inputs refuses it.
+func WithPrecision(p Precision) OpOption {
+	return func(o *opOptions) { o.precision = p }
+}
+
+// PrecisionError is an op refusing its precision: an unknown value, or
+// BF16 on float64 operands.
+type PrecisionError struct {
+	Op        string
+	Precision Precision
+	Dtype     tensor.Dtype
+	Err       error // the enum.Error of an unknown value; nil otherwise
+}
+
+func (e *PrecisionError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: precision %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("%s: precision %s needs float32 operands, got %v", e.Op, e.Precision, e.Dtype)
+}
+
+func (e *PrecisionError) Unwrap() error { return e.Err }
+
+// bf16Of applies opts and reports whether op's products are bfloat16 ones,
+// refusing an unknown precision and BF16 on operands of dtype dt other than
+// float32.
+func bf16Of(op string, dt tensor.Dtype, opts []OpOption) (bool, error) {
+	var o opOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := o.precision.Validate(); err != nil {
+		return false, &PrecisionError{Op: op, Precision: o.precision, Dtype: dt, Err: err}
+	}
+	if !o.precision.IsBF16() {
+		return false, nil
+	}
+	if dt != tensor.Float32 {
+		return false, &PrecisionError{Op: op, Precision: o.precision, Dtype: dt}
+	}
+	return true, nil
+}
+
+// precisionTag is what WriteHash adds for a bfloat16 op ("" for float32,
+// so float32 ops hash as before).
+func precisionTag(bf16 bool) string {
+	if bf16 {
+		return ",bf16"
+	}
+	return ""
+}
