@@ -55,6 +55,15 @@ func WithPrecision(p Precision) OpOption {
 	return func(o *opOptions) { o.precision = p }
 }
 
+// PrecisionOf is the precision opts set ("" when none does).
+func PrecisionOf(opts ...OpOption) Precision {
+	var o opOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o.precision
+}
+
 // PrecisionError is an op refusing its precision: an unknown value, or
 // BF16 on float64 operands.
 type PrecisionError struct {
@@ -77,18 +86,15 @@ func (e *PrecisionError) Unwrap() error { return e.Err }
 // refusing an unknown precision and BF16 on operands of dtype dt other than
 // float32.
 func bf16Of(op string, dt tensor.Dtype, opts []OpOption) (bool, error) {
-	var o opOptions
-	for _, f := range opts {
-		f(&o)
+	p := PrecisionOf(opts...)
+	if err := p.Validate(); err != nil {
+		return false, &PrecisionError{Op: op, Precision: p, Dtype: dt, Err: err}
 	}
-	if err := o.precision.Validate(); err != nil {
-		return false, &PrecisionError{Op: op, Precision: o.precision, Dtype: dt, Err: err}
-	}
-	if !o.precision.IsBF16() {
+	if !p.IsBF16() {
 		return false, nil
 	}
 	if dt != tensor.Float32 {
-		return false, &PrecisionError{Op: op, Precision: o.precision, Dtype: dt}
+		return false, &PrecisionError{Op: op, Precision: p, Dtype: dt}
 	}
 	return true, nil
 }

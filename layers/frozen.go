@@ -45,24 +45,27 @@ import (
 // evaluate during training with ordinary graphs.
 
 // frozenWeights returns the model's packed Linear weights (the rows of
-// params.go flagged packed), by the weight's name, packing them at the
-// first call.
-func (m *VisionTransformer) frozenWeights() (map[string]*graph.PackedWeight, error) {
+// params.go flagged packed) for products in precision prec, by the weight's
+// name, packing them at the first call for that precision.
+func (m *VisionTransformer) frozenWeights(prec graph.Precision) (map[string]*graph.PackedWeight, error) {
 	m.frozenMu.Lock()
 	defer m.frozenMu.Unlock()
-	if m.frozen == nil {
+	if m.frozen[prec] == nil {
 		fz := map[string]*graph.PackedWeight{}
 		for _, p := range m.Params {
 			if p.spec.flags&packed == 0 {
 				continue
 			}
-			w, err := graph.PackWeight(p.Value)
+			w, err := graph.PackWeight(p.Value, graph.WithPrecision(prec))
 			if err != nil {
 				return nil, fmt.Errorf("build: frozen %s: %w", p.Name, err)
 			}
 			fz[p.Name] = w
 		}
-		m.frozen = fz
+		if m.frozen == nil {
+			m.frozen = map[graph.Precision]map[string]*graph.PackedWeight{}
+		}
+		m.frozen[prec] = fz
 	}
-	return m.frozen, nil
+	return m.frozen[prec], nil
 }

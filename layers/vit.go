@@ -34,7 +34,7 @@ type VisionTransformer struct {
 	byName map[string]*Param
 
 	frozenMu sync.Mutex
-	frozen   map[string]*graph.PackedWeight // Linear weights of Frozen graphs (frozen.go)
+	frozen   map[graph.Precision]map[string]*graph.PackedWeight // Linear weights of Frozen graphs, per precision (frozen.go)
 }
 
 // New validates cfg and returns a model whose parameters, of dtype float32
@@ -161,6 +161,14 @@ type BuildOptions struct {
 	// VisionTransformerDistilled returns in evaluation and in training
 	// without it.
 	DistilledTraining bool
+
+	// Precision is the arithmetic of every matrix product in the graph
+	// (graph.Precision; "" = fp32): with bf16, each Linear (the patch
+	// projection and the head included) and the attention's products take
+	// bfloat16 operands and accumulate in float32, forward and backward,
+	// while everything else stays float32 (see graph.Precision). It needs a
+	// float32 model and the linear patch embedding.
+	Precision graph.Precision
 }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
@@ -189,6 +197,12 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if (opts.Frozen || opts.NoMaps) && opts.Training {
 		return nil, fmt.Errorf("build: a Frozen or NoMaps graph cannot be a Training one")
 	}
+	if err := opts.Precision.Validate(); err != nil {
+		return nil, fmt.Errorf("build: precision %w", err)
+	}
+	if opts.Precision.IsBF16() && c.PatchEmbed == PatchConv {
+		return nil, fmt.Errorf("build: precision %s needs model.patch_embed %q: the %q form is Gorgonia's convolution, which has no bfloat16 products", opts.Precision, PatchLinear, PatchConv)
+	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
 	var err error
@@ -202,9 +216,9 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		p[pr.Name] = n
 	}
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumTokens(), stoch: out.Stoch, noMaps: opts.NoMaps,
-		splitHeads: c.Distilled && opts.DistilledTraining}
+		splitHeads: c.Distilled && opts.DistilledTraining, prec: graph.WithPrecision(opts.Precision)}
 	if opts.Frozen {
-		if b.packed, err = m.frozenWeights(); err != nil {
+		if b.packed, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
 			return nil, err
 		}
 	}
@@ -223,6 +237,7 @@ type builder struct {
 	packed        map[string]*graph.PackedWeight // Frozen: packed Linear weights, by the weight's name
 	clsRows       bool                           // Frozen: x holds only the prefix-token rows (B·K, D) (frozen.go)
 	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
+	prec          graph.OpOption                 // the precision of every product (BuildOptions.Precision)
 	splitHeads    bool                           // a distilled model's two heads apart (BuildOptions.DistilledTraining)
 	distLogits    *G.Node                        // head_dist's output, when splitHeads
 	batch, tokens int
@@ -333,7 +348,7 @@ func (b *builder) linear(x *G.Node, name string) *G.Node {
 	if pw := b.packed[name+".weight"]; pw != nil {
 		return b.op(func() (*G.Node, error) { return graph.LinearPacked(x, pw, b.p[name+".bias"]) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"]) })
+	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"], b.prec) })
 }
 
 // layerNorm applies the LayerNorm whose parameters are name.weight and name.bias.
@@ -355,15 +370,19 @@ func (b *builder) patchEmbed(img *G.Node) *G.Node {
 		})
 	}
 	return b.op(func() (*G.Node, error) {
-		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize)
+		return PatchEmbed(b.cfg.PatchEmbed, img, b.p["patch_embed.proj.weight"], b.p["patch_embed.proj.bias"], b.cfg.PatchSize, b.prec)
 	})
 }
 
 // PatchEmbed is the patch embedding on graph nodes, (B, C, H, W) images →
 // (B·N, D) tokens, from the weight (D, C, P, P) and bias (D): Gorgonia's
-// stride-P Conv2d with the channels moved last, or unfold + Linear.
-func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, error) {
+// stride-P Conv2d with the channels moved last, or unfold + Linear. opts
+// are the Linear's (graph.WithPrecision); the conv form refuses bf16.
+func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int, opts ...graph.OpOption) (*G.Node, error) {
 	if form == PatchConv {
+		if p := graph.PrecisionOf(opts...); p.IsBF16() {
+			return nil, fmt.Errorf("PatchEmbed: the %q form is Gorgonia's convolution, which has no %s products", PatchConv, p)
+		}
 		y, err := G.Conv2d(img, w, tensor.Shape{patch, patch}, []int{0, 0}, []int{patch, patch}, []int{1, 1}) // (B, D, gh, gw)
 		if err != nil {
 			return nil, err
@@ -377,7 +396,7 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int) (*G.Node, 
 	if err != nil {
 		return nil, err
 	}
-	return graph.Linear(x, w, bias)
+	return graph.Linear(x, w, bias, opts...)
 }
 
 // block is one pre-norm transformer block on (B·T, D) rows:
@@ -423,11 +442,13 @@ func (b *builder) attention(qkv *G.Node, queries int) *G.Node {
 	heads := b.cfg.NumHeads
 	switch {
 	case b.packed != nil:
-		return b.op(func() (*G.Node, error) { return graph.AttentionEvalFirst(qkv, b.batch, b.tokens, heads, queries) })
+		return b.op(func() (*G.Node, error) {
+			return graph.AttentionEvalFirst(qkv, b.batch, b.tokens, heads, queries, b.prec)
+		})
 	case b.noMaps:
-		return b.op(func() (*G.Node, error) { return graph.AttentionEval(qkv, b.batch, b.tokens, heads) })
+		return b.op(func() (*G.Node, error) { return graph.AttentionEval(qkv, b.batch, b.tokens, heads, b.prec) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Attention(qkv, b.batch, b.tokens, heads) })
+	return b.op(func() (*G.Node, error) { return graph.Attention(qkv, b.batch, b.tokens, heads, b.prec) })
 }
 
 // linearResidual returns x + drop_path(dropout(Linear name (h))), the

@@ -1,0 +1,153 @@
+package layers
+
+import (
+	"bytes"
+	"errors"
+	"hash"
+	"math"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph"
+)
+
+// hashText is a hash.Hash that keeps what an op writes into it.
+type hashText struct{ bytes.Buffer }
+
+func (*hashText) Sum(b []byte) []byte { return b }
+func (*hashText) Size() int           { return 0 }
+func (*hashText) BlockSize() int      { return 1 }
+
+var _ hash.Hash = (*hashText)(nil)
+
+// productOps returns, for each op of g that computes a matrix product
+// (Linear and its backward products, the packed Linears, attention), what
+// the op writes to its hash, which names a bfloat16 op's precision.
+func productOps(g *G.ExprGraph) []string {
+	var out []string
+	for _, n := range g.AllNodes() {
+		op := n.Op()
+		if op == nil {
+			continue
+		}
+		name := op.String()
+		if !strings.HasPrefix(name, "Linear") && !strings.HasPrefix(name, "Attention") || name == "AttentionGrad" {
+			continue // AttentionGrad runs in its forward op's precision
+		}
+		var h hashText
+		op.WriteHash(&h)
+		out = append(out, h.String())
+	}
+	return out
+}
+
+// bf16Model is a float32 model of a small config, with large weights so
+// that bfloat16 rounding shows in the logits.
+func bf16Model(t *testing.T) (*VisionTransformer, Config) {
+	t.Helper()
+	c := tinyConfig()
+	c.ImgSize, c.PatchSize, c.EmbedDim, c.NumHeads, c.Depth = Size2{16, 16}, 4, 32, 2, 2
+	m, err := New(c, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params {
+		InitTruncNormal(p.Value, 0.3, randFor(p.Name))
+	}
+	return m, c
+}
+
+// TestBuildBF16: BuildOptions.Precision reaches every product of the
+// training graph (forward and backward), the evaluation graphs (with and
+// without maps) and the Frozen one; the bf16 graphs agree with each other
+// bit for bit (each element of a bfloat16 product is defined on its own)
+// and differ from the fp32 graph.
+func TestBuildBF16(t *testing.T) {
+	m, _ := bf16Model(t)
+	logits := map[string][]float32{}
+	for name, opts := range map[string]BuildOptions{
+		"fp32":        {},
+		"bf16":        {Precision: graph.BF16},
+		"bf16 nomaps": {Precision: graph.BF16, NoMaps: true},
+		"bf16 frozen": {Precision: graph.BF16, Frozen: true},
+		"bf16 train":  {Precision: graph.BF16, Training: true},
+	} {
+		g, err := m.Build(4, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.Training {
+			if _, err := G.Grad(weightedSum32(t, g.Logits), g.Params...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ops := productOps(g.G)
+		if len(ops) == 0 {
+			t.Fatalf("%s: no product ops", name)
+		}
+		for _, h := range ops {
+			if bf := strings.Contains(h, "bf16"); bf != opts.Precision.IsBF16() {
+				t.Errorf("%s: op %s has bf16 %t", name, h, bf)
+			}
+		}
+		x := g.Input.Value().Data().([]float32)
+		for j := range x {
+			x[j] = float32(j%17)/8 - 1
+		}
+		runGraph(t, g.G)
+		logits[name] = append([]float32(nil), g.Logits.Value().Data().([]float32)...)
+	}
+	same := func(a, b []float32) bool {
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				return false
+			}
+		}
+		return len(a) == len(b)
+	}
+	for _, name := range []string{"bf16 nomaps", "bf16 frozen", "bf16 train"} {
+		if !same(logits[name], logits["bf16"]) {
+			t.Errorf("%s logits %v differ from the bf16 evaluation graph's %v", name, logits[name], logits["bf16"])
+		}
+	}
+	if same(logits["bf16"], logits["fp32"]) {
+		t.Error("bf16 logits equal fp32 ones")
+	}
+}
+
+func weightedSum32(t *testing.T, y *G.Node) *G.Node {
+	t.Helper()
+	r := tensor.New(tensor.Of(y.Dtype()), tensor.WithShape(y.Shape()...))
+	d := r.Data().([]float32)
+	for i := range d {
+		d[i] = float32(math.Cos(float64(i) * 1.3))
+	}
+	rn := G.NewTensor(y.Graph(), y.Dtype(), y.Dims(), G.WithValue(r), G.WithName("R"))
+	return G.Must(G.Sum(G.Must(G.HadamardProd(y, rn))))
+}
+
+// TestBuildBF16Refusals: an unknown precision, bf16 with the conv patch
+// embedding and bf16 on a float64 model are build errors.
+func TestBuildBF16Refusals(t *testing.T) {
+	m, c := bf16Model(t)
+	if _, err := m.Build(2, BuildOptions{Precision: "fp16"}); err == nil || !strings.Contains(err.Error(), "fp16") {
+		t.Errorf("precision fp16: err %v", err)
+	}
+	c.PatchEmbed = PatchConv
+	mc, err := New(c, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Build(2, BuildOptions{Precision: graph.BF16}); err == nil {
+		t.Error("bf16 with the conv patch embedding built")
+	}
+	m64 := randomModel(t, tinyConfig(), 1)
+	_, err = m64.Build(2, BuildOptions{Precision: graph.BF16})
+	var pe *graph.PrecisionError
+	if !errors.As(err, &pe) {
+		t.Errorf("bf16 on a float64 model: err %v, want a *graph.PrecisionError", err)
+	}
+}
