@@ -16,6 +16,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/internal/strictyaml"
@@ -38,6 +39,12 @@ type ModelMeta struct {
 	Epoch   int    // completed epochs
 	Step    int    // optimizer steps
 	Weights string // "raw" or "ema"
+	// Precision is the arithmetic of the products the weights were trained
+	// with (train.precision), written as "precision"; "" when unknown (a
+	// file written before the key, or not by a training run). The tensors
+	// are float32 whatever it is. It is a record, not a setting: an
+	// evaluation chooses its own precision.
+	Precision graph.Precision
 }
 
 // metadata renders m as safetensors string metadata: each model key under
@@ -70,6 +77,9 @@ func (m ModelMeta) metadata() (map[string]string, error) {
 	out["epoch"] = strconv.Itoa(m.Epoch)
 	out["step"] = strconv.Itoa(m.Step)
 	out["weights"] = m.Weights
+	if m.Precision != "" {
+		out["precision"] = string(m.Precision)
+	}
 	return out, nil
 }
 
@@ -101,7 +111,10 @@ func ParseModelMeta(md map[string]string) (meta ModelMeta, ok bool, err error) {
 		cfgerr.Walk(err, func(e *cfgerr.Error) { e.Line = 0 })
 		return ModelMeta{}, true, fmt.Errorf("metadata: %w", err)
 	}
-	meta = ModelMeta{Model: mc, Dataset: md["dataset"], Weights: md["weights"]}
+	meta = ModelMeta{Model: mc, Dataset: md["dataset"], Weights: md["weights"], Precision: graph.Precision(md["precision"])}
+	if err := meta.Precision.Validate(); err != nil {
+		return ModelMeta{}, true, &MetadataError{Key: "precision", Msg: err.Error()}
+	}
 	for k, dst := range map[string]any{"mean": &meta.Mean, "std": &meta.Std, "classes": &meta.Classes} {
 		if v, has := md[k]; has && v != "" {
 			if err := json.Unmarshal([]byte(v), dst); err != nil {

@@ -49,38 +49,50 @@ type Evaluator struct {
 	vm    G.VM
 }
 
+// An Option sets a property of an Evaluator's graph.
+type Option func(*layers.BuildOptions)
+
+// WithPrecision builds the graph's matrix products in precision p
+// (layers.BuildOptions.Precision; default fp32).
+func WithPrecision(p graph.Precision) Option {
+	return func(o *layers.BuildOptions) { o.Precision = p }
+}
+
 // New builds the evaluation graph for batch images, its
 // activations planned into an arena of its own. Its attention keeps no
 // maps (layers.BuildOptions.NoMaps: no batch·heads·tokens² floats per
 // block); NewMaps keeps them.
-func New(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
-	return NewIn(m, batch, graph.NewArena())
+func New(m *layers.VisionTransformer, batch int, opts ...Option) (*Evaluator, error) {
+	return NewIn(m, batch, graph.NewArena(), opts...)
 }
 
 // NewIn is New with the activations planned into arena,
 // which a training graph may share: the logits (and features) of one call
 // stay valid until the next run of any graph in the arena.
-func NewIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
-	return newEvaluator(m, batch, arena, layers.BuildOptions{NoMaps: true})
+func NewIn(m *layers.VisionTransformer, batch int, arena *graph.Arena, opts ...Option) (*Evaluator, error) {
+	return newEvaluator(m, batch, arena, layers.BuildOptions{NoMaps: true}, opts)
 }
 
 // NewMaps is New on a graph whose attention keeps its
 // maps, for graph.AttentionProbs on Graph().Attn after a run (attention
 // rollout, figures): it holds batch·heads·tokens² floats per block more.
-func NewMaps(m *layers.VisionTransformer, batch int) (*Evaluator, error) {
-	return newEvaluator(m, batch, graph.NewArena(), layers.BuildOptions{})
+func NewMaps(m *layers.VisionTransformer, batch int, opts ...Option) (*Evaluator, error) {
+	return newEvaluator(m, batch, graph.NewArena(), layers.BuildOptions{}, opts)
 }
 
 // NewFrozenIn is NewIn on a Frozen graph
 // (layers.BuildOptions.Frozen): faster, for serving a model whose weights
 // no longer change; it computes with the weights the model had at its first
 // Frozen build, and its graph keeps no attention maps.
-func NewFrozenIn(m *layers.VisionTransformer, batch int, arena *graph.Arena) (*Evaluator, error) {
-	return newEvaluator(m, batch, arena, layers.BuildOptions{Frozen: true})
+func NewFrozenIn(m *layers.VisionTransformer, batch int, arena *graph.Arena, opts ...Option) (*Evaluator, error) {
+	return newEvaluator(m, batch, arena, layers.BuildOptions{Frozen: true}, opts)
 }
 
-func newEvaluator(m *layers.VisionTransformer, batch int, arena *graph.Arena, opts layers.BuildOptions) (*Evaluator, error) {
-	g, err := m.Build(batch, opts)
+func newEvaluator(m *layers.VisionTransformer, batch int, arena *graph.Arena, bo layers.BuildOptions, opts []Option) (*Evaluator, error) {
+	for _, o := range opts {
+		o(&bo)
+	}
+	g, err := m.Build(batch, bo)
 	if err != nil {
 		return nil, err
 	}

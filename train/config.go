@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
@@ -83,6 +84,12 @@ type RunConfig struct {
 	// micro-batches whose gradients are summed before one update; the graph
 	// is built for the micro-batch. 0 or 1 = off.
 	GradAccumSteps int `yaml:"grad_accum_steps"`
+	// Precision is the arithmetic of the matrix products of the training
+	// and evaluation graphs: fp32 (default, also "") or bf16, torch
+	// autocast's bfloat16 operands with float32 accumulation (see
+	// graph.Precision). Weights, optimizer state, EMA, checkpoints and
+	// every reduction stay float32.
+	Precision graph.Precision `yaml:"precision"`
 }
 
 // CheckpointConfig is the checkpoint section. Its zero value means the
@@ -132,7 +139,7 @@ func DefaultConfig() Config {
 		Mixup:   data.DefaultMixupConfig(),
 		Optim:   optim.DefaultConfig(),
 		Train: RunConfig{
-			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50,
+			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50, Precision: graph.FP32,
 		},
 		Checkpoint: CheckpointConfig{SaveBest: optional.BoolOf(true)},
 		Finetune:   FinetuneConfig{Interp: InterpBicubic},
@@ -142,7 +149,8 @@ func DefaultConfig() Config {
 
 // WithDefaults returns c with every zero field that means "default" filled
 // in, section by section (see each section's WithDefaults; train: epochs 10,
-// batch_size 128, out_dir runs/default, eval_every 1, log_every 50;
+// batch_size 128, out_dir runs/default, eval_every 1, log_every 50,
+// precision fp32;
 // checkpoint: save_best true when unset; finetune: interp bicubic; distill:
 // type none, alpha 0.5, tau 1), so
 // Config{}.WithDefaults() is DefaultConfig(). Optional fields set to 0 or
@@ -164,6 +172,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Train.OutDir == "" {
 		c.Train.OutDir = d.Train.OutDir
+	}
+	if c.Train.Precision == "" {
+		c.Train.Precision = d.Train.Precision
 	}
 	c.Checkpoint.SaveBest = c.Checkpoint.SaveBest.Or(d.Checkpoint.SaveBest)
 	if c.Finetune.Interp == "" {
@@ -195,6 +206,11 @@ func (c Config) Validate() error {
 	intIn("checkpoint.keep_last", c.Checkpoint.KeepLast, 0, MaxKeepLast)
 	if err := c.Finetune.Interp.Validate(); err != nil {
 		errs.Add("finetune.interp", "%w", err)
+	}
+	if err := t.Precision.Validate(); err != nil {
+		errs.Add("train.precision", "%w", err)
+	} else if t.Precision.IsBF16() && c.Model.PatchEmbed == layers.PatchConv {
+		errs.Add("train.precision", "%s needs model.patch_embed %q: the %q form has no bfloat16 products", t.Precision, layers.PatchLinear, layers.PatchConv)
 	}
 	if c.Model.Validate() == nil { // the patterns are checked against the model's names
 		if _, err := FrozenNames(c); err != nil {

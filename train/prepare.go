@@ -129,7 +129,7 @@ func (r *run) openData() (err error) {
 		r.log.Infof("data: %d training images in %s, %d loader workers, %d batches prefetched, JPEG decoder %s",
 			r.data.train.Len(), cfg.Data.Root, lc.Workers, lc.Prefetch, data.JPEGDecoder())
 	}
-	r.meta = checkpoint.ModelMeta{Dataset: r.data.train.Name(), Mean: r.data.mean, Std: r.data.std,
+	r.meta = checkpoint.ModelMeta{Dataset: r.data.train.Name(), Mean: r.data.mean, Std: r.data.std, Precision: cfg.Train.Precision,
 		Classes: checkpoint.HeadClasses(r.data.train.Classes(), cfg.Model.NumClasses)}
 	return nil
 }
@@ -180,14 +180,14 @@ func (r *run) buildModel() (err error) {
 	arena := graph.NewArena()
 	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
 		StepsPerEpoch: r.data.spe, TotalSteps: r.data.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps,
-		Frozen: frozen, Distill: cfg.Distill, Teacher: teacher}); err != nil {
+		Frozen: frozen, Distill: cfg.Distill, Teacher: teacher, Precision: cfg.Train.Precision}); err != nil {
 		if teacher != nil && teacher.vm != nil {
 			teacher.Close()
 		}
 		return err
 	}
 	r.closers = append(r.closers, r.step.Close)
-	if r.eval, err = evaluate.NewIn(r.model, cfg.EvalBatch(), arena); err != nil {
+	if r.eval, err = evaluate.NewIn(r.model, cfg.EvalBatch(), arena, evaluate.WithPrecision(cfg.Train.Precision)); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, r.eval.Close)

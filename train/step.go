@@ -92,6 +92,11 @@ type StepConfig struct {
 	// distilled model's being the mean of its two heads.
 	Distill DistillConfig
 	Teacher *Teacher
+	// Precision is the arithmetic of the training graph's matrix products
+	// (train.precision; "" = fp32; see layers.BuildOptions.Precision). The
+	// weights, the optimizer state, the EMA and the gradient all-reduce are
+	// float32 whatever it is.
+	Precision graph.Precision
 }
 
 // StepStats is what one step reports.
@@ -185,7 +190,7 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		}
 		s.teacher, dc = c.Teacher, &c.Distill
 	}
-	if s.tg, s.kd, err = buildTrainGraph(model, graphBatch, c.Seed, c.Arena, c.Frozen, dc); err != nil {
+	if s.tg, s.kd, err = buildTrainGraph(model, graphBatch, c.Seed, c.Precision, c.Arena, c.Frozen, dc); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -386,7 +391,7 @@ type TrainGraph struct {
 }
 
 // buildTrainGraph builds the training graph of model for batch images, with
-// stochastic layers seeded by seed, and plans its activations into arena
+// stochastic layers seeded by seed and products in precision prec, and plans its activations into arena
 // (nil: a fresh one). With dc (distillation on) the graph returns the
 // distilled model's two heads apart and the loss is DeiT's (buildKDLoss). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
@@ -401,8 +406,8 @@ type TrainGraph struct {
 // The gradient nodes' own values are read each step: with BindDualValues
 // Gorgonia v0.9.18 adds every run's gradient into the dual values (Reset does
 // not clear them), which would sum gradients across steps.
-func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arena *graph.Arena, frozen map[string]bool, dc *DistillConfig) (*TrainGraph, *kdLoss, error) {
-	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed, DistilledTraining: dc != nil})
+func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, prec graph.Precision, arena *graph.Arena, frozen map[string]bool, dc *DistillConfig) (*TrainGraph, *kdLoss, error) {
+	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed, DistilledTraining: dc != nil, Precision: prec})
 	if err != nil {
 		return nil, nil, err
 	}
