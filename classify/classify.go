@@ -59,6 +59,11 @@ type Options struct {
 	// takes data.Header.Cost until its image is transformed); nil =
 	// data.SharedBudget().
 	Budget *data.Budget
+	// Precision is the arithmetic of the graphs' matrix products:
+	// graph.FP32 (default, also "") or graph.BF16, bfloat16 operands with
+	// float32 accumulation (see graph.Precision). The checkpoint's float32
+	// weights are read as they are either way.
+	Precision graph.Precision
 }
 
 // Prediction is one of an image's top-k classes.
@@ -141,6 +146,9 @@ func Load(path string, opts Options) (*Classifier, error) {
 	if opts.CropPct != 0 && !(opts.CropPct > 0 && opts.CropPct <= 1) {
 		return nil, fmt.Errorf("classify: crop_pct must be in (0, 1], got %v", opts.CropPct)
 	}
+	if err := opts.Precision.Validate(); err != nil {
+		return nil, fmt.Errorf("classify: precision %w", err)
+	}
 	aug := data.DefaultAugmentConfig()
 	aug.Interpolation = opts.Resize
 	if err := aug.Validate(); err != nil {
@@ -177,7 +185,7 @@ func Load(path string, opts Options) (*Classifier, error) {
 		queue: make(chan *item, opts.PoolSize*opts.MaxBatch), quit: make(chan struct{}),
 	}
 	for i := 0; i < opts.PoolSize; i++ {
-		l, err := newLane(m, opts.MaxBatch, graph.NewArena())
+		l, err := newLane(m, opts.MaxBatch, graph.NewArena(), opts.Precision)
 		if err != nil {
 			c.closeLanes()
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -60,11 +60,11 @@ type lane struct {
 	batch []*item
 }
 
-func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena) (*lane, error) {
+func newLane(m *layers.VisionTransformer, maxBatch int, arena *graph.Arena, prec graph.Precision) (*lane, error) {
 	l := &lane{}
 	for b := 1; ; b *= 2 {
 		b = min(b, maxBatch)
-		ev, err := evaluate.NewFrozenIn(m, b, arena)
+		ev, err := evaluate.NewFrozenIn(m, b, arena, evaluate.WithPrecision(prec))
 		if err != nil {
 			l.close()
 			return nil, err

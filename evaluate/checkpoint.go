@@ -7,6 +7,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
 )
@@ -22,6 +23,9 @@ type Options struct {
 	ImgSize    *layers.Size2 // evaluate at another size, pos_embed resampled; nil = the checkpoint's
 	Interp     string        // pos_embed resampling: bicubic (default) | bilinear
 	EMA        bool          // use the EMA weights from the sibling training-state file (checkpoint.LoadEMA)
+	// Precision is the arithmetic of the graph's matrix products: fp32
+	// (default, also "") or bf16 (graph.Precision).
+	Precision graph.Precision
 	// OnBatch, if not nil, sees each batch's dataset indices, labels and
 	// logits (a predictions writer).
 	OnBatch func(idx, labels []int, logits []float32) error
@@ -101,7 +105,7 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 	if err := checkpoint.CheckClasses(o.Checkpoint, meta.Classes, loader.Dataset().Classes()); err != nil {
 		return Result{}, meta, nil, err
 	}
-	ev, err := New(m, l.batch())
+	ev, err := New(m, l.batch(), WithPrecision(o.Precision))
 	if err != nil {
 		return Result{}, meta, nil, err
 	}

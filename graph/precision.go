@@ -42,6 +42,24 @@ func (p Precision) OrDefault() Precision {
 	return p
 }
 
+// String returns p as written ("" for the unset default).
+func (p Precision) String() string { return string(p) }
+
+// Set parses a command-line value (flag.Value): p becomes s when s is a
+// precision, and is left as it was otherwise (an empty value included: a
+// flag given is a choice). The error is an *enum.Error.
+func (p *Precision) Set(s string) error {
+	v := Precision(s)
+	if s == "" {
+		return &enum.Error{Got: s, Want: []string{string(FP32), string(BF16)}}
+	}
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
 // OpOption sets an optional property of an op at construction.
 type OpOption func(*opOptions)
 

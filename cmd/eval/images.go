@@ -101,7 +101,7 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 	// 20 images builds graphs of 20), and no more workers than images.
 	c, err := classify.Load(o.Checkpoint, classify.Options{
 		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: data.Interpolation(*f.resize), CropPct: *f.cropPct, TopK: *f.topk,
-		MaxBatch: min(*f.batch, len(paths)), Workers: min(*f.workers, len(paths)),
+		MaxBatch: min(*f.batch, len(paths)), Workers: min(*f.workers, len(paths)), Precision: o.Precision,
 	})
 	var me *classify.MemoryError
 	if errors.As(err, &me) {

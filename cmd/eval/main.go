@@ -1,14 +1,17 @@
 // Command eval evaluates a checkpoint on a data set's validation split.
 //
 //	go run ./cmd/eval -checkpoint FILE [-config FILE] [-set key=value]… [-img-size N | -img-size HxW]
-//	    [-interp bicubic|bilinear] [-ema] [-results FILE] [-predictions FILE] [-confusion-png FILE]
-//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-predictions out.csv|.json|.jsonl] [-strict]
+//	    [-interp bicubic|bilinear] [-ema] [-precision fp32|bf16] [-results FILE] [-predictions FILE] [-confusion-png FILE]
+//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-precision fp32|bf16]
+//	    [-predictions out.csv|.json|.jsonl] [-strict]
 //
 // The model config, normalization and class names come from the checkpoint;
 // the data set from -config/-set (default: the validation split of the data
 // set the checkpoint was trained on). At another image size pos_embed is
 // resampled on the fly; the patch size never changes. With -images it
-// classifies unlabelled image files instead (see images.go).
+// classifies unlabelled image files instead (see images.go). -precision
+// bf16 computes every matrix product with bfloat16 operands and float32
+// accumulation (graph.Precision); the default fp32 is float32 throughout.
 //
 // Images whose logits hold a NaN or an infinity count as wrong; their number
 // is printed as a warning and written as "non_finite" in -results. SIGINT or
@@ -29,6 +32,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/layers"
@@ -48,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	imgSize := flag.String("img-size", "", "evaluate at N or HxW (pos_embed resampled)")
 	interp := flag.String("interp", "bicubic", "pos_embed resampling: bicubic or bilinear")
 	ema := flag.Bool("ema", false, "evaluate the EMA weights saved beside the checkpoint")
+	prec := graph.FP32
+	flag.Var(&prec, "precision", "arithmetic of the matrix products: fp32 or bf16 (bfloat16 operands, float32 accumulation)")
 	results := flag.String("results", "", "write the results as JSON here")
 	preds := flag.String("predictions", "", "write per-image predictions as CSV here (with -images: .csv, .json or .jsonl)")
 	conf := flag.String("confusion-png", "", "draw the confusion matrix as PNG here")
@@ -70,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 2
 	}
-	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema}
+	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema, Precision: prec}
 	files := report.EvalFiles{Results: *results, Predictions: *preds, Confusion: *conf}
 	if *imgSize != "" {
 		s, err := parseSize(*imgSize)

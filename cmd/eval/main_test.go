@@ -62,8 +62,27 @@ train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
 			t.Errorf("images %v, want 50", r["images"])
 		}
 	}
-	// The run kept no EMA: -ema is refused naming the flag and the state file.
+	// -precision bf16 evaluates with other products than fp32: the mean
+	// loss differs.
 	var out, errb bytes.Buffer
+	loss := map[string]float64{}
+	for _, p := range []string{"fp32", "bf16"} {
+		res := filepath.Join(dir, p+".json")
+		if code := run([]string{"-checkpoint", ckpt, "-set", "data.limit_val=20", "-precision", p, "-results", res}, &out, &errb); code != 0 {
+			t.Fatalf("-precision %s: exit %d: %s", p, code, errb.String())
+		}
+		var r struct{ Loss float64 }
+		if b, err := os.ReadFile(res); err != nil || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("-precision %s: results %s: %v", p, res, err)
+		}
+		loss[p] = r.Loss
+	}
+	if loss["fp32"] == loss["bf16"] {
+		t.Errorf("-precision bf16 gives fp32's loss %v", loss["fp32"])
+	}
+	// The run kept no EMA: -ema is refused naming the flag and the state file.
+	out.Reset()
+	errb.Reset()
 	if code := run([]string{"-checkpoint", ckpt, "-ema"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "eval: -ema: ") ||
 		!strings.Contains(errb.String(), train.LastState) || !strings.Contains(errb.String(), "holds no EMA weights") {
 		t.Errorf("-ema without EMA weights: exit %d, stderr %q", code, errb.String())
@@ -83,6 +102,8 @@ func TestEvalErrors(t *testing.T) {
 		{nil, "-checkpoint is required"},
 		{[]string{"-checkpoint", "missing.safetensors"}, "missing.safetensors"},
 		{[]string{"-checkpoint", "x", "-img-size", "abc"}, "-img-size"},
+		{[]string{"-checkpoint", "x", "-precision", "fp16"}, "-precision"},
+		{[]string{"-checkpoint", "x", "-precision", ""}, "-precision"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {

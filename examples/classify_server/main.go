@@ -13,7 +13,9 @@
 // (503 when it runs out), and on SIGTERM or SIGINT stops accepting, finishes
 // the requests in flight and exits with the signal's status (143 for
 // SIGTERM, 130 for SIGINT; a second signal exits at once). Concurrent
-// requests are batched, up to -batch images per lane. A flag out of range is
+// requests are batched, up to -batch images per lane. -precision bf16
+// computes the model's matrix products with bfloat16 operands and float32
+// accumulation (graph.Precision; default fp32). A flag out of range is
 // refused at start-up.
 package main
 
@@ -33,6 +35,7 @@ import (
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/signals"
 )
 
@@ -79,6 +82,9 @@ func (s *server) checkFlags(o classify.Options) error {
 	if s.timeout <= 0 {
 		return &FlagError{Flag: "-timeout", Value: s.timeout.String(), Want: "a positive duration (e.g. 10s)"}
 	}
+	if err := o.Precision.Validate(); err != nil || o.Precision == "" {
+		return &FlagError{Flag: "-precision", Value: fmt.Sprintf("%q", o.Precision), Want: fmt.Sprintf("%q or %q", graph.FP32, graph.BF16)}
+	}
 	return nil
 }
 
@@ -103,6 +109,7 @@ func flags(s *server, o *classify.Options) (fs *flag.FlagSet, ckpt, addr *string
 	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
 	fs.IntVar(&o.MaxBatch, "batch", 8, "largest batch a lane runs: concurrent requests are batched up to it")
 	fs.Int64Var(&s.budget, "decode-budget", 0, "bytes that the decodes of requests in flight may hold (0 = half the available memory); past it, 503")
+	fs.StringVar((*string)(&o.Precision), "precision", string(graph.FP32), "arithmetic of the matrix products: fp32 or bf16 (bfloat16 operands, float32 accumulation)")
 	return fs, ckpt, addr
 }
 

@@ -294,7 +294,7 @@ func TestSIGTERM(t *testing.T) {
 func TestFlagsRefused(t *testing.T) {
 	for _, tc := range [][]string{
 		{"-max-bytes", "-5"}, {"-max-pixels", "0"}, {"-timeout", "-1s"}, {"-timeout", "0s"},
-		{"-topk", "0"}, {"-pool", "-1"}, {"-batch", "0"},
+		{"-topk", "0"}, {"-pool", "-1"}, {"-batch", "0"}, {"-precision", "fp16"}, {"-precision", ""},
 	} {
 		err := run(context.Background(), append([]string{"-checkpoint", "/nonexistent"}, tc...), log.New(io.Discard, "", 0))
 		var fe *FlagError
@@ -314,5 +314,24 @@ func TestBatchesByDefault(t *testing.T) {
 	}
 	if o.MaxBatch < 2 {
 		t.Fatalf("-batch defaults to %d: concurrent requests would run one at a time", o.MaxBatch)
+	}
+}
+
+// TestServerPrecision: -precision bf16 serves the same classes with
+// bfloat16 products: the probabilities differ from -precision fp32's.
+func TestServerPrecision(t *testing.T) {
+	img := encode(classifytest.Colour(1, 20, 24, 5), "png")
+	prob := map[string]float64{}
+	for _, p := range []string{"fp32", "bf16"} {
+		url, stop := start(t, "-precision", p)
+		code, a := post(t, url, img)
+		stop()
+		if code != http.StatusOK || len(a.Predictions) == 0 || a.Predictions[0].Label != classifytest.Classes[1] {
+			t.Fatalf("-precision %s: %d %+v", p, code, a)
+		}
+		prob[p] = a.Predictions[0].Prob
+	}
+	if prob["fp32"] == prob["bf16"] {
+		t.Errorf("-precision bf16 answers fp32's probability %v", prob["fp32"])
 	}
 }
