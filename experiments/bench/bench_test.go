@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/train"
 )
@@ -269,7 +270,7 @@ func TestPerConfigBatchAndSteps(t *testing.T) {
 	if cs, err = o.check(); err != nil || cs[0].Batch != 4 || cs[0].Steps != 1 {
 		t.Errorf("overrides: %+v, %v", cs, err)
 	}
-	if got := strings.Join(peerArgs("p.py", benchConfigs["b16"], 16, 2, 3), " "); !strings.Contains(got, "--img 224 --patch 16 --in-chans 3") {
+	if got := strings.Join(peerArgs("p.py", benchConfigs["b16"], 16, 2, 3, graph.FP32), " "); !strings.Contains(got, "--img 224 --patch 16 --in-chans 3") {
 		t.Errorf("peer args %q", got)
 	}
 	if got := benchConfigs["s16"].label(); got != "S16 (d384 L12 h6, 3×224², batch 32)" {

@@ -59,7 +59,24 @@ func rowsOf(trans bool, rows, cols int) int {
 type floorPlan struct {
 	Batch, Tokens, Heads, Dim int
 	Gemms                     []gemmCall
-	Attn, AttnGrad            int // Attention and AttentionGrad ops
+	Attn, AttnGrad            int  // Attention and AttentionGrad ops
+	BF16                      bool // issue the bfloat16 products (kernels.SgemmBF16), as a bf16 graph does
+}
+
+// sgemm and sgemmSerial are the kernels the plan's products go through:
+// kernels.Sgemm and SgemmSerial, or their bfloat16 forms.
+func (p floorPlan) sgemm() func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+	if p.BF16 {
+		return kernels.SgemmBF16
+	}
+	return kernels.Sgemm
+}
+
+func (p floorPlan) sgemmSerial() func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+	if p.BF16 {
+		return kernels.SgemmBF16Serial
+	}
+	return kernels.SgemmSerial
 }
 
 // planFromGraph reads the products a tape machine running g issues from its
@@ -185,6 +202,7 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 	if err != nil {
 		return floorResult{}, err
 	}
+	p.BF16 = j.Precision.IsBF16()
 	res := floorResult{Backend: kernels.Backend(), Calls: p.calls(), Ms: map[string]float64{}, FLOPs: p.flops()}
 	b := newFloorBuffers(p, j.Seed)
 	total := map[string]time.Duration{}
@@ -255,9 +273,10 @@ func newFloorBuffers(p floorPlan, seed uint64) *floorBuffers {
 // run issues one step's products and returns the time spent on each kind.
 func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 	d := map[string]time.Duration{}
+	sgemm := p.sgemm()
 	for _, g := range p.Gemms {
 		t0 := time.Now()
-		kernels.Sgemm(g.TA, g.TB, g.M, g.N, g.K, 1, b.a, g.LDA, b.b, g.LDB, 0, b.c, g.LDC)
+		sgemm(g.TA, g.TB, g.M, g.N, g.K, 1, b.a, g.LDA, b.b, g.LDB, 0, b.c, g.LDC)
 		d[g.Kind] += time.Since(t0)
 	}
 	for range p.Attn {
@@ -283,13 +302,14 @@ func (p floorPlan) run(b *floorBuffers) map[string]time.Duration {
 func (p floorPlan) attnForward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
+	sgemmSerial := p.sgemmSerial()
 	parallel.ForGrain(p.Batch*nh, 1, func(lo, hi int) {
 		pr := make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh
 			base := i * t * 3 * d
-			kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
-			kernels.SgemmSerial(false, false, t, hd, t, 1, pr, t, b.qkv[base+2*d+h*hd:], 3*d, 0, b.y[i*t*d+h*hd:], d)
+			sgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
+			sgemmSerial(false, false, t, hd, t, 1, pr, t, b.qkv[base+2*d+h*hd:], 3*d, 0, b.y[i*t*d+h*hd:], d)
 		}
 	})
 }
@@ -302,17 +322,18 @@ func (p floorPlan) attnForward(b *floorBuffers) {
 func (p floorPlan) attnBackward(b *floorBuffers) {
 	t, d, nh := p.Tokens, p.Dim, p.Heads
 	hd := d / nh
+	sgemmSerial := p.sgemmSerial()
 	parallel.ForGrain(p.Batch*nh, 1, func(lo, hi int) {
 		pr, dp := make([]float32, t*t), make([]float32, t*t)
 		for j := lo; j < hi; j++ {
 			i, h := j/nh, j%nh
 			base := i * t * 3 * d
 			do := b.dy[i*t*d+h*hd:]
-			kernels.SgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
-			kernels.SgemmSerial(true, false, t, hd, t, 1, pr, t, do, d, 0, b.dqkv[base+2*d+h*hd:], 3*d)
-			kernels.SgemmSerial(false, true, t, t, hd, 1, do, d, b.qkv[base+2*d+h*hd:], 3*d, 0, dp, t)
-			kernels.SgemmSerial(false, false, t, hd, t, 1, dp, t, b.qkv[base+d+h*hd:], 3*d, 0, b.dqkv[base+h*hd:], 3*d)
-			kernels.SgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
+			sgemmSerial(false, true, t, t, hd, 1, b.qkv[base+h*hd:], 3*d, b.qkv[base+d+h*hd:], 3*d, 0, pr, t)
+			sgemmSerial(true, false, t, hd, t, 1, pr, t, do, d, 0, b.dqkv[base+2*d+h*hd:], 3*d)
+			sgemmSerial(false, true, t, t, hd, 1, do, d, b.qkv[base+2*d+h*hd:], 3*d, 0, dp, t)
+			sgemmSerial(false, false, t, hd, t, 1, dp, t, b.qkv[base+d+h*hd:], 3*d, 0, b.dqkv[base+h*hd:], 3*d)
+			sgemmSerial(true, false, t, hd, t, 1, dp, t, b.qkv[base+h*hd:], 3*d, 0, b.dqkv[base+d+h*hd:], 3*d)
 		}
 	})
 }

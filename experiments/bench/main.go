@@ -10,6 +10,13 @@
 //	go run ./experiments/bench -configs tiny -peer=false -cpuprofile /tmp/tiny.prof
 //	go run ./experiments/bench -configs s16 -rounds 1     # one ImageNet shape at a time
 //	go run ./experiments/bench -scaling 1,2 -configs tiny,small   # per-op scaling, to stdout (SCALING.md)
+//	go run ./experiments/bench -precision bf16          # ours in bf16, the peer in float32 and --amp bf16
+//	go run ./experiments/bench -precision fp32,bf16     # ours in both
+//
+// -precision lists the precisions ours runs in (graph.Precision); with bf16
+// among them the peer runs twice per round, in float32 and under
+// torch.autocast bfloat16 (vit_ref.py --amp bf16), and the tables show
+// both.
 //
 // Every measurement runs in a child process (this binary re-executed with
 // VIT_BENCH_CHILD set), so that its peak RSS is its own: the parent reads the
@@ -30,6 +37,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +66,7 @@ type opts struct {
 	python     string
 	peerScript string
 	cpuProfile string
+	precision  string // comma-separated graph.Precision values for ours
 }
 
 var o opts
@@ -76,6 +85,7 @@ var experiment = harness.Experiment[results]{
 		fs.Uint64Var(&o.seed, "seed", 0, "seeds the weights and the random batch")
 		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
 		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
+		fs.StringVar(&o.precision, "precision", "fp32", "comma-separated precisions of ours: fp32, bf16 (bfloat16 products, float32 accumulation); with bf16 the peer also runs with --amp bf16")
 		fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
 	},
 	Measure: measure,
@@ -93,8 +103,42 @@ func main() {
 	harness.Main(experiment)
 }
 
+// precisions parses -precision: distinct graph.Precision values, in the
+// order given ("" = fp32, the zero opts).
+func (o opts) precisions() ([]graph.Precision, error) {
+	if o.precision == "" {
+		return []graph.Precision{graph.FP32}, nil
+	}
+	var out []graph.Precision
+	seen := map[graph.Precision]bool{}
+	for _, s := range strings.Split(o.precision, ",") {
+		var p graph.Precision
+		if err := p.Set(strings.TrimSpace(s)); err != nil {
+			return nil, fmt.Errorf("-precision: %w", err)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// peerModes are the peer's runs for ours in precs: float32, and
+// torch.autocast bfloat16 when bf16 is among them.
+func peerModes(precs []graph.Precision) []graph.Precision {
+	modes := []graph.Precision{graph.FP32}
+	if slices.Contains(precs, graph.BF16) {
+		modes = append(modes, graph.BF16)
+	}
+	return modes
+}
+
 // check validates the flags and returns the configs they name.
 func (o opts) check() ([]benchConfig, error) {
+	if _, err := o.precisions(); err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		name   string
 		v, min int
@@ -123,8 +167,13 @@ func measure(e *harness.Env) (results, error) {
 			return results{}, err
 		}
 	}
+	precs, err := o.precisions()
+	if err != nil {
+		return results{}, err
+	}
 	start := time.Now()
 	h := o.header(configs, start)
+	h.Precisions = precs
 	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
 		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
@@ -132,39 +181,52 @@ func measure(e *harness.Env) (results, error) {
 	}
 	var rows []row
 	for _, bc := range configs {
-		r := row{Cfg: bc}
-		j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup}
-		ours := func(round int) error {
-			var m measured
-			j.CPUProfile = ""
-			if round == 0 {
-				j.CPUProfile = profilePath(o.cpuProfile, bc.Name, len(configs))
-			}
-			if err := runChild(j, &m.ours, &m.rss); err != nil {
-				return fmt.Errorf("%s: ours: %w", bc.Name, err)
-			}
-			r.rounds = append(r.rounds, m)
-			e.Log.Infof("bench: %s round %d ours (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
-				bc.Name, round+1, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
-			return nil
+		// One row per precision of ours; the peer's runs (float32, and
+		// --amp bf16 when ours runs bf16) are shared by the config's rows.
+		group := make([]row, len(precs))
+		var peers, ampPeers []peerResult
+		var runs []func(int) error
+		for i, prec := range precs {
+			group[i] = row{Cfg: bc, Prec: prec, FirstOfConfig: i == 0}
+			r := &group[i]
+			runs = append(runs, func(round int) error {
+				j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: prec}
+				if round == 0 {
+					j.CPUProfile = profilePath(o.cpuProfile, bc.Name+precSuffix(precs, prec), len(configs)*len(precs))
+				}
+				var m measured
+				if err := runChild(j, &m.ours, &m.rss); err != nil {
+					return fmt.Errorf("%s: ours %s: %w", bc.Name, prec, err)
+				}
+				r.rounds = append(r.rounds, m)
+				e.Log.Infof("bench: %s round %d ours %s (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
+					bc.Name, round+1, prec, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
+				return nil
+			})
 		}
-		peer := func(round int) error {
-			p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps)
-			if err != nil {
-				return fmt.Errorf("%s: peer: %w", bc.Name, err)
+		if o.peer {
+			for _, mode := range peerModes(precs) {
+				runs = append(runs, func(round int) error {
+					p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps, mode)
+					if err != nil {
+						return fmt.Errorf("%s: peer %s: %w", bc.Name, peerName(mode), err)
+					}
+					if mode == graph.BF16 {
+						ampPeers = append(ampPeers, p)
+					} else {
+						peers = append(peers, p)
+					}
+					e.Log.Infof("bench: %s round %d peer %s: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
+						bc.Name, round+1, peerName(mode), p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
+					return nil
+				})
 			}
-			r.peers = append(r.peers, p)
-			e.Log.Infof("bench: %s round %d peer: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
-				bc.Name, round+1, p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
-			return nil
 		}
 		for round := range o.rounds {
-			order := []func(int) error{ours} // then the peer; the peer first in even rounds
-			if o.peer {
-				order = append(order, peer)
-				if round%2 == 1 {
-					order[0], order[1] = peer, ours
-				}
+			// Ours first in odd rounds, the peer first in even ones.
+			order := slices.Clone(runs)
+			if round%2 == 1 {
+				slices.Reverse(order)
 			}
 			for _, m := range order {
 				if err := m(round); err != nil {
@@ -172,14 +234,18 @@ func measure(e *harness.Env) (results, error) {
 				}
 			}
 		}
-		j.Mode, j.CPUProfile = modeFloor, ""
-		if err := runChild(j, &r.Floor, nil); err != nil {
-			return results{}, fmt.Errorf("%s: BLAS floor: %w", bc.Name, err)
+		for i := range group {
+			r := &group[i]
+			j := job{Mode: modeFloor, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: r.Prec}
+			if err := runChild(j, &r.Floor, nil); err != nil {
+				return results{}, fmt.Errorf("%s: BLAS floor %s: %w", bc.Name, r.Prec, err)
+			}
+			e.Log.Infof("bench: %s %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
+				bc.Name, r.Prec, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
+			r.peers, r.ampPeers = peers, ampPeers
+			r.summarise()
+			rows = append(rows, *r)
 		}
-		e.Log.Infof("bench: %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
-			bc.Name, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
-		r.summarise()
-		rows = append(rows, r)
 	}
 	h.LoadAfter = loadAverage()
 	h.Wall = time.Since(start)
@@ -232,12 +298,12 @@ type trainer struct {
 func newTrainer(c layers.Config, j job) (*trainer, error) {
 	arena := graph.NewArena() // shared by both graphs, as train.Run does
 	lr := optim.DefaultConfig().LR
-	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena})
+	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena, Precision: j.Precision})
 	if err != nil {
 		return nil, err
 	}
 	tr := &trainer{batch: j.Batch, ts: ts, tg: ts.Graph().Graph}
-	if tr.eval, err = evaluate.NewIn(m, j.Batch, arena); err != nil {
+	if tr.eval, err = evaluate.NewIn(m, j.Batch, arena, evaluate.WithPrecision(j.Precision)); err != nil {
 		ts.Close()
 		return nil, err
 	}
@@ -285,6 +351,9 @@ type job struct {
 	Seed       uint64 `json:"seed"`
 	CPUProfile string `json:"cpu_profile,omitempty"`
 	Counts     []int  `json:"counts,omitempty"` // modePaired: the thread counts that take turns
+	// Precision is the products' (graph.Precision) of the training and
+	// eval graphs and of the floor's calls; "" = fp32.
+	Precision graph.Precision `json:"precision,omitempty"`
 }
 
 // runChild runs j in a fresh process of this binary (GOMAXPROCS = threads)
@@ -340,3 +409,12 @@ func child(spec string) (any, error) {
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }
+
+// precSuffix is what a profile's name gains for precision p: nothing when
+// ours runs in one precision, else "-" and p.
+func precSuffix(precs []graph.Precision, p graph.Precision) string {
+	if len(precs) == 1 {
+		return ""
+	}
+	return "-" + string(p)
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/graph"
 )
 
 // peerResult is the peer's BENCH line, its banner and its peak RSS.
@@ -72,21 +73,36 @@ func (p peerResult) Describe() string {
 	return torch + ", " + lib + ", " + core
 }
 
+// peerName names the peer's run in mode: "fp32", or "amp bf16" for
+// torch.autocast bfloat16 (vit_ref.py --amp bf16).
+func peerName(mode graph.Precision) string {
+	if mode.IsBF16() {
+		return "amp bf16"
+	}
+	return "fp32"
+}
+
 // peerArgs is the peer's command line for bc: vit_ref.py's bench mode
 // (3 warm-up steps, then steps timed training steps and eval forwards of one
 // batch). --limit-train batch keeps only one batch of MNIST as float
 // tensors, since the bench uses no more; it changes the peak RSS (not the
-// speed) by the 188 MB the whole training set would take.
-func peerArgs(script string, bc benchConfig, batch, threads, steps int) []string {
+// speed) by the 188 MB the whole training set would take. Mode bf16 adds
+// --amp bf16: forward and loss under torch.autocast("cpu", bfloat16).
+func peerArgs(script string, bc benchConfig, batch, threads, steps int, mode graph.Precision) []string {
 	itoa := strconv.Itoa
-	return []string{script, "--data", "mnist", "--img", itoa(bc.Img), "--patch", itoa(bc.Patch), "--in-chans", itoa(bc.Chans),
+	var amp []string
+	if mode.IsBF16() {
+		amp = []string{"--amp", "bf16"}
+	}
+	return append([]string{script, "--data", "mnist", "--img", itoa(bc.Img), "--patch", itoa(bc.Patch), "--in-chans", itoa(bc.Chans),
 		"--dim", itoa(bc.Dim), "--depth", itoa(bc.Depth), "--heads", itoa(bc.Heads), "--mlp-ratio", itoa(mlpRatio),
-		"--batch", itoa(batch), "--threads", itoa(threads), "--bench-steps", itoa(steps), "--limit-train", itoa(batch)}
+		"--batch", itoa(batch), "--threads", itoa(threads), "--bench-steps", itoa(steps), "--limit-train", itoa(batch)}, amp...)
 }
 
-// runPeer runs the PyTorch peer on bc and reads its results.
-func runPeer(python, script string, bc benchConfig, batch, threads, steps int) (peerResult, error) {
-	cmd := exec.Command(python, peerArgs(script, bc, batch, threads, steps)...)
+// runPeer runs the PyTorch peer on bc in mode (fp32, or bf16 for --amp
+// bf16) and reads its results.
+func runPeer(python, script string, bc benchConfig, batch, threads, steps int, mode graph.Precision) (peerResult, error) {
+	cmd := exec.Command(python, peerArgs(script, bc, batch, threads, steps, mode)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

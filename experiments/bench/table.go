@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/graph"
 )
 
 // header describes the run the tables come from.
@@ -24,21 +25,95 @@ type header struct {
 	Threads, Batch  int // Batch: every config's, or 0 when they differ (each row's label names its own)
 	Steps, Rounds   int // Steps: likewise
 	Warmup          int // untimed steps before the timed ones
+	// Precisions are ours (-precision), in the order run; empty in results
+	// recorded before the flag: fp32.
+	Precisions []graph.Precision `json:",omitempty"`
 }
 
-// row is one config's measurements: every round, and their medians.
+// PrecisionsText names ours's precisions, "fp32" when none was recorded.
+func (h header) PrecisionsText() string {
+	if len(h.Precisions) == 0 {
+		return string(graph.FP32)
+	}
+	s := make([]string, len(h.Precisions))
+	for i, p := range h.Precisions {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// row is one config's measurements of ours in one precision: every round,
+// and their medians, beside the peer's (float32, and torch.autocast
+// bfloat16 when ours ran bf16), which the config's rows share.
 type row struct {
-	Cfg    benchConfig
-	rounds []measured   // ours, one per round
-	peers  []peerResult // the peer's, one per round (none without the peer)
-	Floor  floorResult
+	Cfg benchConfig
+	// Prec is ours's precision; "" in results recorded before -precision:
+	// fp32.
+	Prec graph.Precision `json:",omitempty"`
+	// FirstOfConfig marks the config's first row: the tables show the
+	// peer's lines there only. Results recorded before -precision have one
+	// row per config and leave it false (see ShowPeer).
+	FirstOfConfig bool         `json:",omitempty"`
+	rounds        []measured   // ours, one per round
+	peers         []peerResult // the peer's float32 runs, one per round (none without the peer)
+	ampPeers      []peerResult // the peer's --amp bf16 runs (none unless ours ran bf16)
+	Floor         floorResult
 
 	// Set by summarise: medians over the rounds (the largest peak RSS), and
-	// each round's ratios ours/peer.
-	Ours                    stepsResult
-	OursRSS                 int64 // KiB
-	Peer                    *peerResult
-	TrainRatios, EvalRatios []float64
+	// each round's ratios ours/peer, against the float32 peer and the
+	// autocast one.
+	Ours                          stepsResult
+	OursRSS                       int64 // KiB
+	Peer                          *peerResult
+	TrainRatios, EvalRatios       []float64
+	PeerAMP                       *peerResult `json:",omitempty"`
+	AMPTrainRatios, AMPEvalRatios []float64   `json:",omitempty"`
+}
+
+// RatioLabel is the ratio table's first cell for ours against the peer's
+// float32 run (amp false) or its autocast one: the config's label, followed
+// by the two runs compared when either is not float32.
+func (r row) RatioLabel(amp bool) string {
+	if !amp && !r.Prec.IsBF16() && r.PeerAMP == nil {
+		return r.Label()
+	}
+	mode := graph.FP32
+	if amp {
+		mode = graph.BF16
+	}
+	return r.Label() + ": " + r.Impl() + " / PyTorch " + peerName(mode)
+}
+
+// FloorLabel is the floor table's first cell: the label, and the precision
+// when it is bf16.
+func (r row) FloorLabel() string {
+	if r.Prec.IsBF16() {
+		return r.Label() + " " + string(r.Prec)
+	}
+	return r.Label()
+}
+
+// Impl names ours in the tables: "ours", or "ours bf16".
+func (r row) Impl() string {
+	if r.Prec.IsBF16() {
+		return "ours " + string(r.Prec)
+	}
+	return "ours"
+}
+
+// ShowPeer says whether the table shows the peer's lines in this row: the
+// config's first row (or every row of results without FirstOfConfig, one
+// row per config).
+func (r row) ShowPeer(rows []row) bool {
+	if r.FirstOfConfig {
+		return true
+	}
+	for _, o := range rows {
+		if o.FirstOfConfig {
+			return false
+		}
+	}
+	return true
 }
 
 // measured is one round of ours.
@@ -67,21 +142,28 @@ func (r *row) summarise() {
 	for _, m := range r.rounds {
 		r.OursRSS = max(r.OursRSS, m.rss)
 	}
-	if len(r.peers) == 0 {
-		return
+	r.Peer, r.TrainRatios, r.EvalRatios = r.peerMedians(r.peers)
+	r.PeerAMP, r.AMPTrainRatios, r.AMPEvalRatios = r.peerMedians(r.ampPeers)
+}
+
+// peerMedians is the median of the peer's rounds (nil when it has none,
+// the largest peak RSS) and each round's ratios ours/peer.
+func (r *row) peerMedians(peers []peerResult) (med *peerResult, train, eval []float64) {
+	if len(peers) == 0 {
+		return nil, nil, nil
 	}
-	p := r.peers[0]
-	var tr, ev, ptr, pev []float64
-	for i, q := range r.peers {
+	p := peers[0]
+	var ptr, pev []float64
+	for i, q := range peers {
 		ptr, pev = append(ptr, q.TrainImgS), append(pev, q.EvalImgS)
 		p.RSS = max(p.RSS, q.RSS)
 		if i < len(r.rounds) {
-			tr = append(tr, r.rounds[i].ours.TrainImgS/q.TrainImgS)
-			ev = append(ev, r.rounds[i].ours.EvalImgS/q.EvalImgS)
+			train = append(train, r.rounds[i].ours.TrainImgS/q.TrainImgS)
+			eval = append(eval, r.rounds[i].ours.EvalImgS/q.EvalImgS)
 		}
 	}
 	p.TrainImgS, p.EvalImgS = median(ptr), median(pev)
-	r.Peer, r.TrainRatios, r.EvalRatios = &p, tr, ev
+	return &p, train, eval
 }
 
 // median of v (the mean of the middle two for an even count); v is sorted
@@ -119,11 +201,11 @@ func (r row) GF(imgS, mult float64) float64 { return gflops(imgS, mult, r.Cfg) }
 // MiB is a peak RSS in MiB.
 func (r row) MiB(kib int64) float64 { return mib(kib) }
 
-// PeerStepMs is the peer's training step time.
-func (r row) PeerStepMs() float64 { return 1000 * float64(r.Cfg.Batch) / r.Peer.TrainImgS }
+// PeerStepMs is the training step time of the peer's run p.
+func (r row) PeerStepMs(p *peerResult) float64 { return 1000 * float64(r.Cfg.Batch) / p.TrainImgS }
 
-// RSSRatio is the peak RSS ours/peer.
-func (r row) RSSRatio() float64 { return float64(r.OursRSS) / float64(r.Peer.RSS) }
+// RSSRatio is the peak RSS ours/the peer's run p.
+func (r row) RSSRatio(p *peerResult) float64 { return float64(r.OursRSS) / float64(p.RSS) }
 
 // gflops is the achieved rate of imgS images/s at mult× forward FLOPs each.
 func gflops(imgS, mult float64, bc benchConfig) float64 {
@@ -139,6 +221,16 @@ type results struct {
 
 // Busy says whether the machine was busy before the run.
 func (r results) Busy() bool { return busy(r.Header.Load) }
+
+// AnyBF16 says whether ours ran bf16 in any row.
+func (r results) AnyBF16() bool {
+	for _, row := range r.Rows {
+		if row.Prec.IsBF16() {
+			return true
+		}
+	}
+	return false
+}
 
 // Peered says whether the peer ran (the ratio table is shown).
 func (r results) Peered() bool { return len(r.Rows) > 0 && r.Rows[0].Peer != nil }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/enum"
+)
+
+// TestPrecisionFlag: -precision takes a list of precisions (duplicates
+// dropped), refuses an unknown or empty one naming the flag before
+// measuring, and bf16 among them adds the peer's --amp bf16 run.
+func TestPrecisionFlag(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		want []graph.Precision
+	}{
+		{"fp32", []graph.Precision{graph.FP32}},
+		{"bf16", []graph.Precision{graph.BF16}},
+		{"fp32,bf16,fp32", []graph.Precision{graph.FP32, graph.BF16}},
+		{"", []graph.Precision{graph.FP32}},
+	} {
+		got, err := opts{precision: c.flag}.precisions()
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("-precision %q: %v, %v; want %v", c.flag, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"fp16", "fp32,", "bf16,float32"} {
+		_, err := opts{precision: bad, configs: "tiny", rounds: 1, threads: 1, warmup: 1}.check()
+		var ee *enum.Error
+		if !errors.As(err, &ee) || !strings.Contains(err.Error(), "-precision") {
+			t.Errorf("-precision %q: %v, want an *enum.Error naming -precision", bad, err)
+		}
+		if err := experiment.Run([]string{"-precision", bad, "-dir", t.TempDir()}, io.Discard); err == nil {
+			t.Errorf("-precision %q: the command ran", bad)
+		}
+	}
+	if got := peerModes([]graph.Precision{graph.FP32}); !slices.Equal(got, []graph.Precision{graph.FP32}) {
+		t.Errorf("peer modes for fp32: %v", got)
+	}
+	if got := peerModes([]graph.Precision{graph.BF16}); !slices.Equal(got, []graph.Precision{graph.FP32, graph.BF16}) {
+		t.Errorf("peer modes for bf16: %v", got)
+	}
+	bc := benchConfigs["tiny"]
+	if got := strings.Join(peerArgs("p.py", bc, 128, 2, 3, graph.BF16), " "); !strings.HasSuffix(got, " --amp bf16") {
+		t.Errorf("peer args in bf16: %q", got)
+	}
+	if got := strings.Join(peerArgs("p.py", bc, 128, 2, 3, graph.FP32), " "); strings.Contains(got, "--amp") {
+		t.Errorf("peer args in fp32: %q", got)
+	}
+}
+
+// TestTableWithBF16: with ours in fp32 and bf16, the tables show a row of
+// ours per precision, the peer's float32 and autocast runs once per
+// config, the ratios of each of ours against each peer run, and the
+// precisions above the table.
+func TestTableWithBF16(t *testing.T) {
+	peer := func(imgS float64) *peerResult {
+		return &peerResult{TrainImgS: imgS, EvalImgS: 4 * imgS, Torch: "torch 2.1.0", BLASCore: "SkylakeX", RSS: 200 << 10}
+	}
+	res := oneRow(peer(1000))
+	r32 := res.Rows[0]
+	r32.Prec, r32.FirstOfConfig = graph.FP32, true
+	r32.PeerAMP, r32.AMPTrainRatios, r32.AMPEvalRatios = peer(800), []float64{2.5}, []float64{2.5}
+	r16 := r32
+	r16.Prec, r16.FirstOfConfig = graph.BF16, false
+	r16.TrainRatios, r16.EvalRatios, r16.AMPTrainRatios, r16.AMPEvalRatios = []float64{3}, []float64{3}, []float64{3.75}, []float64{3.75}
+	res.Rows = []row{r32, r16}
+	res.Header.Precisions = []graph.Precision{graph.FP32, graph.BF16}
+	readme := renderTable(t, res)
+	for _, want := range []string{
+		"Precision: ours in fp32, bf16",
+		"| TINY (d64 L4 h4) | ours | 205066 |",
+		"| TINY (d64 L4 h4) | ours bf16 | 205066 |",
+		"| TINY (d64 L4 h4) | PyTorch fp32 | 205066 | 1000 |",
+		"| TINY (d64 L4 h4) | PyTorch amp bf16 | 205066 | 800 |",
+		"| TINY (d64 L4 h4): ours / PyTorch fp32 | **2.00**",
+		"| TINY (d64 L4 h4): ours / PyTorch amp bf16 | **2.50**",
+		"| TINY (d64 L4 h4): ours bf16 / PyTorch fp32 | **3.00**",
+		"| TINY (d64 L4 h4): ours bf16 / PyTorch amp bf16 | **3.75**",
+		"| TINY (d64 L4 h4) bf16 |", // the floor
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q:\n%s", want, latest(readme))
+		}
+	}
+	if n := strings.Count(readme, "| PyTorch amp bf16 |"); n != 1 {
+		t.Errorf("the peer's autocast line appears %d times, want once:\n%s", n, latest(readme))
+	}
+}
