@@ -94,7 +94,17 @@ func TestLinearBF16MatchesKernels(t *testing.T) {
 		kernels.SgemmBF16(false, false, m, k, n, 1, r, n, w, k, 0, wantDx, k) // dY·W
 		wantDw := make([]float32, n*k)
 		kernels.SgemmBF16(true, false, n, k, m, 1, r, n, x, k, 0, wantDw, k) // dYᵀ·X
+		// The FP32 Linear, run after a BF16 one (they share pooled packed
+		// weights), still gives Sgemm's bits.
 		_, _, _, _, y32, dx32, dw32, _ := linearRun(t, FP32, bias, m, k, n)
+		want32 := make([]float32, m*n)
+		kernels.Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, want32, n)
+		if bias {
+			kernels.AddBias(want32, b, m, n)
+		}
+		if !sameBits32(y32, want32) {
+			t.Errorf("bias %t: the FP32 Linear after a BF16 one is not Sgemm's", bias)
+		}
 		for _, c := range []struct {
 			name           string
 			got, want, f32 []float32

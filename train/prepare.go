@@ -90,8 +90,8 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := atomicfile.WriteBytes(filepath.Join(r.out, ConfigFile), cfgYAML); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
-	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads",
-		r.data.train.Name(), r.model.NumParams(), r.data.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0))
+	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads, precision %s",
+		r.data.train.Name(), r.model.NumParams(), r.data.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0), cfg.Train.Precision)
 	return r, nil
 }
 
