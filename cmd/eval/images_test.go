@@ -147,6 +147,24 @@ func TestImagesMode(t *testing.T) {
 	if n != 3 { // d1 holds 5..8, and 7.jpg is not a .png
 		t.Errorf("glob: %d images:\n%s", n, out.String())
 	}
+
+	// -precision bf16 classifies with bfloat16 products: the same image's
+	// probabilities (as -predictions writes them) differ from fp32's.
+	preds := map[string]string{}
+	for _, p := range []string{"fp32", "bf16"} {
+		pred := filepath.Join(dir, p+".jsonl")
+		if code := run([]string{"-checkpoint", ckpt, "-topk", "3", "-precision", p, "-predictions", pred, "-images", last}, &out, &errb); code != 0 {
+			t.Fatalf("-precision %s: exit %d: %s", p, code, errb.String())
+		}
+		b, err := os.ReadFile(pred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds[p] = string(b)
+	}
+	if preds["fp32"] == preds["bf16"] {
+		t.Errorf("-images -precision bf16 predicts fp32's %q", preds["fp32"])
+	}
 }
 
 func TestImagesModeErrors(t *testing.T) {
