@@ -11,7 +11,7 @@ import (
 // Precision names the arithmetic of an op's matrix products. It is a
 // property of each op, given when the op is built (WithPrecision, or
 // PackWeight's for the packed Linear ops); the layers builder passes the
-// model's to every product it adds.
+// graph's (layers.BuildOptions.Precision) to every product it adds.
 //
 // BF16 has torch autocast's semantics on a CPU: the operands of a product
 // are rounded to bfloat16 (round to nearest even) and the products
