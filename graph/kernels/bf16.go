@@ -26,34 +26,50 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
 // dpbf16 is one step of VDPBF16PS for one lane: acc + a·b for bfloat16 a
-// and b (given as their float32 values), fused (the product is exact),
-// rounded to nearest even, with a subnormal acc read as zero (DAZ) and a
-// result below the smallest normal float32 after rounding flushed to a
-// zero of its sign (FTZ). The bfloat16 operands are never subnormal: ToBF16
-// flushes them.
-func dpbf16(acc, a, b float32) float32 {
-	if math.Float32bits(acc)&0x7f800000 == 0 {
-		acc = math.Float32frombits(math.Float32bits(acc) & 0x80000000)
-	}
-	r := fma32(a, b, acc)
-	if u := math.Float32bits(r); u&0x7f800000 == 0 && u&0x7fffff != 0 || u&0x7fffffff == 0x00800000 && tiny(a, b, acc) {
+// and b (given as their float32 values), fused (the product is exact).
+// The instruction runs with DAZ and FTZ whatever MXCSR says; so does the
+// whole bfloat16 product (fmaFTZ).
+func dpbf16(acc, a, b float32) float32 { return fmaFTZ(a, b, acc) }
+
+// fmaFTZ is x·y + z rounded once to float32, to nearest even, as x86
+// computes it with MXCSR's DAZ and FTZ set: subnormal operands are read as
+// zeros of their sign, and a result that is tiny after rounding (below
+// 2^-126 when rounded to 24 bits with an unbounded exponent) is a zero of
+// its sign. A plain multiply is fmaFTZ(x, y, -0) and an add fmaFTZ(1, x, y).
+func fmaFTZ(x, y, z float32) float32 {
+	x, y, z = daz(x), daz(y), daz(z)
+	r := fma32(x, y, z)
+	if u := math.Float32bits(r); u&0x7f800000 == 0 && u&0x7fffff != 0 || u&0x7fffffff == 0x00800000 && tinyAfterRounding(x, y, z) {
 		return math.Float32frombits(u & 0x80000000)
 	}
 	return r
 }
 
-// tiny reports whether a·b + acc, rounded to float32's 24 bits with an
-// unbounded exponent, lies below 2^-126: x86 detects tininess after
-// rounding, so a sum just below 2^-126 that rounds up to it (as fma32's
-// subnormal rounding makes it) is still flushed when its 24-bit rounding
-// stays below.
-func tiny(a, b, acc float32) bool {
-	// Scale by 2^64 so that the unbounded rounding is float32's own: the
-	// product and the sum stay exact in float64 up to the one rounding
-	// fma32 does.
-	const s = 1 << 32
-	r := fma32(a*s, b*s, acc*s*s)
-	return math.Abs(float64(r)) < 0x1p-62
+// daz is x, or a zero of its sign when x is subnormal.
+func daz(x float32) float32 {
+	if u := math.Float32bits(x); u&0x7f800000 == 0 {
+		return math.Float32frombits(u & 0x80000000)
+	}
+	return x
+}
+
+// tinyAfterRounding reports whether x·y + z, whose float32 rounding with
+// gradual underflow is ±2^-126, is tiny after rounding: below 2^-126 −
+// 2^-151, the midpoint under 2^-126 of the 24-bit grid (a tie rounds up
+// to 2^-126, whose last bit is even). s + e is the exact sum (TwoSum).
+func tinyAfterRounding(x, y, z float32) bool {
+	p, zz := float64(x)*float64(y), float64(z)
+	s := p + zz
+	bb := s - p
+	e := (p - (s - bb)) + (zz - bb)
+	const t = 0x1p-126 - 0x1p-151
+	switch as := math.Abs(s); {
+	case as < t:
+		return true
+	case as > t:
+		return false
+	}
+	return e != 0 && (e > 0) != (s > 0)
 }
 
 // bf16Step is the depth of each pass of a bfloat16 product of depth k:
@@ -67,8 +83,9 @@ func bf16Step(k int) int { return (depthStep(k) + 1) &^ 1 }
 // the odd element's product and then the even one's (dpbf16, as
 // VDPBF16PS orders them; a pair cut by the end of the product pairs p
 // with +0·+0). The pass then ends as an SGEMM pass does: v = alpha·acc;
-// C = v, or fma32(beta, C, v) when beta ≠ 0, for the first pass, and
-// C = C + v for the others.
+// C = v, or beta·C + v (fused) when beta ≠ 0, for the first pass, and
+// C = C + v for the others. Every operation of the product, the epilogue
+// included, has DAZ and FTZ semantics (fmaFTZ).
 func sgemmBF16Ref(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	at := func(i, p int) float32 {
 		if transA {
@@ -97,12 +114,12 @@ func sgemmBF16Ref(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 					}
 					acc = dpbf16(acc, at(i, p), bt(p, j))
 				}
-				v := float32(alpha * acc) // rounded: no fusion with the add
+				v := fmaFTZ(alpha, acc, float32(math.Copysign(0, -1)))
 				switch {
 				case pc > 0:
-					*e += v
+					*e = fmaFTZ(1, *e, v)
 				case beta != 0:
-					*e = fma32(beta, *e, v)
+					*e = fmaFTZ(beta, *e, v)
 				default:
 					*e = v
 				}

@@ -32,7 +32,7 @@ func sgemmBF16Checked(name string, transA, transB bool, m, n, k int, alpha float
 
 // sgemmBF16 runs a checked product with m, n, k > 0 and alpha ≠ 0.
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	sgemmBF16Ref(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
 // PackBBF16 is PackB for products with bfloat16 operands: SgemmPacked,

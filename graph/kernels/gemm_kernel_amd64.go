@@ -59,3 +59,47 @@ func allKernels() []*gemmKernel {
 	}
 	return ks
 }
+
+// The same tiles with MXCSR set to DAZ, FTZ and round to nearest even for
+// their duration: the bfloat16 products' emulation (bf16_emul.go).
+
+//go:noescape
+func sgemm14x32AVX512RowAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm14x32AVX512ColAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm6x16AVX2RowAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+//go:noescape
+func sgemm6x16AVX2ColAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
+
+var (
+	kernelAVX512FTZ = &gemmKernel{name: "avx512 14x32 ftz", mr: 14, nr: 32, rowA: sgemm14x32AVX512RowAFTZ, colA: sgemm14x32AVX512ColAFTZ}
+	kernelAVX2FTZ   = &gemmKernel{name: "avx2 6x16 ftz", mr: 6, nr: 16, rowA: sgemm6x16AVX2RowAFTZ, colA: sgemm6x16AVX2ColAFTZ, mc: 120}
+)
+
+// emulKernel returns the fastest FTZ micro-kernel this CPU runs, for the
+// emulated bfloat16 products.
+func emulKernel() *gemmKernel {
+	switch {
+	case hasAVX512:
+		return kernelAVX512FTZ
+	case hasAVX2:
+		return kernelAVX2FTZ
+	}
+	return kernelGoFTZ
+}
+
+// allEmulKernels lists every FTZ micro-kernel this CPU can run, for tests.
+func allEmulKernels() []*gemmKernel {
+	ks := []*gemmKernel{kernelGoFTZ}
+	if hasAVX2 {
+		ks = append(ks, kernelAVX2FTZ)
+	}
+	if hasAVX512 {
+		ks = append(ks, kernelAVX512FTZ)
+	}
+	return ks
+}

@@ -10,3 +10,10 @@ func narrowKernel() *gemmKernel { return nil }
 
 // allKernels lists every micro-kernel this build can run, for tests.
 func allKernels() []*gemmKernel { return []*gemmKernel{kernelGo} }
+
+// emulKernel returns the portable FTZ micro-kernel of the emulated
+// bfloat16 products.
+func emulKernel() *gemmKernel { return kernelGoFTZ }
+
+// allEmulKernels lists every FTZ micro-kernel this build can run, for tests.
+func allEmulKernels() []*gemmKernel { return []*gemmKernel{kernelGoFTZ} }

@@ -26,6 +26,10 @@ type kernel struct {
 	mr   int    // rows of the tile
 	nv   int    // vectors per row; NR = nv·width
 	rowA bool   // A layout, see the file comment
+	// ftz runs the kernel with MXCSR set to DAZ, FTZ and round to nearest
+	// even (restored before it returns): the bfloat16 products' emulation
+	// (bf16_emul.go) on the widened operands.
+	ftz bool
 }
 
 func (k kernel) width() int {
@@ -42,14 +46,20 @@ func (k kernel) name() string {
 	if k.rowA {
 		layout = "RowA"
 	}
-	return fmt.Sprintf("sgemm%dx%d%s%s", k.mr, k.nr(), strings.ToUpper(k.isa), layout)
+	ftz := ""
+	if k.ftz {
+		ftz = "FTZ"
+	}
+	return fmt.Sprintf("sgemm%dx%d%s%s%s", k.mr, k.nr(), strings.ToUpper(k.isa), layout, ftz)
 }
 
 // Kernels emitted: the register budget is mr·nv accumulators + nv B vectors
 // + 1 broadcast (+ 2 scratch in the epilogue) ≤ 16 (AVX2) or 32 (AVX-512).
 var kernels = []kernel{
-	{"avx512", 14, 2, true}, {"avx512", 14, 2, false},
-	{"avx2", 6, 2, true}, {"avx2", 6, 2, false},
+	{"avx512", 14, 2, true, false}, {"avx512", 14, 2, false, false},
+	{"avx2", 6, 2, true, false}, {"avx2", 6, 2, false, false},
+	{"avx512", 14, 2, true, true}, {"avx512", 14, 2, false, true},
+	{"avx2", 6, 2, true, true}, {"avx2", 6, 2, false, true},
 }
 
 type gen struct{ b bytes.Buffer }
@@ -117,7 +127,19 @@ func (g *gen) kernel(k kernel) {
 	}
 
 	g.p("// func %s(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)", k.name())
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-80", k.name())
+	if k.ftz {
+		// MXCSR: DAZ (bit 6) and FTZ (bit 15) set, rounding (bits 13–14)
+		// to nearest; the caller's value is restored at done.
+		g.p("TEXT ·%s(SB), NOSPLIT, $8-80", k.name())
+		g.p("\tSTMXCSR old-8(SP)")
+		g.p("\tMOVL old-8(SP), AX")
+		g.p("\tORL $0x8040, AX")
+		g.p("\tANDL $0xffff9fff, AX")
+		g.p("\tMOVL AX, new-4(SP)")
+		g.p("\tLDMXCSR new-4(SP)")
+	} else {
+		g.p("TEXT ·%s(SB), NOSPLIT, $0-80", k.name())
+	}
 	g.p("\tMOVQ kc+0(FP), CX")
 	g.p("\tMOVQ a+8(FP), SI")
 	g.p("\tMOVQ as+16(FP), R8")
@@ -297,6 +319,9 @@ func (g *gen) kernel(k kernel) {
 		})
 	}
 	g.p("done:")
+	if k.ftz {
+		g.p("\tLDMXCSR old-8(SP)")
+	}
 	g.p("\tVZEROUPPER")
 	g.p("\tRET")
 	g.p("")
