@@ -23,62 +23,72 @@ func sgemmBF16Emul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha flo
 	defer scratch.Put(bufA)
 	bufB, wb := borrowFloats(k2 * n)
 	defer scratch.Put(bufB)
-	widenA(wa, transA, m, k, a, lda)
-	widenB(wb, transB, k, n, b, ldb)
-	emulPasses(kern, m, n, k, alpha, wa, wb, beta, c, ldc, parallel)
+	par := parallel && m*n*k >= parallelMinWork
+	widen(wa, a, lda, m, k, !transA, par)
+	widen(wb, b, ldb, n, k, transB, par)
+	emulPasses(kern, transA, transB, m, n, k, alpha, wa, wb, beta, c, ldc, parallel)
 }
 
 // emulPasses runs the passes of the product of the widened operands wa
-// (m×k2) and wb (k2×n) into C.
-func emulPasses(kern *gemmKernel, m, n, k int, alpha float32, wa, wb []float32, beta float32, c []float32, ldc int, parallel bool) {
+// and wb (see widen) into C.
+func emulPasses(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, wa, wb []float32, beta float32, c []float32, ldc int, parallel bool) {
 	k2 := (k + 1) &^ 1
 	kstep := bf16Step(k)
+	lda, ldb := k2, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k2
+	}
 	for pc := 0; pc < k2; pc += kstep {
 		be := beta
 		if pc > 0 {
 			be = 1
 		}
-		sgemmNative(kern, false, false, m, n, min(kstep, k2-pc), alpha, wa[pc:], k2, wb[pc*n:], n, be, c, ldc, parallel)
+		ao, bo := pc, pc*n
+		if transA {
+			ao = pc * m
+		}
+		if transB {
+			bo = pc
+		}
+		sgemmNative(kern, transA, transB, m, n, min(kstep, k2-pc), alpha, wa[ao:], lda, wb[bo:], ldb, be, c, ldc, parallel)
 	}
 }
 
-// widenA sets dst (m×k2, row-major) to op(A) rounded to bfloat16, each
-// pair of columns swapped, a last odd column paired with +0.
-func widenA(dst []float32, transA bool, m, k int, a []float32, lda int) {
+// widen sets dst to an operand rounded to bfloat16, each pair of depth
+// swapped, in the operand's own layout, with the depth k rounded up to even
+// k2 (a cut pair padded with +0). The operand has x rows of length k along
+// the depth (byRow: A, or a transposed B; dst is then x×k2) or k rows of
+// length x (dst is k2×x); ld is its row stride.
+func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
 	k2 := (k + 1) &^ 1
-	for i := 0; i < m; i++ {
-		row := dst[i*k2 : (i+1)*k2]
-		for p := 0; p < k; p++ {
-			var x float32
-			if transA {
-				x = a[p*lda+i]
-			} else {
-				x = a[i*lda+p]
+	if byRow {
+		run := func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				roundRow(dst[i*k2:(i+1)*k2], src[i*ld:i*ld+k], true)
 			}
-			row[p^1] = RoundBF16(x)
 		}
-		if k < k2 {
-			row[k-1] = 0
+		if parallel {
+			parallelFor(x, 64, 1, run)
+		} else {
+			run(0, x)
+		}
+		return
+	}
+	run := func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			roundRow(dst[(p^1)*x:(p^1+1)*x], src[p*ld:p*ld+x], false)
 		}
 	}
-}
-
-// widenB sets dst (k2×n, row-major) to op(B) rounded to bfloat16, each
-// pair of rows swapped, a last odd row paired with a row of +0.
-func widenB(dst []float32, transB bool, k, n int, b []float32, ldb int) {
-	k2 := (k + 1) &^ 1
-	for p := 0; p < k; p++ {
-		row := dst[(p^1)*n : (p^1+1)*n]
-		for j := range row {
-			if transB {
-				row[j] = RoundBF16(b[j*ldb+p])
-			} else {
-				row[j] = RoundBF16(b[p*ldb+j])
-			}
-		}
+	if parallel {
+		parallelFor(k, 64, 1, run)
+	} else {
+		run(0, k)
 	}
 	if k < k2 {
-		clear(dst[(k-1)*n : k*n])
+		clear(dst[(k-1)*x : k*x])
 	}
 }
 
@@ -123,5 +133,21 @@ func goKernelFTZ(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 			}
 			c[i*ldc+j] = v
 		}
+	}
+}
+
+// roundRowGo is roundRow in Go.
+func roundRowGo(dst, src []float32, swap bool) {
+	if !swap {
+		for i, x := range src {
+			dst[i] = RoundBF16(x)
+		}
+		return
+	}
+	for i, x := range src {
+		dst[i^1] = RoundBF16(x)
+	}
+	if len(src)%2 == 1 {
+		dst[len(src)-1] = 0
 	}
 }

@@ -32,6 +32,10 @@ func sgemmBF16Checked(name string, transA, transB bool, m, n, k int, alpha float
 
 // sgemmBF16 runs a checked product with m, n, k > 0 and alpha ≠ 0.
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	if kern := bf16Chosen(); kern != nil {
+		sgemmBF16HW(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+		return
+	}
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
@@ -49,17 +53,22 @@ func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *P
 	if dst == nil {
 		dst = new(PackedB)
 	}
+	k2 := (k + 1) &^ 1
 	dst.k, dst.n = k, n
 	dst.bf16 = true
-	dst.rows = growFloats(dst.rows, k*n)
-	for p := 0; p < k; p++ {
-		for j := 0; j < n; j++ {
-			if transB {
-				dst.rows[p*n+j] = b[j*ldb+p]
-			} else {
-				dst.rows[p*n+j] = b[p*ldb+j]
+	dst.rows = growFloats(dst.rows, k2*n)
+	if transB {
+		// widen lays a transposed B out as n×k2; the packed form is k2×n.
+		bufT, t := borrowFloats(n * k2)
+		widen(t, b, ldb, n, k, true, false)
+		for p := 0; p < k2; p++ {
+			for j := 0; j < n; j++ {
+				dst.rows[p*n+j] = t[j*k2+p]
 			}
 		}
+		scratch.Put(bufT)
+	} else {
+		widen(dst.rows, b, ldb, n, k, false, false)
 	}
 	return dst
 }
@@ -67,12 +76,34 @@ func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *P
 // BF16 reports whether p was packed for bfloat16 products (PackBBF16).
 func (p *PackedB) BF16() bool { return p.bf16 }
 
-// sgemmPackedBF16 is the product of a bfloat16 PackedB: C = alpha·A·B
+// sgemmPackedBF16 is the product of a bfloat16 PackedB, whose rows hold
+// op(B) widened (k2×n, pairs of rows swapped, see widen): C = alpha·A·B
 // (beta 0), then epi over the whole of C when it is not nil.
 func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
-	sgemmBF16(false, false, m, b.n, b.k, alpha, a, lda, b.rows, b.n, 0, c, ldc, parallel)
+	k, n := b.k, b.n
+	if hw := bf16Chosen(); hw != nil {
+		MR, NR := hw.mr, hw.nr
+		kp := (k + 1) / 2
+		mpad := (m + MR - 1) / MR * MR
+		npad := (n + NR - 1) / NR * NR
+		bufA := borrowWords(mpad * kp)
+		defer words.Put(bufA)
+		bufB := borrowWords(npad * kp)
+		defer words.Put(bufB)
+		op := bf16Packed{a: *bufA, b: *bufB, kp: kp, npad: npad, rs: kp, qs: 1}
+		par := parallel && m*n*k >= parallelMinWork
+		convertA(op.a, false, m, mpad, k, a, lda, par)
+		packPanelsBF16(op.b, false, 2*kp, n, NR, b.rows, n, true, par)
+		runBF16(hw, &op, m, n, k, alpha, 0, c, ldc, par)
+	} else {
+		k2 := (k + 1) &^ 1
+		bufA, wa := borrowFloats(m * k2)
+		defer scratch.Put(bufA)
+		widen(wa, a, lda, m, k, true, parallel && m*n*k >= parallelMinWork)
+		emulPasses(emulKernel(), false, false, m, n, k, alpha, wa, b.rows, 0, c, ldc, parallel)
+	}
 	if epi != nil {
-		epi(0, m, 0, b.n)
+		epi(0, m, 0, n)
 	}
 }
 

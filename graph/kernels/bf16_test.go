@@ -14,10 +14,10 @@ var bf16Cases = []struct{ m, n, k int }{
 	{6, 16, 600}, {7, 17, 601}, {40, 50, 1025}, {64, 96, 1200}, {197, 64, 64},
 }
 
-// bf16Operands fills a slice with values of every scale the products meet,
+// bf16Values fills a slice with values of every scale the products meet,
 // with some specials: subnormals, signed zeros, and values near bfloat16
 // rounding ties.
-func bf16Operands(r *rand.Rand, n int, special bool) []float32 {
+func bf16Values(r *rand.Rand, n int, special bool) []float32 {
 	x := make([]float32, n)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
@@ -46,9 +46,9 @@ func TestBF16EmulatedEqualsReference(t *testing.T) {
 				for _, beta := range []float32{0, 1, -0.75} {
 					for _, special := range []bool{false, true} {
 						name := fmt.Sprintf("%s/%dx%dx%d/tA=%v,tB=%v/beta=%v/special=%v", kern.name, tc.m, tc.n, tc.k, tr[0], tr[1], beta, special)
-						a := bf16Operands(r, tc.m*tc.k, special)
-						b := bf16Operands(r, tc.k*tc.n, special)
-						c0 := bf16Operands(r, tc.m*tc.n, special)
+						a := bf16Values(r, tc.m*tc.k, special)
+						b := bf16Values(r, tc.k*tc.n, special)
+						c0 := bf16Values(r, tc.m*tc.n, special)
 						lda, ldb := tc.k, tc.n
 						if tr[0] {
 							lda = tc.m
@@ -63,6 +63,13 @@ func TestBF16EmulatedEqualsReference(t *testing.T) {
 							sgemmBF16Emul(kern, tr[0], tr[1], tc.m, tc.n, tc.k, 1.25, a, lda, b, ldb, beta, got, tc.n, par)
 							if i := firstDiff(got, want); i >= 0 {
 								t.Fatalf("%s parallel=%v: C[%d] = %g (%#x), want %g (%#x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+							}
+							if hw := bf16HWKernel(); hw != nil && kern == allEmulKernels()[0] {
+								got := append([]float32(nil), c0...)
+								sgemmBF16HW(hw, tr[0], tr[1], tc.m, tc.n, tc.k, 1.25, a, lda, b, ldb, beta, got, tc.n, par)
+								if i := firstDiff(got, want); i >= 0 {
+									t.Fatalf("%s %s parallel=%v: C[%d] = %g (%#x), want %g (%#x)", hw.name, name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+								}
 							}
 						}
 					}
@@ -107,11 +114,181 @@ func TestBF16Underflow(t *testing.T) {
 		if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
 			t.Errorf("%s: reference gives %g (%#x), want %g (%#x)", tc.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
 		}
+		if hw := bf16HWKernel(); hw != nil {
+			c := []float32{tc.c}
+			sgemmBF16HW(hw, false, false, 1, 1, 2, tc.alpha, a, 2, b, 1, tc.beta, c, 1, false)
+			if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
+				t.Errorf("%s: %s gives %g (%#x), want %g (%#x)", tc.name, hw.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
+			}
+		}
 		for _, kern := range allEmulKernels() {
 			c := []float32{tc.c}
 			sgemmBF16Emul(kern, false, false, 1, 1, 2, tc.alpha, a, 2, b, 1, tc.beta, c, 1, false)
 			if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
 				t.Errorf("%s: %s gives %g (%#x), want %g (%#x)", tc.name, kern.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
+			}
+		}
+	}
+}
+
+// BenchmarkSgemmBF16 times ViT-S/16's products (batch 32, 6304 tokens) in
+// float32 and in bfloat16, on the VDPBF16PS kernel where the CPU has it and
+// on the emulation: forward x·Wᵀ, input gradient dY·W, weight gradient
+// dYᵀ·X.
+func BenchmarkSgemmBF16(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct {
+		name    string
+		tA, tB  bool
+		m, n, k int
+	}{
+		{"fwd_qkv", false, true, 6304, 1152, 384},
+		{"dx_fc1", false, false, 6304, 384, 1536},
+		{"dw_fc1", true, false, 1536, 384, 6304},
+	} {
+		lda, ldb := s.k, s.n
+		if s.tA {
+			lda = s.m
+		}
+		if s.tB {
+			ldb = s.k
+		}
+		a := bf16Values(r, s.m*s.k, false)
+		bb := bf16Values(r, s.k*s.n, false)
+		c := make([]float32, s.m*s.n)
+		run := func(name string, f func()) {
+			b.Run(s.name+"/"+name, func(b *testing.B) {
+				for range b.N {
+					f()
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
+		if hw := bf16HWKernel(); hw != nil {
+			run("bf16", func() { sgemmBF16HW(hw, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+		}
+		run("bf16emul", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+	}
+}
+
+// bf16Backends runs f with each bfloat16 backend this CPU has: the
+// emulation (nil) and, where present, the VDPBF16PS kernel.
+func bf16Backends(t *testing.T, f func(t *testing.T)) {
+	bf16Chosen()
+	saved := bf16Pick.hw
+	defer func() { bf16Pick.hw = saved }()
+	backends := []*bf16Kernel{nil}
+	if hw := bf16HWKernel(); hw != nil {
+		backends = append(backends, hw)
+	} else {
+		t.Log("this CPU lacks AVX512_BF16: the VDPBF16PS leg is not run")
+	}
+	for _, hw := range backends {
+		bf16Pick.hw = hw
+		name := "emulated"
+		if hw != nil {
+			name = "vdpbf16ps"
+		}
+		t.Run(name, f)
+	}
+}
+
+// TestBF16PublicAPI checks SgemmBF16, SgemmBF16Serial and the products of
+// a PackBBF16 operand against the definition on every backend.
+func TestBF16PublicAPI(t *testing.T) {
+	bf16Backends(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, tc := range []struct{ m, n, k int }{{1, 1, 1}, {15, 33, 17}, {29, 65, 63}, {64, 96, 1025}, {300, 70, 40}} {
+			for _, tB := range []bool{false, true} {
+				a := bf16Values(r, tc.m*tc.k, true)
+				b := bf16Values(r, tc.k*tc.n, true)
+				ldb := tc.n
+				if tB {
+					ldb = tc.k
+				}
+				want := make([]float32, tc.m*tc.n)
+				sgemmBF16Ref(false, tB, tc.m, tc.n, tc.k, 1, a, tc.k, b, ldb, 0, want, tc.n)
+				wantA := make([]float32, tc.m*tc.n)
+				sgemmBF16Ref(false, tB, tc.m, tc.n, tc.k, -0.5, a, tc.k, b, ldb, 0, wantA, tc.n)
+				pb := PackBBF16(tB, tc.k, tc.n, b, ldb)
+				for name, run := range map[string]func(c []float32) []float32{
+					"SgemmBF16": func(c []float32) []float32 {
+						SgemmBF16(false, tB, tc.m, tc.n, tc.k, 1, a, tc.k, b, ldb, 0, c, tc.n)
+						return want
+					},
+					"SgemmBF16Serial": func(c []float32) []float32 {
+						SgemmBF16Serial(false, tB, tc.m, tc.n, tc.k, 1, a, tc.k, b, ldb, 0, c, tc.n)
+						return want
+					},
+					"SgemmPacked": func(c []float32) []float32 { SgemmPacked(tc.m, a, tc.k, pb, c, tc.n); return want },
+					"SgemmPackedThen": func(c []float32) []float32 {
+						SgemmPackedThen(tc.m, a, tc.k, pb, c, tc.n, func(i0, i1, j0, j1 int) {})
+						return want
+					},
+					"SgemmPackedSerial": func(c []float32) []float32 { SgemmPackedSerial(tc.m, -0.5, a, tc.k, pb, c, tc.n); return wantA },
+				} {
+					got := make([]float32, tc.m*tc.n)
+					w := run(got)
+					if i := firstDiff(got, w); i >= 0 {
+						t.Fatalf("%s %dx%dx%d transB=%v: C[%d] = %g, want %g", name, tc.m, tc.n, tc.k, tB, i, got[i], w[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestRoundBF16 checks ToBF16 on the cases its definition names, and
+// roundRow (vectorised where the CPU allows) against it on every class of
+// float32, both orders, every tail length.
+func TestRoundBF16(t *testing.T) {
+	for _, tc := range []struct {
+		x    uint32
+		want uint16
+	}{
+		{0x3f800000, 0x3f80}, // 1
+		{0x3f808000, 0x3f80}, // tie, even below
+		{0x3f818000, 0x3f82}, // tie, odd below: up
+		{0x3f808001, 0x3f81}, // above the tie
+		{0x00000001, 0x0000}, // subnormal: +0
+		{0x807fffff, 0x8000}, // subnormal: −0
+		{0x00800000, 0x0080}, // smallest normal
+		{0x7f7fffff, 0x7f80}, // largest float32: rounds to +Inf
+		{0xff800000, 0xff80}, // −Inf
+		{0x7f800001, 0x7fc0}, // signalling NaN: made quiet
+		{0xffc12345, 0xffc1}, // quiet NaN keeps sign and payload top
+	} {
+		if got := ToBF16(math.Float32frombits(tc.x)); got != tc.want {
+			t.Errorf("ToBF16(%#08x) = %#04x, want %#04x", tc.x, got, tc.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	src := make([]float32, 67)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+		if i%3 == 0 {
+			src[i] = math.Float32frombits(r.Uint32()&0x807fffff | uint32(r.IntN(3))<<23) // near zero
+		}
+	}
+	for i, x := range []uint32{0x3f808000, 0x3f818000, 0x7f7fffff, 0xff800000, 0x7f800001, 0xffc12345, 0x7fffffff, 0x80000000} {
+		src[5*i+1] = math.Float32frombits(x)
+	}
+	for n := 0; n <= len(src); n++ {
+		for _, swap := range []bool{false, true} {
+			dst := make([]float32, n+1)
+			roundRow(dst[:(n+1)&^1], src[:n], swap)
+			for i := 0; i < n; i++ {
+				j := i
+				if swap {
+					j = i ^ 1
+				}
+				if math.Float32bits(dst[j]) != uint32(ToBF16(src[i]))<<16 {
+					t.Fatalf("n=%d swap=%v: element %d (%#08x) → %#08x, want %#04x0000", n, swap, i, math.Float32bits(src[i]), math.Float32bits(dst[j]), ToBF16(src[i]))
+				}
+			}
+			if swap && n%2 == 1 && dst[n-1] != 0 {
+				t.Fatalf("n=%d: pad %g, want 0", n, dst[n-1])
 			}
 		}
 	}

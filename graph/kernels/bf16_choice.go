@@ -1,0 +1,68 @@
+package kernels
+
+import (
+	"sync"
+	"time"
+)
+
+// The VDPBF16PS kernel and the emulation give the same bits, so a product
+// may run on either; it runs on the faster. VDPBF16PS does twice an FMA's
+// multiply-adds per instruction but not necessarily per cycle: on some
+// CPUs it issues at under half the FMA's rate, and the FMA emulation is
+// faster. The choice is made once per process by timing one register tile
+// of each, in cache (well under a millisecond); it moves no bit.
+
+var bf16Pick struct {
+	once sync.Once
+	hw   *bf16Kernel
+}
+
+// bf16Kernel returns the VDPBF16PS kernel when it is present and faster
+// than the emulation, and nil when the products are emulated.
+func bf16Chosen() *bf16Kernel {
+	bf16Pick.once.Do(func() { bf16Pick.hw = pickBF16(bf16HWKernel(), emulKernel()) })
+	return bf16Pick.hw
+}
+
+// pickBF16 returns hw when its tile runs at least 10 % more multiply-adds
+// per second than emul's (best of 5 alternating rounds), else nil.
+func pickBF16(hw *bf16Kernel, emul *gemmKernel) *bf16Kernel {
+	if hw == nil {
+		return nil
+	}
+	const kp = 256
+	a := make([]uint32, hw.mr*kp)
+	b := make([]uint32, hw.nr*kp)
+	c := make([]float32, max(hw.mr*hw.nr, emul.mr*emul.nr))
+	af := make([]float32, emul.mr*2*kp)
+	bf := make([]float32, emul.nr*2*kp)
+	mask := uint64(1)<<hw.nr - 1
+	emask := uint64(1)<<emul.nr - 1
+	best := func(f func()) float64 {
+		t0 := time.Now()
+		for range 8 {
+			f()
+		}
+		return time.Since(t0).Seconds()
+	}
+	tHW, tEm := 1e9, 1e9
+	for range 5 {
+		tHW = min(tHW, best(func() { hw.fn(kp, &a[0], 1, &b[0], hw.mr, &c[0], hw.nr, 1, 0, hw.mr, mask) }))
+		tEm = min(tEm, best(func() { emul.colA(2*kp, &af[0], emul.mr, &bf[0], emul.nr, &c[0], emul.nr, 1, 0, emul.mr, emask) }))
+	}
+	rateHW := float64(hw.mr*hw.nr) / tHW
+	rateEm := float64(emul.mr*emul.nr) / tEm
+	if rateHW >= 1.1*rateEm {
+		return hw
+	}
+	return nil
+}
+
+// BF16Backend names the kernel the bfloat16 products run on: the
+// VDPBF16PS tile, or the FMA tile of the emulation (same bits either way).
+func BF16Backend() string {
+	if hw := bf16Chosen(); hw != nil {
+		return hw.name + " (vdpbf16ps)"
+	}
+	return emulKernel().name + " (emulated)"
+}
