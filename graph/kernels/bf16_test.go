@@ -293,3 +293,37 @@ func TestRoundBF16(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBF16Tile times one register tile over 512 of depth in L1, per
+// core: the float32 FMA tile, the same tile on the emulated bfloat16
+// operands (with MXCSR's DAZ and FTZ), and the VDPBF16PS tile where the
+// CPU has it. Its GFLOP/s say which backend pickBF16 takes and why.
+func BenchmarkBF16Tile(b *testing.B) {
+	const kp = 256
+	emul := emulKernel()
+	af := make([]float32, 32*2*kp)
+	bf := make([]float32, 32*2*kp)
+	c := make([]float32, 32*32)
+	tile := func(name string, flops int, f func()) {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				f()
+			}
+			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+	fp := bestKernel()
+	tile("fp32/"+fp.name, 2*fp.mr*fp.nr*2*kp, func() {
+		fp.colA(2*kp, &af[0], fp.mr, &bf[0], fp.nr, &c[0], fp.nr, 1, 0, fp.mr, uint64(1)<<fp.nr-1)
+	})
+	tile("emulated/"+emul.name, 2*emul.mr*emul.nr*2*kp, func() {
+		emul.colA(2*kp, &af[0], emul.mr, &bf[0], emul.nr, &c[0], emul.nr, 1, 0, emul.mr, uint64(1)<<emul.nr-1)
+	})
+	if hw := bf16HWKernel(); hw != nil {
+		a := make([]uint32, hw.mr*kp)
+		bw := make([]uint32, hw.nr*kp)
+		tile("vdpbf16ps/"+hw.name, 2*hw.mr*hw.nr*2*kp, func() {
+			hw.fn(kp, &a[0], 1, &bw[0], hw.mr, &c[0], hw.nr, 1, 0, hw.mr, uint64(1)<<hw.nr-1)
+		})
+	}
+}

@@ -63,6 +63,31 @@
 // of the contract. The -tags openblas build is outside it: OpenBLAS sums
 // in its own order.
 //
+// # bfloat16 products
+//
+// SgemmBF16, SgemmBF16Serial and the products of a PackBBF16 operand
+// compute C = alpha·op(A)·op(B) + beta·C as torch's CPU autocast does:
+// the operands are rounded to bfloat16 (ToBF16: to nearest even, as
+// VCVTNEPS2BF16) and the products accumulate in float32. Their bits are
+// defined by VDPBF16PS: each element is a chain, over pairs of depth, of
+// the odd element's fused multiply-add and then the even one's, over the
+// same 512-deep passes as SGEMM, every operation with DAZ and FTZ
+// (sgemmBF16Ref is the definition). Two backends give those bits:
+//
+//   - the VDPBF16PS tile (AVX512_BF16, emitted as bytes since Go's
+//     assembler lacks it), on operands packed as pairs;
+//   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
+//     and FTZ set, on operands rounded to bfloat16 with each pair's two
+//     elements swapped. A product of two bfloat16 values is exact in
+//     float32, so each FMA rounds as VDPBF16PS's does.
+//
+// The first product times one tile of each and keeps the faster
+// (BF16Backend names it): VDPBF16PS does twice an FMA's multiply-adds per
+// instruction, but some CPUs issue it at under half the FMA's rate.
+// TestBF16EmulatedEqualsReference and TestBF16Underflow pin both backends
+// to the definition on every tile, split and edge, the flushing of results
+// that are tiny after rounding included.
+//
 // # Errors
 //
 // Inconsistent shapes (a slice shorter than its matrix, mismatched lengths,
