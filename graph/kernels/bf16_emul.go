@@ -66,9 +66,7 @@ func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
 	k2 := (k + 1) &^ 1
 	if byRow {
 		run := func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				roundRow(dst[i*k2:(i+1)*k2], src[i*ld:i*ld+k], true)
-			}
+			roundRows(dst[lo*k2:], src[lo*ld:], hi-lo, k, k2, ld, true)
 		}
 		if parallel {
 			parallelFor(x, 64, 1, run)
@@ -77,15 +75,20 @@ func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
 		}
 		return
 	}
+	// Rows 2q go to 2q+1 and rows 2q+1 to 2q: two strided passes per
+	// range of pairs.
+	kp := (k + 1) / 2
 	run := func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			roundRow(dst[(p^1)*x:(p^1+1)*x], src[p*ld:p*ld+x], false)
+		roundRows(dst[(2*lo+1)*x:], src[2*lo*ld:], hi-lo, x, 2*x, 2*ld, false)
+		odd := min(hi, k/2) - lo // pairs with a row 2q+1
+		if odd > 0 {
+			roundRows(dst[2*lo*x:], src[(2*lo+1)*ld:], odd, x, 2*x, 2*ld, false)
 		}
 	}
 	if parallel {
-		parallelFor(k, 64, 1, run)
+		parallelFor(kp, 32, 1, run)
 	} else {
-		run(0, k)
+		run(0, kp)
 	}
 	if k < k2 {
 		clear(dst[(k-1)*x : k*x])
@@ -136,18 +139,21 @@ func goKernelFTZ(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 	}
 }
 
-// roundRowGo is roundRow in Go.
-func roundRowGo(dst, src []float32, swap bool) {
-	if !swap {
-		for i, x := range src {
-			dst[i] = RoundBF16(x)
+// roundRowsGo is roundRows in Go.
+func roundRowsGo(dst, src []float32, rows, n, ldd, lds int, swap bool) {
+	for r := 0; r < rows; r++ {
+		d, x := dst[r*ldd:], src[r*lds:r*lds+n]
+		if !swap {
+			for i, v := range x {
+				d[i] = RoundBF16(v)
+			}
+			continue
 		}
-		return
-	}
-	for i, x := range src {
-		dst[i^1] = RoundBF16(x)
-	}
-	if len(src)%2 == 1 {
-		dst[len(src)-1] = 0
+		for i, v := range x {
+			d[i^1] = RoundBF16(v)
+		}
+		if n%2 == 1 {
+			d[n-1] = 0
+		}
 	}
 }

@@ -3,24 +3,32 @@
 package kernels
 
 //go:noescape
-func roundBF16AVX512(dst, src *float32, n int, swap bool)
+func roundBF16AVX512(dst, src *float32, rows, n, ldd, lds int, swap bool)
 
-// roundRow sets dst[i] = RoundBF16(src[i]), or dst[i^1] when swap (len(dst)
-// even, an element past src read as +0), with AVX-512 where the CPU has it.
-func roundRow(dst, src []float32, swap bool) {
-	if hasAVX512 && len(src) > 0 {
-		n := len(src)
-		if swap && n%2 == 1 {
-			dst[n] = RoundBF16(src[n-1])
-			dst[n-1] = 0
-			n--
-			if n == 0 {
-				return
-			}
-		}
-		_ = dst[n-1]
-		roundBF16AVX512(&dst[0], &src[0], n, swap)
+// roundRows sets, for each of rows rows r, dst[r·ldd + i] =
+// RoundBF16(src[r·lds + i]) for i < n, or dst[r·ldd + i^1] when swap (an
+// element past a row of odd n read as +0), with AVX-512 where the CPU has
+// it.
+func roundRows(dst, src []float32, rows, n, ldd, lds int, swap bool) {
+	if rows == 0 || n == 0 {
 		return
 	}
-	roundRowGo(dst, src, swap)
+	if !hasAVX512 {
+		roundRowsGo(dst, src, rows, n, ldd, lds, swap)
+		return
+	}
+	_ = src[(rows-1)*lds+n-1]
+	if swap && n%2 == 1 {
+		_ = dst[(rows-1)*ldd+n]
+		for r := 0; r < rows; r++ {
+			dst[r*ldd+n] = RoundBF16(src[r*lds+n-1])
+			dst[r*ldd+n-1] = 0
+		}
+		n--
+		if n == 0 {
+			return
+		}
+	}
+	_ = dst[(rows-1)*ldd+n-1]
+	roundBF16AVX512(&dst[0], &src[0], rows, n, ldd, lds, swap)
 }

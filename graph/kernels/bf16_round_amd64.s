@@ -2,17 +2,22 @@
 
 #include "textflag.h"
 
-// func roundBF16AVX512(dst, src *float32, n int, swap bool)
+// func roundBF16AVX512(dst, src *float32, rows, n, ldd, lds int, swap bool)
 //
-// dst[i] = RoundBF16(src[i]) for i < n, or dst[i^1] = … when swap (pairs of
-// elements exchanged; n is then even, the caller padding an odd row). The
-// rounding is ToBF16's integer method: to nearest even, subnormals to
-// signed zero, NaNs made quiet.
-TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-25
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVBLZX swap+24(FP), DX
+// For each of rows rows r: dst[r·ldd + i] = RoundBF16(src[r·lds + i]) for
+// i < n, or dst[r·ldd + i^1] = … when swap (pairs of elements exchanged;
+// n is then even, the caller padding an odd row). The rounding is
+// ToBF16's integer method: to nearest even, subnormals to signed zero,
+// NaNs made quiet.
+TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-49
+	MOVQ dst+0(FP), R8
+	MOVQ src+8(FP), R9
+	MOVQ rows+16(FP), R10
+	MOVQ ldd+32(FP), R11
+	SHLQ $2, R11
+	MOVQ lds+40(FP), R12
+	SHLQ $2, R12
+	MOVBLZX swap+48(FP), DX
 	MOVL $0x7fff, AX
 	VPBROADCASTD AX, Z20
 	MOVL $1, AX
@@ -27,13 +32,19 @@ TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-25
 	VPBROADCASTD AX, Z25
 	MOVL $0x00400000, AX
 	VPBROADCASTD AX, Z26
+row:
+	TESTQ R10, R10
+	JZ done
+	MOVQ R8, DI
+	MOVQ R9, SI
+	MOVQ n+24(FP), CX
 	MOVL $0xffff, AX
 	KMOVW AX, K3
 loop:
 	CMPQ CX, $16
 	JGE full
 	TESTQ CX, CX
-	JZ done
+	JZ nextrow
 	// The last 1–15 elements, under mask K3.
 	MOVL $1, AX
 	SHLL CX, AX
@@ -62,6 +73,11 @@ store:
 	ADDQ $64, DI
 	SUBQ $16, CX
 	JMP loop
+nextrow:
+	ADDQ R11, R8
+	ADDQ R12, R9
+	DECQ R10
+	JMP row
 done:
 	VZEROUPPER
 	RET

@@ -2,6 +2,9 @@
 
 package kernels
 
-// roundRow sets dst[i] = RoundBF16(src[i]), or dst[i^1] when swap (len(dst)
-// even, an element past src read as +0).
-func roundRow(dst, src []float32, swap bool) { roundRowGo(dst, src, swap) }
+// roundRows sets, for each of rows rows r, dst[r·ldd + i] =
+// RoundBF16(src[r·lds + i]) for i < n, or dst[r·ldd + i^1] when swap (an
+// element past a row of odd n read as +0).
+func roundRows(dst, src []float32, rows, n, ldd, lds int, swap bool) {
+	roundRowsGo(dst, src, rows, n, ldd, lds, swap)
+}

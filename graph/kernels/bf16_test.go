@@ -277,7 +277,7 @@ func TestRoundBF16(t *testing.T) {
 	for n := 0; n <= len(src); n++ {
 		for _, swap := range []bool{false, true} {
 			dst := make([]float32, n+1)
-			roundRow(dst[:(n+1)&^1], src[:n], swap)
+			roundRows(dst, src, 1, n, n+1, n, swap)
 			for i := 0; i < n; i++ {
 				j := i
 				if swap {
