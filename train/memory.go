@@ -29,6 +29,13 @@ func EstimateEvalMemory(cfg Config) MemoryEstimate {
 func memorySpec(cfg Config, training bool) memory.Spec {
 	s := memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
 		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training}
+	if training {
+		// A freeze list that does not resolve is refused when the run
+		// builds its graph; the estimate then counts every tensor.
+		if frozen, err := FrozenNames(cfg); err == nil {
+			s.Frozen = frozen
+		}
+	}
 	if training && cfg.Distill.Type.On() {
 		if tc, _, err := TeacherConfig(cfg.Distill, cfg.Model); err == nil {
 			s.Teacher = &tc

@@ -190,3 +190,23 @@ func rssChild() {
 		}
 	}
 }
+
+// TestMemoryEstimateFrozen: frozen tensors (finetune.linear_probe,
+// finetune.freeze) get no gradient and no AdamW moments, so the estimate
+// counts them for neither.
+func TestMemoryEstimateFrozen(t *testing.T) {
+	cfg := DefaultConfig()
+	full := EstimateMemory(cfg)
+	if full.Grads != full.Params || full.Optimizer != 2*full.Params {
+		t.Fatalf("all trained: grads %d, optimizer %d, params %d", full.Grads, full.Optimizer, full.Params)
+	}
+	cfg.Finetune.LinearProbe = true
+	probe := EstimateMemory(cfg)
+	head := int64(4 * (cfg.Model.NumClasses*cfg.Model.EmbedDim + cfg.Model.NumClasses))
+	if probe.Grads != head || probe.Optimizer != 2*head {
+		t.Fatalf("linear probe: grads %d, optimizer %d; want %d and %d (the head alone)", probe.Grads, probe.Optimizer, head, 2*head)
+	}
+	if probe.Params != full.Params {
+		t.Fatalf("linear probe: params %d, want every weight (%d)", probe.Params, full.Params)
+	}
+}

@@ -71,6 +71,10 @@ type Spec struct {
 	// Teacher is distill.teacher's architecture when training with a
 	// teacher (distill.type hard or soft); nil otherwise.
 	Teacher *layers.Config
+	// Frozen holds the names of the parameters that are not trained
+	// (finetune.freeze, finetune.linear_probe): they get no gradient and
+	// no AdamW moments.
+	Frozen map[string]bool
 }
 
 // Of estimates the memory of s: of training (s.Training) or of evaluating a
@@ -96,8 +100,9 @@ func Of(s Spec) Estimate {
 	var e estimateF
 	e.params = 4 * P
 	if training {
-		e.grads = 4 * P
-		e.optimizer = 8 * P
+		Ptrain := float64(trainedCount(m, s.Frozen))
+		e.grads = 4 * Ptrain
+		e.optimizer = 8 * Ptrain
 		if s.EMA {
 			e.ema = 4 * P
 		}
@@ -181,6 +186,23 @@ func (e estimateF) int() Estimate {
 func paramCount(c layers.Config) int64 {
 	var n int64
 	for _, s := range layers.ParamShapes(c) {
+		k := int64(1)
+		for _, d := range s.Shape {
+			k *= int64(d)
+		}
+		n += k
+	}
+	return n
+}
+
+// trainedCount is the number of trained scalars of a model of c: its
+// parameters less the frozen ones.
+func trainedCount(c layers.Config, frozen map[string]bool) int64 {
+	var n int64
+	for _, s := range layers.ParamShapes(c) {
+		if frozen[s.Name] {
+			continue
+		}
 		k := int64(1)
 		for _, d := range s.Shape {
 			k *= int64(d)
