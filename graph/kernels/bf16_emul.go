@@ -15,58 +15,154 @@ import (
 // bfloat16 values are exact in float32, so each FMA rounds exactly as
 // VDPBF16PS's does.
 
+// emulOperands are a product's widened operands, laid out for the FTZ
+// kernel's rowA (A not transposed: mpad×k2, row stride k2) or colA (A
+// transposed: k2×mpad) entry and for its B panels (⌈n/NR⌉ panels of k2×NR).
+// Rows of A past m and columns of B past n are zero.
+type emulOperands struct {
+	a      []float32
+	transA bool
+	as     int // A's stride: k2 (rowA) or mpad (colA)
+	b      []float32
+	k2     int
+}
+
 // sgemmBF16Emul computes a checked bfloat16 product with the FTZ kernel
 // kern.
 func sgemmBF16Emul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	MR, NR := kern.mr, kern.nr
 	k2 := (k + 1) &^ 1
-	bufA, wa := borrowFloats(m * k2)
-	defer scratch.Put(bufA)
-	bufB, wb := borrowFloats(k2 * n)
-	defer scratch.Put(bufB)
+	mpad := (m + MR - 1) / MR * MR
+	npad := (n + NR - 1) / NR * NR
 	par := parallel && m*n*k >= parallelMinWork
-	widen(wa, a, lda, m, k, !transA, par)
-	widen(wb, b, ldb, n, k, transB, par)
-	emulPasses(kern, transA, transB, m, n, k, alpha, wa, wb, beta, c, ldc, parallel)
+	bufA, wa := borrowFloats(mpad * k2)
+	defer scratch.Put(bufA)
+	bufB, wb := borrowFloats(npad * k2)
+	defer scratch.Put(bufB)
+	op := emulOperands{a: wa, transA: transA, b: wb, k2: k2}
+	widenA(&op, m, mpad, k, a, lda, par)
+	widenPanels(wb, transB, k, n, NR, b, ldb, par)
+	runEmul(kern, &op, m, n, k, alpha, beta, c, ldc, par)
 }
 
-// emulPasses runs the passes of the product of the widened operands wa
-// and wb (see widen) into C.
-func emulPasses(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, wa, wb []float32, beta float32, c []float32, ldc int, parallel bool) {
+// widenA lays op(A) out widened in op: A not transposed as mpad rows of k2,
+// transposed as k2 rows of mpad.
+func widenA(op *emulOperands, m, mpad, k int, a []float32, lda int, parallel bool) {
+	k2 := op.k2
+	if !op.transA {
+		op.as = k2
+		widen(op.a, k2, a, lda, m, k, true, parallel)
+		clear(op.a[m*k2 : mpad*k2])
+		return
+	}
+	op.as = mpad
+	widen(op.a, mpad, a, lda, m, k, false, parallel)
+	if mpad > m {
+		for p := 0; p < k2; p++ {
+			clear(op.a[p*mpad+m : (p+1)*mpad])
+		}
+	}
+}
+
+// widenPanels lays op(B) out widened in NR-column panels of k2 rows, panel
+// r at dst[r·k2·NR:], columns past n zero.
+func widenPanels(dst []float32, transB bool, k, n, NR int, b []float32, ldb int, parallel bool) {
 	k2 := (k + 1) &^ 1
-	kstep := bf16Step(k)
-	lda, ldb := k2, n
-	if transA {
-		lda = m
-	}
+	np := (n + NR - 1) / NR
 	if transB {
-		ldb = k2
+		// Widen Bᵀ's rows (n×k2), then transpose each panel's rows.
+		buf, t := borrowFloats(n * k2)
+		defer scratch.Put(buf)
+		widen(t, k2, b, ldb, n, k, true, parallel)
+		run := func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				j0 := r * NR
+				packTransposed(dst[r*k2*NR:(r+1)*k2*NR], t, k2, j0, min(NR, n-j0), 0, k2, NR)
+			}
+		}
+		if parallel {
+			parallelFor(np, 1, 1, run)
+		} else {
+			run(0, np)
+		}
+		return
 	}
-	for pc := 0; pc < k2; pc += kstep {
+	run := func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			j0 := r * NR
+			w := min(NR, n-j0)
+			panel := dst[r*k2*NR : (r+1)*k2*NR]
+			if w < NR {
+				clear(panel)
+			}
+			widen(panel, NR, b[j0:], ldb, w, k, false, false)
+		}
+	}
+	if parallel {
+		parallelFor(np, 1, 1, run)
+	} else {
+		run(0, np)
+	}
+}
+
+// runEmul runs the passes of C = alpha·op(A)·op(B) + beta·C over the
+// widened operands, split over the cores when parallel, as runBF16 does.
+func runEmul(kern *gemmKernel, op *emulOperands, m, n, k int, alpha, beta float32, c []float32, ldc int, parallel bool) {
+	MR, NR := kern.mr, kern.nr
+	mt, nt := (m+MR-1)/MR, (n+NR-1)/NR
+	tiles := func(r0, r1, p0, p1 int) { emulTiles(kern, op, m, n, k, r0, r1, p0, p1, alpha, beta, c, ldc) }
+	if !parallel {
+		tiles(0, mt, 0, nt)
+		return
+	}
+	if mt >= nt {
+		parallelFor(mt, splitGrain(mt, 4, 1), 1, func(lo, hi int) { tiles(lo, hi, 0, nt) })
+		return
+	}
+	parallelFor(nt, splitGrain(nt, 2, 1), 1, func(lo, hi int) { tiles(0, mt, lo, hi) })
+}
+
+// emulTiles computes the row tiles [r0, r1) × column panels [p0, p1) of C,
+// pass by pass, in row blocks that keep a block of A in L2.
+func emulTiles(kern *gemmKernel, op *emulOperands, m, n, k, r0, r1, p0, p1 int, alpha, beta float32, c []float32, ldc int) {
+	MR, NR := kern.mr, kern.nr
+	kstep := bf16Step(k)
+	rowBlock := max(kern.mcRows()/MR, 1)
+	for pc := 0; pc < op.k2; pc += kstep {
+		kc := min(kstep, op.k2-pc)
 		be := beta
 		if pc > 0 {
 			be = 1
 		}
-		ao, bo := pc, pc*n
-		if transA {
-			ao = pc * m
+		for rb := r0; rb < r1; rb += rowBlock {
+			for jp := p0; jp < p1; jp++ {
+				j := jp * NR
+				mask := uint64(1)<<uint(min(NR, n-j)) - 1
+				bp := &op.b[jp*op.k2*NR+pc*NR]
+				for it := rb; it < min(rb+rowBlock, r1); it++ {
+					i := it * MR
+					if op.transA {
+						kern.colA(kc, &op.a[pc*op.as+i], op.as, bp, NR, &c[i*ldc+j], ldc, alpha, be, min(MR, m-i), mask)
+					} else {
+						kern.rowA(kc, &op.a[i*op.as+pc], op.as, bp, NR, &c[i*ldc+j], ldc, alpha, be, min(MR, m-i), mask)
+					}
+				}
+			}
 		}
-		if transB {
-			bo = pc
-		}
-		sgemmNative(kern, transA, transB, m, n, min(kstep, k2-pc), alpha, wa[ao:], lda, wb[bo:], ldb, be, c, ldc, parallel)
 	}
 }
 
-// widen sets dst to an operand rounded to bfloat16, each pair of depth
-// swapped, in the operand's own layout, with the depth k rounded up to even
-// k2 (a cut pair padded with +0). The operand has x rows of length k along
-// the depth (byRow: A, or a transposed B; dst is then x×k2) or k rows of
-// length x (dst is k2×x); ld is its row stride.
-func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
+// widen sets dst (row stride ldd) to an operand rounded to bfloat16, each
+// pair of depth swapped, in the operand's own layout, with the depth k
+// rounded up to even k2 (a cut pair padded with +0). The operand has x
+// rows of length k along the depth (byRow: A, or a transposed B; dst is
+// then x rows of k2) or k rows of length x (dst is k2 rows of x); ld is
+// its row stride.
+func widen(dst []float32, ldd int, src []float32, ld, x, k int, byRow bool, parallel bool) {
 	k2 := (k + 1) &^ 1
 	if byRow {
 		run := func(lo, hi int) {
-			roundRows(dst[lo*k2:], src[lo*ld:], hi-lo, k, k2, ld, true)
+			roundRows(dst[lo*ldd:], src[lo*ld:], hi-lo, k, ldd, ld, true)
 		}
 		if parallel {
 			parallelFor(x, 64, 1, run)
@@ -79,10 +175,10 @@ func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
 	// range of pairs.
 	kp := (k + 1) / 2
 	run := func(lo, hi int) {
-		roundRows(dst[(2*lo+1)*x:], src[2*lo*ld:], hi-lo, x, 2*x, 2*ld, false)
+		roundRows(dst[(2*lo+1)*ldd:], src[2*lo*ld:], hi-lo, x, 2*ldd, 2*ld, false)
 		odd := min(hi, k/2) - lo // pairs with a row 2q+1
 		if odd > 0 {
-			roundRows(dst[2*lo*x:], src[(2*lo+1)*ld:], odd, x, 2*x, 2*ld, false)
+			roundRows(dst[2*lo*ldd:], src[(2*lo+1)*ld:], odd, x, 2*ldd, 2*ld, false)
 		}
 	}
 	if parallel {
@@ -91,7 +187,7 @@ func widen(dst, src []float32, ld, x, k int, byRow bool, parallel bool) {
 		run(0, kp)
 	}
 	if k < k2 {
-		clear(dst[(k-1)*x : k*x])
+		clear(dst[(k-1)*ldd : (k-1)*ldd+x])
 	}
 }
 

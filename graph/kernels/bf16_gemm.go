@@ -47,64 +47,67 @@ func PackBBF16(transB bool, k, n int, b []float32, ldb int) *PackedB {
 }
 
 // PackBBF16Into is PackBBF16 reusing dst's memory when it is large enough
-// (dst may be nil, or a PackedB of either precision).
+// (dst may be nil, or a PackedB of either precision). The panels are laid
+// out for the backend the products run on (bf16Chosen).
 func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *PackedB {
 	checkPackB("PackBBF16", transB, k, n, b, ldb)
 	if dst == nil {
 		dst = new(PackedB)
 	}
-	k2 := (k + 1) &^ 1
-	dst.k, dst.n = k, n
-	dst.bf16 = true
-	dst.rows = growFloats(dst.rows, k2*n)
-	if transB {
-		// widen lays a transposed B out as n×k2; the packed form is k2×n.
-		bufT, t := borrowFloats(n * k2)
-		widen(t, b, ldb, n, k, true, false)
-		for p := 0; p < k2; p++ {
-			for j := 0; j < n; j++ {
-				dst.rows[p*n+j] = t[j*k2+p]
-			}
-		}
-		scratch.Put(bufT)
-	} else {
-		widen(dst.rows, b, ldb, n, k, false, false)
+	dst.k, dst.n, dst.bf16 = k, n, true
+	if hw := bf16Chosen(); hw != nil {
+		kp := (k + 1) / 2
+		dst.bf16hw, dst.kern = hw, nil
+		dst.npad = (n + hw.nr - 1) / hw.nr * hw.nr
+		dst.words = growWords(dst.words, dst.npad*kp)
+		packPanelsBF16(dst.words, transB, k, n, hw.nr, b, ldb, false, false)
+		return dst
 	}
+	kern := emulKernel()
+	dst.bf16hw, dst.kern = nil, kern
+	dst.npad = (n + kern.nr - 1) / kern.nr * kern.nr
+	dst.panels = growFloats(dst.panels, dst.npad*((k+1)&^1))
+	widenPanels(dst.panels, transB, k, n, kern.nr, b, ldb, false)
 	return dst
 }
 
 // BF16 reports whether p was packed for bfloat16 products (PackBBF16).
 func (p *PackedB) BF16() bool { return p.bf16 }
 
-// sgemmPackedBF16 is the product of a bfloat16 PackedB, whose rows hold
-// op(B) widened (k2×n, pairs of rows swapped, see widen): C = alpha·A·B
+// sgemmPackedBF16 is the product of a bfloat16 PackedB: C = alpha·A·B
 // (beta 0), then epi over the whole of C when it is not nil.
 func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	k, n := b.k, b.n
-	if hw := bf16Chosen(); hw != nil {
-		MR, NR := hw.mr, hw.nr
+	par := parallel && m*n*k >= parallelMinWork
+	if hw := b.bf16hw; hw != nil {
+		MR := hw.mr
 		kp := (k + 1) / 2
 		mpad := (m + MR - 1) / MR * MR
-		npad := (n + NR - 1) / NR * NR
 		bufA := borrowWords(mpad * kp)
 		defer words.Put(bufA)
-		bufB := borrowWords(npad * kp)
-		defer words.Put(bufB)
-		op := bf16Packed{a: *bufA, b: *bufB, kp: kp, npad: npad, rs: kp, qs: 1}
-		par := parallel && m*n*k >= parallelMinWork
+		op := bf16Packed{a: *bufA, b: b.words, kp: kp, npad: b.npad, rs: kp, qs: 1}
 		convertA(op.a, false, m, mpad, k, a, lda, par)
-		packPanelsBF16(op.b, false, 2*kp, n, NR, b.rows, n, true, par)
 		runBF16(hw, &op, m, n, k, alpha, 0, c, ldc, par)
 	} else {
+		kern := b.kern
 		k2 := (k + 1) &^ 1
-		bufA, wa := borrowFloats(m * k2)
+		mpad := (m + kern.mr - 1) / kern.mr * kern.mr
+		bufA, wa := borrowFloats(mpad * k2)
 		defer scratch.Put(bufA)
-		widen(wa, a, lda, m, k, true, parallel && m*n*k >= parallelMinWork)
-		emulPasses(emulKernel(), false, false, m, n, k, alpha, wa, b.rows, 0, c, ldc, parallel)
+		op := emulOperands{a: wa, b: b.panels, k2: k2}
+		widenA(&op, m, mpad, k, a, lda, par)
+		runEmul(kern, &op, m, n, k, alpha, 0, c, ldc, par)
 	}
 	if epi != nil {
 		epi(0, m, 0, n)
 	}
+}
+
+func growWords(buf []uint32, n int) []uint32 {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]uint32, n)
 }
 
 func growFloats(buf []float32, n int) []float32 {
