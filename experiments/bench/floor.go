@@ -204,6 +204,9 @@ func measureFloor(c layers.Config, j job) (floorResult, error) {
 	}
 	p.BF16 = j.Precision.IsBF16()
 	res := floorResult{Backend: kernels.Backend(), Calls: p.calls(), Ms: map[string]float64{}, FLOPs: p.flops()}
+	if j.Precision.IsBF16() {
+		res.Backend = kernels.BF16Backend()
+	}
 	b := newFloorBuffers(p, j.Seed)
 	total := map[string]time.Duration{}
 	var stepDur, evalDur time.Duration

@@ -13,7 +13,7 @@ import (
 
 // stepsResult is what a modeSteps child measured.
 type stepsResult struct {
-	Backend   string  `json:"backend"` // kernels.Backend()
+	Backend   string  `json:"backend"` // kernels.Backend(), or kernels.BF16Backend() in bf16
 	Params    int     `json:"params"`
 	TrainImgS float64 `json:"train_img_s"` // steps·batch / time of the timed steps
 	EvalImgS  float64 `json:"eval_img_s"`
@@ -28,6 +28,9 @@ type stepsResult struct {
 // vit_ref.py's bench does.
 func measureSteps(c layers.Config, j job) (stepsResult, error) {
 	res := stepsResult{Backend: kernels.Backend(), Params: layers.CountParams(c)}
+	if j.Precision.IsBF16() {
+		res.Backend = kernels.BF16Backend()
+	}
 	tr, err := newTrainer(c, j)
 	if err != nil {
 		return res, err
