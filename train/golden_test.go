@@ -27,6 +27,10 @@ var goldenDigests = map[string]struct{ weights, moments, ema string }{
 		weights: "7ca94f7ac75205eb1a19f970eb11388f4d13af8a4ab0043b2d036d2342e0a2fb",
 		moments: "a1dc3ad4b742b9f1621070d5f44c294a00dd100dee8ae5230a7e709aa85adfb9",
 	},
+	"bf16": {
+		weights: "ed5044ea6ec75d27c2456fed367409e86be66bfb773271a07eb2a800b3299a01",
+		moments: "5aa5d5eefbeec74bcb1e75464a0d726515de25c212aa0201e682886aedc5ab4f",
+	},
 	"stochastic": {
 		weights: "412e465440622a31f16f4c997b582e6f61f8e03c79c5b1a2dca42609e24dcb0a",
 		moments: "53bdcdfdf57cf0d608827c2a2fbbd313a5045548bdead028dfcd7a06c368c40d",
@@ -76,6 +80,9 @@ func TestGoldenSteps(t *testing.T) {
 		{"default", 50, nil},
 		{"stochastic", 20, []string{"mixup.mixup_alpha=0.8", "mixup.cutmix_alpha=1.0", "model.dropout=0.1",
 			"model.drop_path_rate=0.1", "optim.ema=true"}},
+		// bfloat16 products: the same bits from VDPBF16PS and from every
+		// emulating tile (VIT_BF16_KERNEL and GODEBUG pick them in CI).
+		{"bf16", 5, []string{"train.precision=bf16"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := append([]string{"train.max_steps=" + strconv.Itoa(tc.steps), "data.limit_val=64", "train.out_dir=" + t.TempDir()}, tc.set...)

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"os"
 	"sync"
 	"time"
 )
@@ -17,10 +18,21 @@ var bf16Pick struct {
 	hw   *bf16Kernel
 }
 
-// bf16Kernel returns the VDPBF16PS kernel when it is present and faster
-// than the emulation, and nil when the products are emulated.
+// bf16Chosen returns the VDPBF16PS kernel when it is present and faster
+// than the emulation, and nil when the products are emulated. The
+// environment variable VIT_BF16_KERNEL=vdpbf16ps (where the CPU has it) or
+// =emulated forces one, for the tests and benchmarks that compare them.
 func bf16Chosen() *bf16Kernel {
-	bf16Pick.once.Do(func() { bf16Pick.hw = pickBF16(bf16HWKernel(), emulKernel()) })
+	bf16Pick.once.Do(func() {
+		switch os.Getenv("VIT_BF16_KERNEL") {
+		case "vdpbf16ps":
+			bf16Pick.hw = bf16HWKernel()
+		case "emulated":
+			bf16Pick.hw = nil
+		default:
+			bf16Pick.hw = pickBF16(bf16HWKernel(), emulKernel())
+		}
+	})
 	return bf16Pick.hw
 }
 

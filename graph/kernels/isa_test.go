@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -19,5 +20,22 @@ func TestISASelected(t *testing.T) {
 	}
 	if want == "go" && Backend() != "native go 4x4" {
 		t.Fatalf("Backend() = %q with the go ISA", Backend())
+	}
+}
+
+// TestBF16KernelSelected checks that VIT_BF16_KERNEL, where a CI leg sets
+// it, selects the bfloat16 backend it names; a CPU without AVX512_BF16
+// skips the vdpbf16ps leg with a message.
+func TestBF16KernelSelected(t *testing.T) {
+	want := os.Getenv("VIT_BF16_KERNEL")
+	switch {
+	case want == "":
+		t.Skip("VIT_BF16_KERNEL not set; bfloat16 products run on " + BF16Backend())
+	case want == "vdpbf16ps" && bf16HWKernel() == nil:
+		t.Skip("this CPU lacks AVX512_BF16: the vdpbf16ps leg is not run")
+	}
+	got := BF16Backend()
+	if (want == "vdpbf16ps") != strings.HasSuffix(got, "(vdpbf16ps)") || (want == "emulated") != strings.HasSuffix(got, "(emulated)") {
+		t.Fatalf("VIT_BF16_KERNEL=%s runs %q", want, got)
 	}
 }
