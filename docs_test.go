@@ -309,12 +309,22 @@ func (idx pkgIndex) checkIdent(ref string) string {
 }
 
 // topDirs are the repository's top-level directories: a path whose first
-// element is one of them is a repository path.
+// element is one of them is a repository path. Directories that .gitignore
+// names from the root (runs/, which training writes) are outputs, not the
+// repository, so the check does not depend on what was run before it.
 var topDirs = func() map[string]bool {
+	ignored := map[string]bool{}
+	if b, err := os.ReadFile(".gitignore"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(strings.TrimSpace(line), "/"); ok {
+				ignored[strings.TrimSuffix(name, "/")] = true
+			}
+		}
+	}
 	dirs := map[string]bool{}
 	entries, _ := os.ReadDir(".")
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !ignored[e.Name()] {
 			dirs[e.Name()] = true
 		}
 	}
