@@ -106,20 +106,11 @@ func widenPanels(dst []float32, transB bool, k, n, NR int, b []float32, ldb int,
 }
 
 // runEmul runs the passes of C = alpha·op(A)·op(B) + beta·C over the
-// widened operands, split over the cores when parallel, as runBF16 does.
+// widened operands, split over the cores when parallel (splitTiles).
 func runEmul(kern *gemmKernel, op *emulOperands, m, n, k int, alpha, beta float32, c []float32, ldc int, parallel bool) {
-	MR, NR := kern.mr, kern.nr
-	mt, nt := (m+MR-1)/MR, (n+NR-1)/NR
-	tiles := func(r0, r1, p0, p1 int) { emulTiles(kern, op, m, n, k, r0, r1, p0, p1, alpha, beta, c, ldc) }
-	if !parallel {
-		tiles(0, mt, 0, nt)
-		return
-	}
-	if mt >= nt {
-		parallelFor(mt, splitGrain(mt, 4, 1), 1, func(lo, hi int) { tiles(lo, hi, 0, nt) })
-		return
-	}
-	parallelFor(nt, splitGrain(nt, 2, 1), 1, func(lo, hi int) { tiles(0, mt, lo, hi) })
+	splitTiles((m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr, parallel, func(r0, r1, p0, p1 int) {
+		emulTiles(kern, op, m, n, k, r0, r1, p0, p1, alpha, beta, c, ldc)
+	})
 }
 
 // emulTiles computes the row tiles [r0, r1) × column panels [p0, p1) of C,

@@ -58,18 +58,23 @@ func sgemmBF16HW(kern *bf16Kernel, transA, transB bool, m, n, k int, alpha float
 // runBF16 runs the passes of C = alpha·op(A)·op(B) + beta·C over the
 // converted operands, split over the cores when parallel.
 func runBF16(kern *bf16Kernel, op *bf16Packed, m, n, k int, alpha, beta float32, c []float32, ldc int, parallel bool) {
-	MR, NR := kern.mr, kern.nr
-	mt, nt := (m+MR-1)/MR, (n+NR-1)/NR
-	tiles := func(r0, r1, p0, p1 int) { bf16Tiles(kern, op, m, n, k, r0, r1, p0, p1, alpha, beta, c, ldc) }
-	if !parallel {
+	splitTiles((m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr, parallel, func(r0, r1, p0, p1 int) {
+		bf16Tiles(kern, op, m, n, k, r0, r1, p0, p1, alpha, beta, c, ldc)
+	})
+}
+
+// splitTiles runs tiles over mt row tiles × nt column panels of C: at once,
+// or split over the cores when parallel, by row tiles when there are at
+// least as many as panels and by panels otherwise.
+func splitTiles(mt, nt int, parallel bool, tiles func(r0, r1, p0, p1 int)) {
+	switch {
+	case !parallel:
 		tiles(0, mt, 0, nt)
-		return
-	}
-	if mt >= nt {
+	case mt >= nt:
 		parallelFor(mt, splitGrain(mt, 4, 1), 1, func(lo, hi int) { tiles(lo, hi, 0, nt) })
-		return
+	default:
+		parallelFor(nt, splitGrain(nt, 2, 1), 1, func(lo, hi int) { tiles(0, mt, lo, hi) })
 	}
-	parallelFor(nt, splitGrain(nt, 2, 1), 1, func(lo, hi int) { tiles(0, mt, lo, hi) })
 }
 
 // bf16RowBlock is the row tiles of A per cache block: 32 tiles of 14 rows
