@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -115,6 +116,14 @@ type Teacher struct {
 	Path   string
 	SHA256 string   // hex digest of the file
 	Notes  []string // what loading adapted or assumed
+	// Meta is what the file's metadata records when it is one of ours (its
+	// classes and input normalization, read by Match); zero for a timm
+	// state_dict.
+	Meta checkpoint.ModelMeta
+
+	// scale and shift map the student's normalized values to the
+	// teacher's, per channel (Match); nil when the two are the same.
+	scale, shift []float32
 
 	g       *layers.Graph
 	vm      G.VM
@@ -166,7 +175,52 @@ func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 	if _, err := checkpoint.LoadWeights(m, f, checkpoint.LoadOptions{NoResample: true}); err != nil {
 		return nil, bad(fmt.Errorf("%s: %w", dc.Teacher, err))
 	}
-	return &Teacher{Model: m, Path: dc.Teacher, SHA256: sum, Notes: notes}, nil
+	t := &Teacher{Model: m, Path: dc.Teacher, SHA256: sum, Notes: notes}
+	if ours {
+		t.Meta = meta
+	}
+	return t, nil
+}
+
+// Match fits the teacher to the student's data: the classes the teacher's
+// file records must be the data set's, names and order
+// (checkpoint.CheckClasses), or its argmax would label the batch with
+// another class; and a teacher trained with another input normalization
+// gets the student's images mapped to its own, x·σs/σt + (μs−μt)/σt per
+// channel. A file that records neither (a timm state_dict, or one saved
+// without them) sees the student's normalized images as they are. Errors
+// are *ConfigError naming distill.teacher.
+func (t *Teacher) Match(classes []string, mean, std []float64) error {
+	bad := func(err error) error { return &cfgerr.Error{Key: "distill.teacher", Err: err} }
+	if err := checkpoint.CheckClasses(t.Path, t.Meta.Classes, classes); err != nil {
+		return bad(err)
+	}
+	tm, ts := t.Meta.Mean, t.Meta.Std
+	if len(tm) == 0 || len(ts) == 0 || (slices.Equal(tm, mean) && slices.Equal(ts, std)) {
+		t.scale, t.shift = nil, nil
+		return nil
+	}
+	c := t.Model.Config.InChans
+	lists := [][]float64{tm, ts, mean, std}
+	for i, l := range lists {
+		switch len(l) {
+		case c:
+		case 1: // one value for every channel
+			lists[i] = slices.Repeat(l, c)
+		default:
+			return bad(fmt.Errorf("%s records mean %v, std %v; the student's data has mean %v, std %v: not one value or one per channel (%d)", t.Path, tm, ts, mean, std, c))
+		}
+	}
+	tm, ts, mean, std = lists[0], lists[1], lists[2], lists[3]
+	t.scale, t.shift = make([]float32, c), make([]float32, c)
+	for i := range c {
+		if !(ts[i] > 0) || !(std[i] > 0) {
+			return bad(fmt.Errorf("%s: channel %d: std %g (teacher), %g (student): need > 0", t.Path, i, ts[i], std[i]))
+		}
+		t.scale[i], t.shift[i] = float32(std[i]/ts[i]), float32((mean[i]-tm[i])/ts[i])
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("the teacher was trained with mean %v, std %v; the student's data has mean %v, std %v: its inputs are re-normalized", tm, ts, mean, std))
+	return nil
 }
 
 // TeacherConfig is the architecture of distill.teacher, read from the file's
@@ -265,6 +319,14 @@ func (t *Teacher) Logits(x []float32) ([]float32, error) {
 		for b := 0; b < t.g.Batch; b++ {
 			r := data.Resize(x[b*c*hw:(b+1)*c*hw], c, t.from[0], t.from[1], to[0], to[1], shrink)
 			copy(in[b*c*thw:(b+1)*c*thw], r)
+		}
+	}
+	if t.scale != nil {
+		c := len(t.scale)
+		hw := len(in) / (t.g.Batch * c)
+		for i := range in {
+			ch := i / hw % c
+			in[i] = in[i]*t.scale[ch] + t.shift[ch]
 		}
 	}
 	t.vm.Reset()

@@ -446,3 +446,80 @@ func TestDistilledWithoutTeacher(t *testing.T) {
 		t.Error("a hard distillation step without a teacher was built")
 	}
 }
+
+// TestTeacherMatch: a teacher whose file records other classes than the
+// student's data set is refused naming distill.teacher, in Match and in a
+// run; one trained with another input normalization sees the student's
+// images mapped to its own, so its logits are those it gives on images
+// normalized its own way.
+func TestTeacherMatch(t *testing.T) {
+	cfg := distillRun(t)
+	digits := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+	path := cfg.Distill.Teacher
+	m, _, _, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacherMean, teacherStd := []float64{0.5}, []float64{0.25}
+	meta := checkpoint.ModelMeta{Weights: "raw", Classes: digits, Mean: teacherMean, Std: teacherStd}
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	teacher, err := LoadTeacher(cfg.Distill, cfg.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer teacher.Close()
+	fashion := append([]string{"T-shirt/top"}, digits[1:]...)
+	var cle *checkpoint.ClassListError
+	if err := teacher.Match(fashion, teacherMean, teacherStd); !hasKey(err, "distill.teacher") || !errors.As(err, &cle) {
+		t.Errorf("a teacher of other classes: %v, want a *ClassListError under distill.teacher", err)
+	}
+
+	studentMean, studentStd := []float64{0.1307}, []float64{0.3081}
+	if err := teacher.Match(digits, studentMean, studentStd); err != nil {
+		t.Fatal(err)
+	}
+	if err := teacher.prepare(2, cfg.Model.ImgSize); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	raw := make([]float64, 2*28*28) // pixels in [0, 1]
+	student, own := make([]float32, len(raw)), make([]float32, len(raw))
+	for i := range raw {
+		raw[i] = rng.Float64()
+		student[i] = float32((raw[i] - studentMean[0]) / studentStd[0])
+		own[i] = float32((raw[i] - teacherMean[0]) / teacherStd[0])
+	}
+	logits := func(x []float32) []float64 {
+		l, err := teacher.Logits(append([]float32(nil), x...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(l))
+		for i, v := range l {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	got := logits(student)
+	if err := teacher.Match(digits, teacherMean, teacherStd); err != nil { // its own normalization: no mapping
+		t.Fatal(err)
+	}
+	want, asIs := logits(own), logits(student)
+	if d := maxAbsDiff(got, want); d > 1e-4 {
+		t.Errorf("re-normalized logits differ from the teacher's on its own normalization by %g", d)
+	}
+	if d := maxAbsDiff(asIs, want); d < 1e-2 {
+		t.Errorf("the normalization makes no difference (%g): the test cannot see the mapping", d)
+	}
+
+	// A run refuses the teacher of other classes before training.
+	meta.Classes = fashion
+	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog()}); !hasKey(err, "distill.teacher") || !errors.As(err, &cle) {
+		t.Errorf("a run with a teacher of other classes: %v, want a *ClassListError under distill.teacher", err)
+	}
+}

@@ -169,6 +169,9 @@ func (r *run) buildModel() (err error) {
 		if teacher, err = LoadTeacher(cfg.Distill, cfg.Model); err != nil {
 			return err
 		}
+		if err = teacher.Match(r.data.train.Classes(), r.data.mean, r.data.std); err != nil {
+			return err
+		}
 		for _, n := range teacher.Notes {
 			r.log.Infof("distill: %s", n)
 		}
