@@ -159,6 +159,16 @@ func (r results) SpreadAlone() float64 {
 // mean without it, in points.
 func (r results) TeacherMargin() float64 { return 100 * (r.Teachers[0].Run.Top1 - r.MeanAlone()) }
 
+// TeacherSpread is the range of the teachers' final top-1 over their
+// seeds, in points.
+func (r results) TeacherSpread() float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, t := range r.Teachers {
+		lo, hi = min(lo, t.Run.Top1), max(hi, t.Run.Top1)
+	}
+	return 100 * (hi - lo)
+}
+
 // WallRatio is the distilled students' wall time over the students' alone
 // (summed over the seeds): the teacher's forward pass.
 func (r results) WallRatio() float64 {
