@@ -152,7 +152,7 @@ func analyse(m *layers.VisionTransformer, meta checkpoint.ModelMeta, cfg train.C
 			if img.C != 1 || img.H != h || img.W != w {
 				return fmt.Errorf("image %d is %d×%d×%d; this experiment draws 1-channel images at the model's %d×%d", k, img.C, img.H, img.W, h, w)
 			}
-			s := shares{Label: labels[i], Pred: argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])}
+			s := shares{Label: labels[i], Pred: harness.Argmax(logits[i*c.NumClasses : (i+1)*c.NumClasses])}
 			s.CLS, s.InkFrac = inkMass(cls[i], img.Pix, h, w, c.PatchSize, inkThresh)
 			s.Roll, _ = inkMass(roll[i], img.Pix, h, w, c.PatchSize, inkThresh)
 			if s.Pred == s.Label {
@@ -192,16 +192,6 @@ func analyse(m *layers.VisionTransformer, meta checkpoint.ModelMeta, cfg train.C
 	res.Peaks[0] /= n
 	res.Peaks[1] /= n
 	return shown, nil
-}
-
-func argmax(v []float32) int {
-	k := 0
-	for i, x := range v {
-		if x > v[k] {
-			k = i
-		}
-	}
-	return k
 }
 
 // Uniform is the share of one patch under a uniform map.

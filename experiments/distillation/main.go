@@ -297,7 +297,7 @@ func headAccuracies(r harness.Run) (heads, error) {
 				acc *float64
 				z   []float32
 			}{{&h.Class, zc[i*c : (i+1)*c]}, {&h.Dist, zd[i*c : (i+1)*c]}, {&h.Mean, mean}} {
-				if argmax(t.z) == y {
+				if harness.Argmax(t.z) == y {
 					*t.acc++
 				}
 			}
@@ -309,17 +309,6 @@ func headAccuracies(r harness.Run) (heads, error) {
 		return h, fmt.Errorf("%s: the mean of the two heads scores %.4f, the run's last validation %.4f", r.Checkpoint, h.Mean, r.Top1)
 	}
 	return h, nil
-}
-
-// argmax is the first index of z's largest value.
-func argmax(z []float32) int {
-	best := 0
-	for i, v := range z {
-		if v > z[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // plotCurves draws the validation top-1 of every run against the epoch,

@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
 )
 
@@ -59,7 +60,7 @@ func run(ckpt string) error {
 			return fmt.Errorf("image %d: no bf16 logits", j)
 		}
 		n++
-		if argmax(a) == argmax(b) {
+		if harness.Argmax(a) == harness.Argmax(b) {
 			agree++
 		}
 		for c := range a {
@@ -69,14 +70,4 @@ func run(ckpt string) error {
 	fmt.Printf("| checkpoint | images | top-1 fp32 | top-1 bf16 | top-1 agreement | max abs Δlogit |\n|---|---:|---:|---:|---:|---:|\n")
 	fmt.Printf("| %s | %d | %.2f%% | %.2f%% | %.2f%% (%d of %d) | %.3g |\n", ckpt, n, 100*results[graph.FP32].Top1, 100*results[graph.BF16].Top1, 100*float64(agree)/float64(n), agree, n, maxDiff)
 	return nil
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -331,3 +331,15 @@ func (Decades) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// Argmax is the first index of z's largest value (the predicted class of a
+// row of logits; ties go to the first, as torch.argmax).
+func Argmax(z []float32) int {
+	best := 0
+	for i, v := range z {
+		if v > z[best] {
+			best = i
+		}
+	}
+	return best
+}

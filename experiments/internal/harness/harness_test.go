@@ -170,3 +170,20 @@ func TestRunResult(t *testing.T) {
 		t.Error("a failing child: no error")
 	}
 }
+
+// TestArgmax: the first largest value wins, as torch.argmax.
+func TestArgmax(t *testing.T) {
+	for _, c := range []struct {
+		z    []float32
+		want int
+	}{
+		{[]float32{0}, 0},
+		{[]float32{1, 3, 2}, 1},
+		{[]float32{-1, -3, -0.5}, 2},
+		{[]float32{2, 5, 5, 1}, 1},
+	} {
+		if got := Argmax(c.z); got != c.want {
+			t.Errorf("Argmax(%v) = %d, want %d", c.z, got, c.want)
+		}
+	}
+}
