@@ -3,9 +3,9 @@
 package kernels
 
 import (
-	"math"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -52,25 +52,51 @@ func hasAMX() bool {
 }
 
 // sgemmBF16AMX computes a checked product (m, n, k > 0, alpha ≠ 0) on
-// AMX: op(A) converted to 32-row blocks of bfloat16 rows, op(B) to
-// 16-column panels of pairs, both padded with zeros to whole tiles; each
-// 32-row block runs over all of C's 32-column blocks in one call.
+// AMX: op(B) converted to 16-column panels of pairs, op(A) to bfloat16
+// rows 32 at a time by the core that runs them (amxRows), both padded with
+// zeros to whole tiles; each 32-row block runs over all of C's 32-column
+// blocks in one call.
 func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	kb := (k + tileBlock - 1) / tileBlock
-	kw := kb * tileBlock // bfloat16 per row of A, padded
-	mb := (m + 31) / 32
-	nb := (n + 31) / 32
-	npad := nb * 32
-	ah := make([]uint16, mb*32*kw)
-	bw := make([]uint32, npad*kw/2)
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
+	npad := (n + 31) / 32 * 32
+	bufB := borrowWords(npad * kw / 2)
+	defer words.Put(bufB)
+	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
-	packRowsAMX(ah, transA, m, k, kw, a, lda, par)
 	packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
-	runAMX(ah, bw, m, n, k, alpha, beta, c, ldc, par)
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
+	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par)
 }
 
-// runAMX runs the tiles over the packed operands of sgemmBF16AMX.
-func runAMX(ah []uint16, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
+// amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as
+// sgemmBF16AMX packs them, for amxRunPacked.
+func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint32 {
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock
+	npad := (n + 31) / 32 * 32
+	dst = growWords(dst, npad*kw/2)
+	packPanelsAMX(dst, transB, k, n, kw, npad, b, ldb, false)
+	return dst
+}
+
+// amxRunPacked is sgemmBF16AMX with beta 0, A not transposed and op(B)
+// packed by amxPackB.
+func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool) {
+	src := &amxRows{m: m, k: k, a: a, lda: lda}
+	runAMX(nil, src, bw, m, n, k, alpha, 0, c, ldc, par)
+}
+
+// amxRows is op(A) as sgemmBF16AMX's caller gave it, converted 32 rows
+// at a time by the core that runs them.
+type amxRows struct {
+	transA bool
+	m, k   int
+	a      []float32
+	lda    int
+}
+
+// runAMX runs the tiles over the packed operands of sgemmBF16AMX: op(A)'s
+// rows from ah, packed whole, or from src, converted block by block.
+func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -80,15 +106,36 @@ func runAMX(ah []uint16, bw []uint32, m, n, k int, alpha, beta float32, c []floa
 	run := func(lo, hi int) {
 		var scratch []float32
 		if !direct || hi*32 > m {
-			scratch = make([]float32, 32*npad)
+			buf := borrowWords(32 * npad)
+			defer words.Put(buf)
+			scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
+		}
+		var blockA []uint16
+		var tmp []uint32
+		if src != nil {
+			buf := borrowWords(32 * kw / 2)
+			defer words.Put(buf)
+			blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
+			if src.transA {
+				t := borrowWords(kw / 2 * 32)
+				defer words.Put(t)
+				tmp = *t
+			}
 		}
 		for blk := lo; blk < hi; blk++ {
 			i0 := blk * 32
+			var rowsA []uint16
+			if src != nil {
+				src.pack(blockA, i0, kw, tmp)
+				rowsA = blockA
+			} else {
+				rowsA = ah[i0*kw:]
+			}
 			if direct && i0+32 <= m {
-				amxTiles32(&amxCfg[0], &ah[i0*kw], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb)
+				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb)
 				continue
 			}
-			amxTiles32(&amxCfg[0], &ah[i0*kw], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb)
+			amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb)
 			for i := i0; i < min(i0+32, m); i++ {
 				acc := scratch[(i-i0)*npad : (i-i0)*npad+n]
 				row := c[i*ldc : i*ldc+n]
@@ -103,86 +150,155 @@ func runAMX(ah []uint16, bw []uint32, m, n, k int, alpha, beta float32, c []floa
 	}
 }
 
+//go:noescape
+func epilogueFTZAVX512(row, acc *float32, n int, alpha, beta float32)
+
 // epilogueFTZ sets row[j] to v = alpha·acc[j], or to beta·row[j] + v
-// (fused) when beta ≠ 0, with fmaFTZ's rounding.
+// (fused) when beta ≠ 0, with fmaFTZ's rounding (AVX-512).
 func epilogueFTZ(row, acc []float32, alpha, beta float32) {
-	negZero := float32(math.Copysign(0, -1))
-	for j, x := range acc {
-		v := x
-		if alpha != 1 {
-			v = fmaFTZ(alpha, x, negZero)
-		}
-		if beta != 0 {
-			v = fmaFTZ(beta, row[j], v)
-		}
-		row[j] = v
+	if len(acc) > 0 {
+		_ = row[len(acc)-1]
+		epilogueFTZAVX512(&row[0], &acc[0], len(acc), alpha, beta)
 	}
 }
 
-// packRowsAMX sets dst's rows (kw bfloat16 each, mb·32 rows) to op(A)'s
-// rows rounded to bfloat16; the padding is +0.
-func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int, parallel bool) {
-	rows := len(dst) / kw
-	run := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out := dst[i*kw : (i+1)*kw]
-			if i >= m {
-				clear(out)
-				continue
-			}
-			if transA {
-				for p := 0; p < k; p++ {
-					out[p] = ToBF16(a[p*lda+i])
-				}
-			} else {
-				for p, x := range a[i*lda : i*lda+k] {
-					out[p] = ToBF16(x)
-				}
-			}
-			clear(out[k:])
-		}
-	}
-	if parallel {
-		parallelFor(rows, 64, 1, run)
-	} else {
-		run(0, rows)
+//go:noescape
+func wordsBF16AVX512(dst *uint16, src *float32, n int)
+
+//go:noescape
+func pairsBF16AVX512(dst *uint32, lo, hi *float32, n int)
+
+// wordsBF16 sets dst[i] = ToBF16(src[i]) (AVX-512; AMX implies it).
+func wordsBF16(dst []uint16, src []float32) {
+	if len(src) > 0 {
+		_ = dst[len(src)-1]
+		wordsBF16AVX512(&dst[0], &src[0], len(src))
 	}
 }
 
-// packPanelsAMX sets dst to op(B)'s pairs in 16-column panels, panel q at
-// dst[q·kw/2·16:], row r of it the pairs (B(2r, j), B(2r+1, j)); rows past
+// pairsBF16 sets dst[i] = pairBF16(lo[i], hi[i]), a nil hi read as +0.
+func pairsBF16(dst []uint32, lo, hi []float32) {
+	if len(lo) == 0 {
+		return
+	}
+	_ = dst[len(lo)-1]
+	var h *float32
+	if hi != nil {
+		h = &hi[:len(lo)][0]
+	}
+	pairsBF16AVX512(&dst[0], &lo[0], h, len(lo))
+}
+
+// amxChunk is the pairs of depth converted at a time when op(A) is
+// transposed, and the rows of B when op(B) is.
+const amxChunk = 16
+
+// pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32
+// rounded to bfloat16, padded with +0. A transposed A is paired row by
+// row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and transposed.
+func (s *amxRows) pack(dst []uint16, i0, kw int, tmp []uint32) {
+	rows := min(32, s.m-i0)
+	clear(dst[rows*kw : 32*kw])
+	k, a, lda := s.k, s.a, s.lda
+	if !s.transA {
+		for i := 0; i < rows; i++ {
+			wordsBF16(dst[i*kw:], a[(i0+i)*lda:(i0+i)*lda+k])
+			clear(dst[i*kw+k : (i+1)*kw])
+		}
+		return
+	}
+	kp := kw / 2
+	for q := 0; q < kp; q++ {
+		row := tmp[q*32 : q*32+rows]
+		switch {
+		case 2*q >= k:
+			clear(row)
+		case 2*q+1 >= k:
+			pairsBF16(row, a[2*q*lda+i0:2*q*lda+i0+rows], nil)
+		default:
+			pairsBF16(row, a[2*q*lda+i0:2*q*lda+i0+rows], a[(2*q+1)*lda+i0:(2*q+1)*lda+i0+rows])
+		}
+	}
+	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
+	for i := 0; i < rows; i++ {
+		out := dw[i*kp : (i+1)*kp]
+		for q := range out {
+			out[q] = tmp[q*32+i]
+		}
+	}
+}
+
+// packRowsAMX sets dst's rows (kw bfloat16 each, a whole number of 32-row
+// blocks) to op(A)'s rows rounded to bfloat16, as amxRows.pack.
+func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int) {
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
+	tmp := make([]uint32, kw/2*32)
+	for i0 := 0; i0 < len(dst)/kw; i0 += 32 {
+		src.pack(dst[i0*kw:(i0+32)*kw], i0, kw, tmp)
+	}
+}
+
+// packPanelsAMX sets dst to op(B)'s pairs in 16-column panels, panel p at
+// dst[p·kw/2·16:], row r of it the pairs (B(2r, j), B(2r+1, j)); rows past
 // k and columns past n are +0.
 func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
 	kp := kw / 2
-	at := func(p, j int) float32 {
-		if transB {
-			return b[j*ldb+p]
+	np := npad / 16
+	var run func(lo, hi int)
+	if !transB {
+		run = func(lo, hi int) {
+			buf := borrowWords(npad)
+			defer words.Put(buf)
+			tmp := *buf
+			for r := lo; r < hi; r++ {
+				switch {
+				case 2*r >= k:
+					clear(tmp)
+				case 2*r+1 >= k:
+					pairsBF16(tmp, b[2*r*ldb:2*r*ldb+n], nil)
+				default:
+					pairsBF16(tmp, b[2*r*ldb:2*r*ldb+n], b[(2*r+1)*ldb:(2*r+1)*ldb+n])
+				}
+				clear(tmp[n:])
+				for p := 0; p < np; p++ {
+					copy(dst[(p*kp+r)*16:(p*kp+r+1)*16], tmp[p*16:(p+1)*16])
+				}
+			}
 		}
-		return b[p*ldb+j]
+		if parallel {
+			parallelFor(kp, 64, 1, run)
+		} else {
+			run(0, kp)
+		}
+		return
 	}
-	run := func(lo, hi int) {
-		for q := lo; q < hi; q++ {
-			panel := dst[q*kp*16 : (q+1)*kp*16]
+	run = func(lo, hi int) {
+		buf := borrowWords(amxChunk * kw / 2)
+		defer words.Put(buf)
+		tw := *buf
+		tmp := unsafe.Slice((*uint16)(unsafe.Pointer(&tw[0])), len(tw)*2)
+		for p := lo; p < hi; p++ {
+			for jj := 0; jj < 16; jj++ {
+				row := tmp[jj*kw : (jj+1)*kw]
+				if j := p*16 + jj; j < n {
+					wordsBF16(row, b[j*ldb:j*ldb+k])
+					clear(row[k:])
+				} else {
+					clear(row)
+				}
+			}
+			panel := dst[p*kp*16 : (p+1)*kp*16]
 			for r := 0; r < kp; r++ {
 				out := panel[r*16 : (r+1)*16]
 				for jj := range out {
-					j := q*16 + jj
-					if j >= n || 2*r >= k {
-						out[jj] = 0
-						continue
-					}
-					var hi float32
-					if 2*r+1 < k {
-						hi = at(2*r+1, j)
-					}
-					out[jj] = pairBF16(at(2*r, j), hi)
+					out[jj] = tw[jj*kp+r]
 				}
 			}
 		}
 	}
 	if parallel {
-		parallelFor(npad/16, 1, 1, run)
+		parallelFor(np, 1, 1, run)
 	} else {
-		run(0, npad/16)
+		run(0, np)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -82,8 +83,45 @@ func BenchmarkBF16AMX(b *testing.B) {
 		npad := (s.n + 31) / 32 * 32
 		ah := make([]uint16, (s.m+31)/32*32*kw)
 		bw := make([]uint32, npad*kw/2)
-		packRowsAMX(ah, s.tA, s.m, s.k, kw, a, lda, true)
+		packRowsAMX(ah, s.tA, s.m, s.k, kw, a, lda)
 		packPanelsAMX(bw, s.tB, s.k, s.n, kw, npad, bb, ldb, true)
-		run("amx_tiles", func() { runAMX(ah, bw, s.m, s.n, s.k, 1, 0, c, s.n, true) })
+		run("amx_tiles", func() { runAMX(ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true) })
+	}
+}
+
+// TestAMXModeRoutes checks the experimental mode VIT_BF16_KERNEL=amx
+// (bf16AMX): SgemmBF16 and the packed products of PackBBF16 then run on
+// AMX and give sgemmBF16TileRef's bits.
+func TestAMXModeRoutes(t *testing.T) {
+	if !hasAMX() {
+		t.Skip("no AMX-BF16 here: the AMX leg was not run")
+	}
+	bf16Chosen()
+	saved := bf16Pick.amx
+	bf16Pick.amx = true
+	defer func() { bf16Pick.amx = saved }()
+	r := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 45, 70, 100
+	a := bf16Values(r, m*k, true)
+	b := bf16Values(r, n*k, true) // stored n×k: a weight
+	want := make([]float32, m*n)
+	sgemmBF16TileRef(false, true, m, n, k, 0.5, a, k, b, k, 0, want, n)
+	check := func(name string, got []float32) {
+		t.Helper()
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: C[%d] = %g, the definition gives %g", name, i, got[i], want[i])
+			}
+		}
+	}
+	got := make([]float32, m*n)
+	SgemmBF16(false, true, m, n, k, 0.5, a, k, b, k, 0, got, n)
+	check("SgemmBF16", got)
+	pb := PackBBF16(true, k, n, b, k)
+	clear(got)
+	SgemmPackedSerial(m, 0.5, a, k, pb, got, n)
+	check("SgemmPackedSerial", got)
+	if !strings.HasPrefix(BF16Backend(), "amx") {
+		t.Errorf("BF16Backend() = %q in the AMX mode", BF16Backend())
 	}
 }

@@ -16,12 +16,14 @@ import (
 var bf16Pick struct {
 	once sync.Once
 	hw   *bf16Kernel
+	amx  bool
 }
 
 // bf16Chosen returns the VDPBF16PS kernel when it is present and faster
 // than the emulation, and nil when the products are emulated. The
 // environment variable VIT_BF16_KERNEL=vdpbf16ps (where the CPU has it) or
-// =emulated forces one, for the tests and benchmarks that compare them.
+// =emulated forces one, for the tests and benchmarks that compare them;
+// =amx is the experimental mode of bf16AMX.
 func bf16Chosen() *bf16Kernel {
 	bf16Pick.once.Do(func() {
 		switch os.Getenv("VIT_BF16_KERNEL") {
@@ -29,6 +31,8 @@ func bf16Chosen() *bf16Kernel {
 			bf16Pick.hw = bf16HWKernel()
 		case "emulated":
 			bf16Pick.hw = nil
+		case "amx":
+			bf16Pick.amx = hasAMX()
 		default:
 			bf16Pick.hw = pickBF16(bf16HWKernel(), emulKernel())
 		}
@@ -70,9 +74,23 @@ func pickBF16(hw *bf16Kernel, emul *gemmKernel) *bf16Kernel {
 	return nil
 }
 
+// bf16AMX reports the experimental mode VIT_BF16_KERNEL=amx on a CPU with
+// AMX: the bfloat16 products run on AMX tiles in TDPBF16PS's order
+// (sgemmBF16TileRef). That is not the definition of SgemmBF16: its bits
+// differ from every other backend's, and no test or run relies on it. It
+// is there to measure what AMX would give a training or evaluation step
+// (experiments/precision).
+func bf16AMX() bool {
+	bf16Chosen()
+	return bf16Pick.amx
+}
+
 // BF16Backend names the kernel the bfloat16 products run on: the
 // VDPBF16PS tile, or the FMA tile of the emulation (same bits either way).
 func BF16Backend() string {
+	if bf16AMX() {
+		return "amx 32x32 (experimental: TDPBF16PS order, not SgemmBF16's bits)"
+	}
 	if hw := bf16Chosen(); hw != nil {
 		return hw.name + " (vdpbf16ps)"
 	}

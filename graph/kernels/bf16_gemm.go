@@ -32,6 +32,10 @@ func sgemmBF16Checked(name string, transA, transB bool, m, n, k int, alpha float
 
 // sgemmBF16 runs a checked product with m, n, k > 0 and alpha ≠ 0.
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	if bf16AMX() {
+		sgemmBF16AMX(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+		return
+	}
 	if kern := bf16Chosen(); kern != nil {
 		sgemmBF16HW(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 		return
@@ -55,6 +59,12 @@ func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *P
 		dst = new(PackedB)
 	}
 	dst.k, dst.n, dst.bf16 = k, n, true
+	dst.amx = bf16AMX()
+	if dst.amx { // AMX panels in words (amxPackB)
+		dst.bf16hw, dst.kern = nil, nil
+		dst.words = amxPackB(dst.words, transB, k, n, b, ldb)
+		return dst
+	}
 	if hw := bf16Chosen(); hw != nil {
 		kp := (k + 1) / 2
 		dst.bf16hw, dst.kern = hw, nil
@@ -79,7 +89,9 @@ func (p *PackedB) BF16() bool { return p.bf16 }
 func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	k, n := b.k, b.n
 	par := parallel && m*n*k >= parallelMinWork
-	if hw := b.bf16hw; hw != nil {
+	if b.amx {
+		amxRunPacked(m, n, k, alpha, a, lda, b.words, c, ldc, par)
+	} else if hw := b.bf16hw; hw != nil {
 		MR := hw.mr
 		kp := (k + 1) / 2
 		mpad := (m + MR - 1) / MR * MR

@@ -7,3 +7,21 @@ const hasAVX512BF16 = false
 
 // bf16HWKernel returns nil: the bfloat16 products are emulated here.
 func bf16HWKernel() *bf16Kernel { return nil }
+
+// hasAMX is false: no assembly is built here.
+func hasAMX() bool { return false }
+
+// sgemmBF16AMX is never called here (hasAMX is false).
+func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	panic("kernels: no AMX in this build")
+}
+
+// amxPackB is never called here (hasAMX is false).
+func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint32 {
+	panic("kernels: no AMX in this build")
+}
+
+// amxRunPacked is never called here (hasAMX is false).
+func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool) {
+	panic("kernels: no AMX in this build")
+}

@@ -18,6 +18,7 @@ type PackedB struct {
 	bf16   bool        // packed by PackBBF16: products take bfloat16 operands
 	bf16hw *bf16Kernel // bfloat16 on VDPBF16PS: words holds its pair panels
 	words  []uint32    // bfloat16 pairs, per NR-column panel kp×NR (bf16hw)
+	amx    bool        // bfloat16 on AMX (bf16AMX): words holds amxPackB's panels
 }
 
 // PackB lays out op(B) for SgemmPacked: B is stored k×n (row stride ldb),
@@ -35,7 +36,7 @@ func PackBInto(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *Packe
 	if dst == nil {
 		dst = new(PackedB)
 	}
-	dst.bf16 = false
+	dst.bf16, dst.amx = false, false
 	packB(dst, transB, k, n, b, ldb)
 	return dst
 }
