@@ -219,12 +219,15 @@ func (s *amxRows) pack(dst []uint16, i0, kw int, tmp []uint32) {
 			pairsBF16(row, a[2*q*lda+i0:2*q*lda+i0+rows], a[(2*q+1)*lda+i0:(2*q+1)*lda+i0+rows])
 		}
 	}
-	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
-	for i := 0; i < rows; i++ {
-		out := dw[i*kp : (i+1)*kp]
-		for q := range out {
-			out[q] = tmp[q*32+i]
+	if rows < 32 {
+		for q := 0; q < kp; q++ {
+			clear(tmp[q*32+rows : q*32+32])
 		}
+	}
+	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
+	for q0 := 0; q0 < kp; q0 += 16 {
+		transpose16AVX512(&dw[q0], kp, &tmp[q0*32], 32)
+		transpose16AVX512(&dw[16*kp+q0], kp, &tmp[q0*32+16], 32)
 	}
 }
 
@@ -288,11 +291,8 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 				}
 			}
 			panel := dst[p*kp*16 : (p+1)*kp*16]
-			for r := 0; r < kp; r++ {
-				out := panel[r*16 : (r+1)*16]
-				for jj := range out {
-					out[jj] = tw[jj*kp+r]
-				}
+			for r := 0; r < kp; r += 16 {
+				transpose16AVX512(&panel[r*16], 16, &tw[r], kp)
 			}
 		}
 	}
@@ -302,3 +302,6 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 		run(0, np)
 	}
 }
+
+//go:noescape
+func transpose16AVX512(dst *uint32, ldd int, src *uint32, lds int)

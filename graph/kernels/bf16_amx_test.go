@@ -125,3 +125,22 @@ func TestAMXModeRoutes(t *testing.T) {
 		t.Errorf("BF16Backend() = %q in the AMX mode", BF16Backend())
 	}
 }
+
+func TestTranspose16(t *testing.T) {
+	if !hasAMX() {
+		t.Skip("no AMX-BF16 here (the transposition serves it)")
+	}
+	src := make([]uint32, 16*20)
+	for i := range src {
+		src[i] = uint32(i)
+	}
+	dst := make([]uint32, 16*18)
+	transpose16AVX512(&dst[0], 18, &src[0], 20)
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			if dst[j*18+i] != src[i*20+j] {
+				t.Fatalf("dst[%d][%d] = %d, want src[%d][%d] = %d", j, i, dst[j*18+i], i, j, src[i*20+j])
+			}
+		}
+	}
+}
