@@ -89,17 +89,17 @@ func BenchmarkBF16AMX(b *testing.B) {
 	}
 }
 
-// TestAMXModeRoutes checks the experimental mode VIT_BF16_KERNEL=amx
-// (bf16AMX): SgemmBF16 and the packed products of PackBBF16 then run on
+// TestAMXModeRoutes checks the experimental mode of
+// SetBF16AMXExperiment: SgemmBF16 and the packed products of PackBBF16 then run on
 // AMX and give sgemmBF16TileRef's bits.
 func TestAMXModeRoutes(t *testing.T) {
 	if !hasAMX() {
 		t.Skip("no AMX-BF16 here: the AMX leg was not run")
 	}
-	bf16Chosen()
-	saved := bf16Pick.amx
-	bf16Pick.amx = true
-	defer func() { bf16Pick.amx = saved }()
+	if !SetBF16AMXExperiment(true) {
+		t.Fatal("SetBF16AMXExperiment(true) = false on a CPU with AMX")
+	}
+	defer SetBF16AMXExperiment(false)
 	r := rand.New(rand.NewPCG(5, 6))
 	m, n, k := 45, 70, 100
 	a := bf16Values(r, m*k, true)

@@ -22,8 +22,7 @@ var bf16Pick struct {
 // bf16Chosen returns the VDPBF16PS kernel when it is present and faster
 // than the emulation, and nil when the products are emulated. The
 // environment variable VIT_BF16_KERNEL=vdpbf16ps (where the CPU has it) or
-// =emulated forces one, for the tests and benchmarks that compare them;
-// =amx is the experimental mode of bf16AMX.
+// =emulated forces one, for the tests and benchmarks that compare them.
 func bf16Chosen() *bf16Kernel {
 	bf16Pick.once.Do(func() {
 		switch os.Getenv("VIT_BF16_KERNEL") {
@@ -31,8 +30,6 @@ func bf16Chosen() *bf16Kernel {
 			bf16Pick.hw = bf16HWKernel()
 		case "emulated":
 			bf16Pick.hw = nil
-		case "amx":
-			bf16Pick.amx = hasAMX()
 		default:
 			bf16Pick.hw = pickBF16(bf16HWKernel(), emulKernel())
 		}
@@ -74,14 +71,23 @@ func pickBF16(hw *bf16Kernel, emul *gemmKernel) *bf16Kernel {
 	return nil
 }
 
-// bf16AMX reports the experimental mode VIT_BF16_KERNEL=amx on a CPU with
-// AMX: the bfloat16 products run on AMX tiles in TDPBF16PS's order
-// (sgemmBF16TileRef). That is not the definition of SgemmBF16: its bits
-// differ from every other backend's, and no test or run relies on it. It
-// is there to measure what AMX would give a training or evaluation step
-// (experiments/precision).
+// bf16AMX reports the experimental mode of SetBF16AMXExperiment.
 func bf16AMX() bool {
 	bf16Chosen()
+	return bf16Pick.amx
+}
+
+// SetBF16AMXExperiment turns on (or off) an experimental mode in which the
+// bfloat16 products (SgemmBF16, PackBBF16's) run on AMX tiles in
+// TDPBF16PS's order (C + (e + o) per block of 16 pairs). That is not the
+// definition of SgemmBF16: its bits differ from every other backend's, so
+// no run, test or checkpoint may rely on it; experiments/bench turns it on
+// (VIT_BF16_KERNEL=amx) to measure what AMX would give a step. It reports
+// whether the mode is on: false where the CPU or Linux lacks AMX. Call it
+// before any product runs.
+func SetBF16AMXExperiment(on bool) bool {
+	bf16Chosen()
+	bf16Pick.amx = on && hasAMX()
 	return bf16Pick.amx
 }
 
