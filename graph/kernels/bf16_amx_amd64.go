@@ -208,22 +208,10 @@ func (s *amxRows) pack(dst []uint16, i0, kw int, tmp []uint32) {
 		return
 	}
 	kp := kw / 2
-	for q := 0; q < kp; q++ {
-		row := tmp[q*32 : q*32+rows]
-		switch {
-		case 2*q >= k:
-			clear(row)
-		case 2*q+1 >= k:
-			pairsBF16(row, a[2*q*lda+i0:2*q*lda+i0+rows], nil)
-		default:
-			pairsBF16(row, a[2*q*lda+i0:2*q*lda+i0+rows], a[(2*q+1)*lda+i0:(2*q+1)*lda+i0+rows])
-		}
-	}
-	if rows < 32 {
-		for q := 0; q < kp; q++ {
-			clear(tmp[q*32+rows : q*32+32])
-		}
-	}
+	_ = a[(k-1)*lda+i0+rows-1]
+	_ = tmp[kp*32-1]
+	pairsStripAVX512(&tmp[0], &a[i0], lda, k, rows)
+	clear(tmp[(k+1)/2*32 : kp*32])
 	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
 	for q0 := 0; q0 < kp; q0 += 16 {
 		transpose16AVX512(&dw[q0], kp, &tmp[q0*32], 32)
@@ -302,6 +290,9 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 		run(0, np)
 	}
 }
+
+//go:noescape
+func pairsStripAVX512(dst *uint32, a *float32, lda, k, cols int)
 
 //go:noescape
 func transpose16AVX512(dst *uint32, ldd int, src *uint32, lds int)

@@ -26,8 +26,8 @@ func TestAMXMatchesTileRef(t *testing.T) {
 			for _, ab := range [][2]float32{{1, 0}, {1.25, 0}, {1, 1}, {1.25, -0.75}} {
 				for _, special := range []bool{false, true} {
 					name := fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/special=%v", tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], special)
-					a := bf16Values(r, tc.m*tc.k, special)
-					b := bf16Values(r, tc.k*tc.n, special)
+					a := nanGuarded(bf16Values(r, tc.m*tc.k, special))
+					b := nanGuarded(bf16Values(r, tc.k*tc.n, special))
 					c0 := bf16Values(r, tc.m*tc.n, special)
 					lda, ldb := tc.k, tc.n
 					if tr[0] {
@@ -51,6 +51,18 @@ func TestAMXMatchesTileRef(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nanGuarded returns x in a slice whose capacity runs on with NaNs, so
+// that a kernel reading past the operand's end (a padded pair, a tail
+// tile) spoils the result instead of reading harmless memory.
+func nanGuarded(x []float32) []float32 {
+	g := make([]float32, len(x)+256)
+	copy(g, x)
+	for i := len(x); i < len(g); i++ {
+		g[i] = float32(math.NaN())
+	}
+	return g[:len(x)]
 }
 
 // BenchmarkBF16AMX times ViT-S/16's products (batch 32, 6304 tokens) on
@@ -142,5 +154,31 @@ func TestTranspose16(t *testing.T) {
 				t.Fatalf("dst[%d][%d] = %d, want src[%d][%d] = %d", j, i, dst[j*18+i], i, j, src[i*20+j])
 			}
 		}
+	}
+}
+
+// BenchmarkBF16AMXAttention times one attention head's products of
+// ViT-S/16 (T 197, head dim 64) on one core: float32 (SgemmSerial) against
+// AMX (sgemmBF16AMX, not parallel).
+func BenchmarkBF16AMXAttention(b *testing.B) {
+	if !hasAMX() {
+		b.Skip("no AMX-BF16 here")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range s16GemmShapes {
+		if s.m >= 1000 || s.k >= 1000 {
+			continue
+		}
+		a, bb, c, lda, ldb := s.operands(r)
+		run := func(name string, f func()) {
+			b.Run(s.name+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+					f()
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		run("fp32", func() { SgemmSerial(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n) })
+		run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n, false) })
 	}
 }

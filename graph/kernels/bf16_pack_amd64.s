@@ -288,3 +288,68 @@ TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 	VMOVDQU32 Z15, (DI)
 	VZEROUPPER
 	RET
+
+// PAIRHALF converts 16 columns at SI+off (row lo) and SI+R8+off (row hi,
+// skipped when BX is 0: +0) under mask K, and stores their 16 pairs,
+// unmasked (columns past the mask are pairs of +0), at DI+off.
+#define PAIRHALF(off, K) \
+	VPXORD Z4, Z4, Z4 \
+	TESTQ BX, BX \
+	JZ 14(PC) \
+	VMOVDQU32.Z off(SI)(R8*1), K, Z0 \
+	ROUND16 \
+	VMOVDQA32 Z1, Z4 \
+	VMOVDQU32.Z off(SI), K, Z0 \
+	ROUND16 \
+	VPSRLD $16, Z1, Z1 \
+	VPORD Z4, Z1, Z1 \
+	VMOVDQU32 Z1, off(DI)
+
+// func pairsStripAVX512(dst *uint32, a *float32, lda, k, cols int)
+//
+// For q < (k+1)/2 and i < 32: dst[32q + i] = pairBF16(a[2q·lda + i],
+// a[(2q+1)·lda + i]) for i < cols (≤ 32), the second row read as +0 past
+// k, and 0 for i ≥ cols: 32 columns of a transposed operand paired along
+// the depth.
+TEXT ·pairsStripAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	MOVQ k+24(FP), R9
+	MOVQ cols+32(FP), CX
+	LOADCONSTS
+	// K4: the first 16 columns' mask, K5: the second 16's.
+	MOVQ CX, DX
+	CMPQ DX, $16
+	JLE 2(PC)
+	MOVQ $16, DX
+	MOVL $1, AX
+	MOVQ DX, CX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K4
+	MOVQ cols+32(FP), CX
+	SUBQ $16, CX
+	JGE 2(PC)
+	XORQ CX, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K5
+	MOVQ $1, BX
+strip:
+	CMPQ R9, $0
+	JLE sdone
+	CMPQ R9, $1
+	JNE 2(PC)
+	XORQ BX, BX
+	PAIRHALF(0, K4)
+	PAIRHALF(64, K5)
+	LEAQ (SI)(R8*2), SI
+	ADDQ $128, DI
+	SUBQ $2, R9
+	JMP strip
+sdone:
+	VZEROUPPER
+	RET
