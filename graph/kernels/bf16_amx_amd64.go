@@ -74,7 +74,7 @@ func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint3
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	dst = growWords(dst, npad*kw/2)
-	packPanelsAMX(dst, transB, k, n, kw, npad, b, ldb, false)
+	packPanelsAMX(dst, transB, k, n, kw, npad, b, ldb, n*k >= 1<<16)
 	return dst
 }
 
