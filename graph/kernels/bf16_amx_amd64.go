@@ -151,18 +151,6 @@ func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta flo
 }
 
 //go:noescape
-func epilogueFTZAVX512(row, acc *float32, n int, alpha, beta float32)
-
-// epilogueFTZ sets row[j] to v = alpha·acc[j], or to beta·row[j] + v
-// (fused) when beta ≠ 0, with fmaFTZ's rounding (AVX-512).
-func epilogueFTZ(row, acc []float32, alpha, beta float32) {
-	if len(acc) > 0 {
-		_ = row[len(acc)-1]
-		epilogueFTZAVX512(&row[0], &acc[0], len(acc), alpha, beta)
-	}
-}
-
-//go:noescape
 func wordsBF16AVX512(dst *uint16, src *float32, n int)
 
 //go:noescape
