@@ -81,6 +81,8 @@ func BenchmarkBF16TileEmul(b *testing.B) {
 		}
 		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
 		run("emul", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
-		run("tile_emul", func() { sgemmBF16TileEmul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+		run("tile_emul", func() {
+			sgemmBF16TileEmul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true)
+		})
 	}
 }
