@@ -28,8 +28,8 @@ var goldenDigests = map[string]struct{ weights, moments, ema string }{
 		moments: "a1dc3ad4b742b9f1621070d5f44c294a00dd100dee8ae5230a7e709aa85adfb9",
 	},
 	"bf16": {
-		weights: "ed5044ea6ec75d27c2456fed367409e86be66bfb773271a07eb2a800b3299a01",
-		moments: "5aa5d5eefbeec74bcb1e75464a0d726515de25c212aa0201e682886aedc5ab4f",
+		weights: "f1961c9f06d5a3b4c6578919701a9815a7d1d3480abb0ee76fcc47860f46b40a",
+		moments: "eb34ccfeb36cd950f83762eff3a7beff94977ee7f5dd7f281363f26db194545e",
 	},
 	"stochastic": {
 		weights: "412e465440622a31f16f4c997b582e6f61f8e03c79c5b1a2dca42609e24dcb0a",
@@ -80,7 +80,7 @@ func TestGoldenSteps(t *testing.T) {
 		{"default", 50, nil},
 		{"stochastic", 20, []string{"mixup.mixup_alpha=0.8", "mixup.cutmix_alpha=1.0", "model.dropout=0.1",
 			"model.drop_path_rate=0.1", "optim.ema=true"}},
-		// bfloat16 products: the same bits from VDPBF16PS and from every
+		// bfloat16 products: the same bits from AMX and from every
 		// emulating tile (VIT_BF16_KERNEL and GODEBUG pick them in CI).
 		{"bf16", 5, []string{"train.precision=bf16"}},
 	} {

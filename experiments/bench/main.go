@@ -45,7 +45,6 @@ import (
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
-	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/train"
@@ -93,13 +92,6 @@ var experiment = harness.Experiment[results]{
 }
 
 func main() {
-	// VIT_BF16_KERNEL=amx measures the bf16 products on AMX in TDPBF16PS's
-	// order, an experiment that is not the definition of the bf16 products
-	// (kernels.SetBF16AMXExperiment); the children inherit it.
-	if os.Getenv("VIT_BF16_KERNEL") == "amx" && !kernels.SetBF16AMXExperiment(true) {
-		fmt.Fprintln(os.Stderr, "bench: VIT_BF16_KERNEL=amx: this CPU or kernel has no AMX-BF16")
-		os.Exit(2)
-	}
 	harness.ServeChild(childEnv, child)
 	if wantsScaling(os.Args[1:]) { // the per-op sweep prints its tables; it does not rewrite the README
 		if err := scalingMain(os.Args[1:], os.Stdout, os.Stderr); err != nil {

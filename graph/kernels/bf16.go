@@ -25,12 +25,6 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // RoundBF16 is x rounded to bfloat16 and widened back: FromBF16(ToBF16(x)).
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
-// dpbf16 is one step of VDPBF16PS for one lane: acc + a·b for bfloat16 a
-// and b (given as their float32 values), fused (the product is exact).
-// The instruction runs with DAZ and FTZ whatever MXCSR says; so does the
-// whole bfloat16 product (fmaFTZ).
-func dpbf16(acc, a, b float32) float32 { return fmaFTZ(a, b, acc) }
-
 // fmaFTZ is x·y + z rounded once to float32, to nearest even, as x86
 // computes it with MXCSR's DAZ and FTZ set: subnormal operands are read as
 // zeros of their sign, and a result that is tiny after rounding (below
@@ -70,60 +64,4 @@ func tinyAfterRounding(x, y, z float32) bool {
 		return false
 	}
 	return e != 0 && (e > 0) != (s > 0)
-}
-
-// bf16Step is the depth of each pass of a bfloat16 product of depth k:
-// depthStep rounded up to even, so that every pass but the last covers
-// whole pairs.
-func bf16Step(k int) int { return (depthStep(k) + 1) &^ 1 }
-
-// sgemmBF16Ref is the definition of the bfloat16 product, element by
-// element; every kernel gives its bits. For each pass [pc, pc+kc) of
-// bf16Step(k), acc starts at +0 and takes, for each pair (p, p+1) from pc,
-// the odd element's product and then the even one's (dpbf16, as
-// VDPBF16PS orders them; a pair cut by the end of the product pairs p
-// with +0·+0). The pass then ends as an SGEMM pass does: v = alpha·acc;
-// C = v, or beta·C + v (fused) when beta ≠ 0, for the first pass, and
-// C = C + v for the others. Every operation of the product, the epilogue
-// included, has DAZ and FTZ semantics (fmaFTZ).
-func sgemmBF16Ref(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	at := func(i, p int) float32 {
-		if transA {
-			return RoundBF16(a[p*lda+i])
-		}
-		return RoundBF16(a[i*lda+p])
-	}
-	bt := func(p, j int) float32 {
-		if transB {
-			return RoundBF16(b[j*ldb+p])
-		}
-		return RoundBF16(b[p*ldb+j])
-	}
-	kstep := bf16Step(k)
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			e := &c[i*ldc+j]
-			for pc := 0; pc < k; pc += kstep {
-				end := min(pc+kstep, k)
-				var acc float32
-				for p := pc; p < end; p += 2 {
-					if p+1 < end {
-						acc = dpbf16(acc, at(i, p+1), bt(p+1, j))
-					} else {
-						acc = dpbf16(acc, 0, 0)
-					}
-					acc = dpbf16(acc, at(i, p), bt(p, j))
-				}
-				v := fmaFTZ(alpha, acc, float32(math.Copysign(0, -1)))
-				switch {
-				case pc > 0:
-					*e = fmaFTZ(1, *e, v)
-				case beta != 0:
-					*e = fmaFTZ(beta, *e, v)
-				default:
-					*e = v
-				}
-			}
-		}
-	}
 }

@@ -10,10 +10,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The bfloat16 product on AMX tiles (TDPBF16PS), in the order of
-// sgemmBF16TileRef. It is not yet the product of train.precision bf16,
-// whose definition is VDPBF16PS's order (sgemmBF16Ref); it is here to be
-// pinned to its definition and measured (BenchmarkBF16AMX).
+// The bfloat16 products on AMX tiles (TDPBF16PS), whose order is their
+// definition (sgemmBF16Ref); the backend where the CPU has it (bf16AMX).
 
 //go:noescape
 func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int)

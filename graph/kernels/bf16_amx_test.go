@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 )
 
-// TestAMXMatchesTileRef pins TDPBF16PS, through sgemmBF16AMX, to the
-// definition of the product in AMX's order (sgemmBF16TileRef), bit for bit,
+// TestAMXEqualsReference pins TDPBF16PS, through sgemmBF16AMX, to the
+// definition of the product in AMX's order (sgemmBF16Ref), bit for bit,
 // for every transpose, beta, tail and the special values (subnormals,
 // signed zeros, bfloat16 ties, products near the smallest normal). It is
 // skipped where the CPU or the kernel lacks AMX.
-func TestAMXMatchesTileRef(t *testing.T) {
+func TestAMXEqualsReference(t *testing.T) {
 	if !hasAMX() {
 		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
 	}
@@ -37,7 +36,7 @@ func TestAMXMatchesTileRef(t *testing.T) {
 						ldb = tc.k
 					}
 					want := append([]float32(nil), c0...)
-					sgemmBF16TileRef(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
+					sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
 					for _, par := range []bool{false, true} {
 						got := append([]float32(nil), c0...)
 						sgemmBF16AMX(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], got, tc.n, par)
@@ -54,8 +53,8 @@ func TestAMXMatchesTileRef(t *testing.T) {
 }
 
 // BenchmarkBF16AMX times ViT-S/16's products (batch 32, 6304 tokens) on
-// AMX against float32 (Sgemm) and the bfloat16 product of today's
-// definition (SgemmBF16), on all cores: "amx" converts and packs the
+// AMX against float32 (Sgemm) and the emulation (sgemmBF16Emul), on all
+// cores: "amx" converts and packs the
 // operands and runs the tiles, "amx_tiles" runs the tiles on operands
 // packed once. `go test -run '^$' -bench BF16AMX ./graph/kernels`.
 func BenchmarkBF16AMX(b *testing.B) {
@@ -77,7 +76,7 @@ func BenchmarkBF16AMX(b *testing.B) {
 			})
 		}
 		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
-		run("bf16", func() { SgemmBF16(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
+		run("emulated", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 		run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 		kw := (s.k + tileBlock - 1) / tileBlock * tileBlock
 		npad := (s.n + 31) / 32 * 32
@@ -86,43 +85,6 @@ func BenchmarkBF16AMX(b *testing.B) {
 		packRowsAMX(ah, s.tA, s.m, s.k, kw, a, lda)
 		packPanelsAMX(bw, s.tB, s.k, s.n, kw, npad, bb, ldb, true)
 		run("amx_tiles", func() { runAMX(ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true) })
-	}
-}
-
-// TestAMXModeRoutes checks the experimental mode of
-// SetBF16AMXExperiment: SgemmBF16 and the packed products of PackBBF16 then run on
-// AMX and give sgemmBF16TileRef's bits.
-func TestAMXModeRoutes(t *testing.T) {
-	if !hasAMX() {
-		t.Skip("no AMX-BF16 here: the AMX leg was not run")
-	}
-	if !SetBF16AMXExperiment(true) {
-		t.Fatal("SetBF16AMXExperiment(true) = false on a CPU with AMX")
-	}
-	defer SetBF16AMXExperiment(false)
-	r := rand.New(rand.NewPCG(5, 6))
-	m, n, k := 45, 70, 100
-	a := bf16Values(r, m*k, true)
-	b := bf16Values(r, n*k, true) // stored n×k: a weight
-	want := make([]float32, m*n)
-	sgemmBF16TileRef(false, true, m, n, k, 0.5, a, k, b, k, 0, want, n)
-	check := func(name string, got []float32) {
-		t.Helper()
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s: C[%d] = %g, the definition gives %g", name, i, got[i], want[i])
-			}
-		}
-	}
-	got := make([]float32, m*n)
-	SgemmBF16(false, true, m, n, k, 0.5, a, k, b, k, 0, got, n)
-	check("SgemmBF16", got)
-	pb := PackBBF16(true, k, n, b, k)
-	clear(got)
-	SgemmPackedSerial(m, 0.5, a, k, pb, got, n)
-	check("SgemmPackedSerial", got)
-	if !strings.HasPrefix(BF16Backend(), "amx") {
-		t.Errorf("BF16Backend() = %q in the AMX mode", BF16Backend())
 	}
 }
 

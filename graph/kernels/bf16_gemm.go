@@ -2,13 +2,13 @@ package kernels
 
 // SgemmBF16 is Sgemm with bfloat16 products (autocast's semantics): every
 // element of op(A) and op(B) is rounded to bfloat16 (ToBF16), the products
-// are exact and accumulate in float32 as VDPBF16PS does (pairs of depth,
-// the odd element first, round to nearest even, denormals flushed), over
-// the same depth passes as Sgemm, and alpha and beta apply in float32 as
-// Sgemm's epilogue does. The result's bits are the same on every CPU, with
-// or without AVX512_BF16, on any number of cores (see sgemmBF16Ref for the
-// exact definition). Arguments, panics and the treatment of beta == 0 are
-// Sgemm's.
+// are exact and accumulate in float32 in AMX's order (per block of 16
+// pairs of depth, C + (e + o), e and o chains over the even and the odd
+// elements; round to nearest even, denormals flushed), and alpha and beta
+// apply in float32 as Sgemm's epilogue does. The result's bits are the same
+// on every CPU, with or without AMX, on any number of cores (see
+// sgemmBF16Ref for the exact definition). Arguments, panics and the
+// treatment of beta == 0 are Sgemm's.
 func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	sgemmBF16Checked("SgemmBF16", transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
 }
@@ -36,10 +36,6 @@ func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		sgemmBF16AMX(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 		return
 	}
-	if kern := bf16Chosen(); kern != nil {
-		sgemmBF16HW(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
-		return
-	}
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
@@ -52,7 +48,7 @@ func PackBBF16(transB bool, k, n int, b []float32, ldb int) *PackedB {
 
 // PackBBF16Into is PackBBF16 reusing dst's memory when it is large enough
 // (dst may be nil, or a PackedB of either precision). The panels are laid
-// out for the backend the products run on (bf16Chosen).
+// out for the backend the products run on (bf16AMX).
 func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *PackedB {
 	checkPackB("PackBBF16", transB, k, n, b, ldb)
 	if dst == nil {
@@ -61,23 +57,16 @@ func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *P
 	dst.k, dst.n, dst.bf16 = k, n, true
 	dst.amx = bf16AMX()
 	if dst.amx { // AMX panels in words (amxPackB)
-		dst.bf16hw, dst.kern = nil, nil
+		dst.kern = nil
 		dst.words = amxPackB(dst.words, transB, k, n, b, ldb)
 		return dst
 	}
-	if hw := bf16Chosen(); hw != nil {
-		kp := (k + 1) / 2
-		dst.bf16hw, dst.kern = hw, nil
-		dst.npad = (n + hw.nr - 1) / hw.nr * hw.nr
-		dst.words = growWords(dst.words, dst.npad*kp)
-		packPanelsBF16(dst.words, transB, k, n, hw.nr, b, ldb, false, false)
-		return dst
-	}
 	kern := emulKernel()
-	dst.bf16hw, dst.kern = nil, kern
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock
+	dst.kern = kern
 	dst.npad = (n + kern.nr - 1) / kern.nr * kern.nr
-	dst.panels = growFloats(dst.panels, dst.npad*((k+1)&^1))
-	widenPanels(dst.panels, transB, k, n, kern.nr, b, ldb, false)
+	dst.panels = growFloats(dst.panels, dst.npad*kw)
+	packTileEmul(dst.panels, transB, n, k, kw, kern.nr, b, ldb, n*k >= 1<<16)
 	return dst
 }
 
@@ -91,24 +80,8 @@ func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c [
 	par := parallel && m*n*k >= parallelMinWork
 	if b.amx {
 		amxRunPacked(m, n, k, alpha, a, lda, b.words, c, ldc, par)
-	} else if hw := b.bf16hw; hw != nil {
-		MR := hw.mr
-		kp := (k + 1) / 2
-		mpad := (m + MR - 1) / MR * MR
-		bufA := borrowWords(mpad * kp)
-		defer words.Put(bufA)
-		op := bf16Packed{a: *bufA, b: b.words, kp: kp, npad: b.npad, rs: kp, qs: 1}
-		convertA(op.a, false, m, mpad, k, a, lda, par)
-		runBF16(hw, &op, m, n, k, alpha, 0, c, ldc, par)
 	} else {
-		kern := b.kern
-		k2 := (k + 1) &^ 1
-		mpad := (m + kern.mr - 1) / kern.mr * kern.mr
-		bufA, wa := borrowFloats(mpad * k2)
-		defer scratch.Put(bufA)
-		op := emulOperands{a: wa, b: b.panels, k2: k2}
-		widenA(&op, m, mpad, k, a, lda, par)
-		runEmul(kern, &op, m, n, k, alpha, 0, c, ldc, par)
+		runTileEmul(b.kern, false, m, n, k, alpha, a, lda, b.panels, 0, c, ldc, par)
 	}
 	if epi != nil {
 		epi(0, m, 0, n)

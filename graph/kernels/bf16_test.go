@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -35,67 +34,25 @@ func bf16Values(r *rand.Rand, n int, special bool) []float32 {
 	return x
 }
 
-// TestBF16EmulatedEqualsReference pins every emulating micro-kernel this
-// CPU has, on 1 and several cores, to the definition, bit for bit, for
-// every transpose and beta.
-func TestBF16EmulatedEqualsReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, kern := range allEmulKernels() {
-		for _, tc := range bf16Cases {
-			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-				for _, beta := range []float32{0, 1, -0.75} {
-					for _, special := range []bool{false, true} {
-						name := fmt.Sprintf("%s/%dx%dx%d/tA=%v,tB=%v/beta=%v/special=%v", kern.name, tc.m, tc.n, tc.k, tr[0], tr[1], beta, special)
-						a := bf16Values(r, tc.m*tc.k, special)
-						b := bf16Values(r, tc.k*tc.n, special)
-						c0 := bf16Values(r, tc.m*tc.n, special)
-						lda, ldb := tc.k, tc.n
-						if tr[0] {
-							lda = tc.m
-						}
-						if tr[1] {
-							ldb = tc.k
-						}
-						want := append([]float32(nil), c0...)
-						sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, 1.25, a, lda, b, ldb, beta, want, tc.n)
-						for _, par := range []bool{false, true} {
-							got := append([]float32(nil), c0...)
-							sgemmBF16Emul(kern, tr[0], tr[1], tc.m, tc.n, tc.k, 1.25, a, lda, b, ldb, beta, got, tc.n, par)
-							if i := firstDiff(got, want); i >= 0 {
-								t.Fatalf("%s parallel=%v: C[%d] = %g (%#x), want %g (%#x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-							}
-							if hw := bf16HWKernel(); hw != nil && kern == allEmulKernels()[0] {
-								got := append([]float32(nil), c0...)
-								sgemmBF16HW(hw, tr[0], tr[1], tc.m, tc.n, tc.k, 1.25, a, lda, b, ldb, beta, got, tc.n, par)
-								if i := firstDiff(got, want); i >= 0 {
-									t.Fatalf("%s %s parallel=%v: C[%d] = %g (%#x), want %g (%#x)", hw.name, name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestBF16Underflow pins the denormal handling of the bfloat16 products
 // with sums built to land at the smallest normal float32, 2^-126: every
-// kernel flushes a result that is tiny after rounding (below 2^-126 when
+// backend flushes a result that is tiny after rounding (below 2^-126 when
 // rounded to 24 bits with an unbounded exponent) and reads a subnormal C
-// as zero, as VDPBF16PS and MXCSR's FTZ and DAZ do. The 1×1 product of
-// depth 2 is acc = a1·b1, then acc + a0·b0, then alpha·acc + beta·C.
+// as zero, as TDPBF16PS and MXCSR's FTZ and DAZ do. The 1×1 product of
+// depth 4 has a chain of odd depths o = a1·b1, then o + a3·b3 (the even
+// chain takes zeros), then the block's padding (+0·+0, which turns a −0
+// into +0), acc = +0 + (e + o), then alpha·acc + beta·C.
 func TestBF16Underflow(t *testing.T) {
 	p := func(e int) float32 { return float32(math.Ldexp(1, e)) }
 	for _, tc := range []struct {
 		name           string
-		a0, b0, a1, b1 float32
+		a3, b3, a1, b1 float32
 		alpha, beta, c float32
 		want           float32
 	}{
 		{"exact 2^-126", p(-63), p(-63), 0, 0, 1, 0, 0, p(-126)},
 		{"subnormal product", p(-63), p(-64), 0, 0, 1, 0, 0, 0},
-		{"negative subnormal", -p(-63), p(-64), 0, 0, 1, 0, 0, float32(math.Copysign(0, -1))},
+		{"negative subnormal, then +0·+0", -p(-63), p(-64), 0, 0, 1, 0, 0, 0},
 		// 2^-126 − 2^-151: a tie on the 24-bit grid, rounds up to 2^-126.
 		{"tie rounds to 2^-126", -p(-75), p(-76), p(-63), p(-63), 1, 0, 0, p(-126)},
 		// 2^-126 − 2^-150: on the 24-bit grid below 2^-126, so tiny, though
@@ -107,34 +64,32 @@ func TestBF16Underflow(t *testing.T) {
 		{"subnormal C read as zero", p(-60), p(-60), 0, 0, 1, 1, p(-130), p(-120)},
 		{"beta·C tiny plus v", p(-63), p(-63), 0, 0, 1, -0.5, p(-125) * (1 - p(-20)), 0},
 	} {
-		a := []float32{tc.a0, tc.a1}
-		b := []float32{tc.b0, tc.b1}
-		c := []float32{tc.c}
-		sgemmBF16Ref(false, false, 1, 1, 2, tc.alpha, a, 2, b, 1, tc.beta, c, 1)
-		if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
-			t.Errorf("%s: reference gives %g (%#x), want %g (%#x)", tc.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
-		}
-		if hw := bf16HWKernel(); hw != nil {
-			c := []float32{tc.c}
-			sgemmBF16HW(hw, false, false, 1, 1, 2, tc.alpha, a, 2, b, 1, tc.beta, c, 1, false)
+		a := []float32{0, tc.a1, 0, tc.a3}
+		b := []float32{0, tc.b1, 0, tc.b3}
+		check := func(backend string, c []float32) {
 			if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
-				t.Errorf("%s: %s gives %g (%#x), want %g (%#x)", tc.name, hw.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
+				t.Errorf("%s: %s gives %g (%#x), want %g (%#x)", tc.name, backend, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
 			}
+		}
+		c := []float32{tc.c}
+		sgemmBF16Ref(false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1)
+		check("the reference", c)
+		if hasAMX() && hasAVX512 {
+			c := []float32{tc.c}
+			sgemmBF16AMX(false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1, false)
+			check("amx", c)
 		}
 		for _, kern := range allEmulKernels() {
 			c := []float32{tc.c}
-			sgemmBF16Emul(kern, false, false, 1, 1, 2, tc.alpha, a, 2, b, 1, tc.beta, c, 1, false)
-			if math.Float32bits(c[0]) != math.Float32bits(tc.want) {
-				t.Errorf("%s: %s gives %g (%#x), want %g (%#x)", tc.name, kern.name, c[0], math.Float32bits(c[0]), tc.want, math.Float32bits(tc.want))
-			}
+			sgemmBF16Emul(kern, false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1, false)
+			check(kern.name, c)
 		}
 	}
 }
 
 // BenchmarkSgemmBF16 times ViT-S/16's products (batch 32, 6304 tokens) in
-// float32 and in bfloat16, on the VDPBF16PS kernel where the CPU has it and
-// on the emulation: forward x·Wᵀ, input gradient dY·W, weight gradient
-// dYᵀ·X.
+// float32 and in bfloat16, on AMX where the CPU has it and on the
+// emulation: forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·X.
 func BenchmarkSgemmBF16(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct {
@@ -165,33 +120,26 @@ func BenchmarkSgemmBF16(b *testing.B) {
 			})
 		}
 		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
-		if hw := bf16HWKernel(); hw != nil {
-			run("bf16", func() { sgemmBF16HW(hw, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+		if hasAMX() && hasAVX512 {
+			run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 		}
-		run("bf16emul", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+		run("emulated", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 	}
 }
 
 // bf16Backends runs f with each bfloat16 backend this CPU has: the
-// emulation (nil) and, where present, the VDPBF16PS kernel.
+// emulation and, where present, AMX.
 func bf16Backends(t *testing.T, f func(t *testing.T)) {
-	bf16Chosen()
-	saved := bf16Pick.hw
-	defer func() { bf16Pick.hw = saved }()
-	backends := []*bf16Kernel{nil}
-	if hw := bf16HWKernel(); hw != nil {
-		backends = append(backends, hw)
-	} else {
-		t.Log("this CPU lacks AVX512_BF16: the VDPBF16PS leg is not run")
+	amx := bf16AMX()
+	defer func() { bf16Pick.amx = amx }()
+	bf16Pick.amx = false
+	t.Run("emulated", f)
+	if !hasAMX() || !hasAVX512 {
+		t.Log("this CPU (or Linux) lacks AMX-BF16: the AMX leg is not run")
+		return
 	}
-	for _, hw := range backends {
-		bf16Pick.hw = hw
-		name := "emulated"
-		if hw != nil {
-			name = "vdpbf16ps"
-		}
-		t.Run(name, f)
-	}
+	bf16Pick.amx = true
+	t.Run("amx", f)
 }
 
 // TestBF16PublicAPI checks SgemmBF16, SgemmBF16Serial and the products of
@@ -291,39 +239,5 @@ func TestRoundBF16(t *testing.T) {
 				t.Fatalf("n=%d: pad %g, want 0", n, dst[n-1])
 			}
 		}
-	}
-}
-
-// BenchmarkBF16Tile times one register tile over 512 of depth in L1, per
-// core: the float32 FMA tile, the same tile on the emulated bfloat16
-// operands (with MXCSR's DAZ and FTZ), and the VDPBF16PS tile where the
-// CPU has it. Its GFLOP/s say which backend pickBF16 takes and why.
-func BenchmarkBF16Tile(b *testing.B) {
-	const kp = 256
-	emul := emulKernel()
-	af := make([]float32, 32*2*kp)
-	bf := make([]float32, 32*2*kp)
-	c := make([]float32, 32*32)
-	tile := func(name string, flops int, f func()) {
-		b.Run(name, func(b *testing.B) {
-			for range b.N {
-				f()
-			}
-			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-	fp := bestKernel()
-	tile("fp32/"+fp.name, 2*fp.mr*fp.nr*2*kp, func() {
-		fp.colA(2*kp, &af[0], fp.mr, &bf[0], fp.nr, &c[0], fp.nr, 1, 0, fp.mr, uint64(1)<<fp.nr-1)
-	})
-	tile("emulated/"+emul.name, 2*emul.mr*emul.nr*2*kp, func() {
-		emul.colA(2*kp, &af[0], emul.mr, &bf[0], emul.nr, &c[0], emul.nr, 1, 0, emul.mr, uint64(1)<<emul.nr-1)
-	})
-	if hw := bf16HWKernel(); hw != nil {
-		a := make([]uint32, hw.mr*kp)
-		bw := make([]uint32, hw.nr*kp)
-		tile("vdpbf16ps/"+hw.name, 2*hw.mr*hw.nr*2*kp, func() {
-			hw.fn(kp, &a[0], 1, &bw[0], hw.mr, &c[0], hw.nr, 1, 0, hw.mr, uint64(1)<<hw.nr-1)
-		})
 	}
 }

@@ -2,24 +2,24 @@ package kernels
 
 import "math"
 
-// The bfloat16 product in AMX's order (TDPBF16PS), a candidate definition
-// for the products of train.precision bf16 on CPUs with AMX. The depth is
+// The definition of the bfloat16 products (SgemmBF16, the products of a
+// PackBBF16 operand): AMX's order (TDPBF16PS). The depth is
 // cut into blocks of 16 pairs (32 elements; the last block padded with
 // +0). For each block, two chains start from +0: e over the products of
 // the even elements and o over the odd ones, pair after pair; the
 // accumulator then takes (e + o). The accumulator starts from +0 and runs
 // over the whole depth, in one pass. Every step rounds to nearest even
 // with denormals flushed (fmaFTZ); the products of bfloat16 values are
-// exact. experiments/precision/amxprobe and TestAMXMatchesTileRef pin
+// exact. experiments/precision/amxprobe and TestAMXEqualsReference pin
 // TDPBF16PS to this order.
 
 // tileBlock is the depth of one TDPBF16PS step: 16 pairs.
 const tileBlock = 32
 
-// sgemmBF16TileRef is the definition of the bfloat16 product in AMX's
-// order, element by element: acc as above, then v = alpha·acc and C = v,
-// or beta·C + v (fused) when beta ≠ 0, as Sgemm's epilogue.
-func sgemmBF16TileRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// sgemmBF16Ref is the definition of the bfloat16 product, element by
+// element; every backend gives its bits: acc as above, then v = alpha·acc
+// and C = v, or beta·C + v (fused) when beta ≠ 0, as Sgemm's epilogue.
+func sgemmBF16Ref(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	at := func(i, p int) float32 {
 		if p >= k {
 			return 0

@@ -1,6 +1,6 @@
 package kernels
 
-// The product in AMX's order (sgemmBF16TileRef) on the float32 FMA tiles
+// The product in AMX's order (sgemmBF16Ref) on the float32 FMA tiles
 // that run with DAZ and FTZ (emulKernel): for each block of 32 of depth,
 // one call of the tile over the 16 even depths (every other row of the
 // packed panels: strides 2·MR and 2·NR) gives e, from +0; a second over
@@ -12,20 +12,27 @@ package kernels
 // accumulator in a register tile's worth of memory; Sgemm's epilogue
 // (epilogueFTZ) ends it.
 
-// sgemmBF16TileEmul computes a checked product (m, n, k > 0, alpha ≠ 0)
+// sgemmBF16Emul computes a checked product (m, n, k > 0, alpha ≠ 0)
 // in AMX's order with the FTZ tile kern.
-func sgemmBF16TileEmul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+func sgemmBF16Emul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	NR := kern.nr
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock
+	npad := (n + NR - 1) / NR * NR
+	par := parallel && m*n*k >= parallelMinWork
+	bufB, pb := borrowFloats(npad * kw)
+	defer scratch.Put(bufB)
+	packTileEmul(pb, transB, n, k, kw, NR, b, ldb, par)
+	runTileEmul(kern, transA, m, n, k, alpha, a, lda, pb, beta, c, ldc, par)
+}
+
+// runTileEmul is sgemmBF16Emul on op(B) packed by packTileEmul (pb).
+func runTileEmul(kern *gemmKernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, pb []float32, beta float32, c []float32, ldc int, par bool) {
 	MR, NR := kern.mr, kern.nr
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	mt, nt := (m+MR-1)/MR, (n+NR-1)/NR
-	npad := nt * NR
-	par := parallel && m*n*k >= parallelMinWork
 	bufA, pa := borrowFloats(mt * MR * kw)
 	defer scratch.Put(bufA)
-	bufB, pb := borrowFloats(npad * kw)
-	defer scratch.Put(bufB)
 	packTileEmul(pa, !transA, m, k, kw, MR, a, lda, par)
-	packTileEmul(pb, transB, n, k, kw, NR, b, ldb, par)
 	splitTiles(mt, nt, par, func(r0, r1, p0, p1 int) {
 		buf, e := borrowFloats(2 * MR * NR)
 		defer scratch.Put(buf)
@@ -55,6 +62,20 @@ func sgemmBF16TileEmul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha
 			}
 		}
 	})
+}
+
+// splitTiles runs tiles over mt row tiles × nt column panels of C: at once,
+// or split over the cores when parallel, by row tiles when there are at
+// least as many as panels and by panels otherwise.
+func splitTiles(mt, nt int, parallel bool, tiles func(r0, r1, p0, p1 int)) {
+	switch {
+	case !parallel:
+		tiles(0, mt, 0, nt)
+	case mt >= nt:
+		parallelFor(mt, splitGrain(mt, 4, 1), 1, func(lo, hi int) { tiles(lo, hi, 0, nt) })
+	default:
+		parallelFor(nt, splitGrain(nt, 2, 1), 1, func(lo, hi int) { tiles(0, mt, lo, hi) })
+	}
 }
 
 // packTileEmul lays out an operand of x rows (of A) or columns (of B) by

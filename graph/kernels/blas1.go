@@ -120,3 +120,15 @@ func borrowFloats(n int) (buf *[]float32, floats []float32) {
 	}
 	return buf, (*buf)[:n]
 }
+
+var words = sync.Pool{New: func() any { return new([]uint32) }}
+
+// borrowWords returns a pooled buffer of at least n words (len n).
+func borrowWords(n int) *[]uint32 {
+	buf := words.Get().(*[]uint32)
+	if cap(*buf) < n {
+		*buf = make([]uint32, n)
+	}
+	*buf = (*buf)[:n]
+	return buf
+}

@@ -69,24 +69,27 @@
 // compute C = alpha·op(A)·op(B) + beta·C as torch's CPU autocast does:
 // the operands are rounded to bfloat16 (ToBF16: to nearest even, as
 // VCVTNEPS2BF16) and the products accumulate in float32. Their bits are
-// defined by VDPBF16PS: each element is a chain, over pairs of depth, of
-// the odd element's fused multiply-add and then the even one's, over the
-// same 512-deep passes as SGEMM, every operation with DAZ and FTZ
-// (sgemmBF16Ref is the definition). Two backends give those bits:
+// defined by AMX's TDPBF16PS: for each block of 16 pairs of depth, two
+// chains from +0, e over the even elements' products and o over the odd
+// ones', then acc + (e + o), over the whole depth in one pass, every
+// operation with DAZ and FTZ, then SGEMM's epilogue (sgemmBF16Ref is the
+// definition). Two backends give those bits:
 //
-//   - the VDPBF16PS tile (AVX512_BF16, emitted as bytes since Go's
-//     assembler lacks it), on operands packed as pairs;
+//   - AMX tiles (AMX-TILE and AMX-BF16, with Linux's permission; the
+//     instructions emitted as bytes since Go's assembler lacks them), on
+//     operands converted with AVX-512;
 //   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
-//     and FTZ set, on operands rounded to bfloat16 with each pair's two
-//     elements swapped. A product of two bfloat16 values is exact in
-//     float32, so each FMA rounds as VDPBF16PS's does.
+//     and FTZ set, once over the even depths of a block (panel strides
+//     doubled) and once over the odd ones onto the same tile, then added
+//     to the accumulator. A product of two bfloat16 values is exact in
+//     float32, so each FMA rounds as TDPBF16PS's does.
 //
-// The first product times one tile of each and keeps the faster
-// (BF16Backend names it): VDPBF16PS does twice an FMA's multiply-adds per
-// instruction, but some CPUs issue it at under half the FMA's rate.
+// AMX runs where it can (BF16Backend names the backend; VIT_BF16_KERNEL=
+// emulated forces the emulation). TestAMXEqualsReference,
 // TestBF16EmulatedEqualsReference and TestBF16Underflow pin both backends
 // to the definition on every tile, split and edge, the flushing of results
-// that are tiny after rounding included.
+// that are tiny after rounding included; a CPU without AMX skips the AMX
+// leg with a message.
 //
 // # Errors
 //

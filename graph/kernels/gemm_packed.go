@@ -16,9 +16,8 @@ type PackedB struct {
 	panels []float32   // native: per pass, per NR-column panel, kc×NR floats
 	rows   []float32   // OpenBLAS: B row-major, k×n
 	bf16   bool        // packed by PackBBF16: products take bfloat16 operands
-	bf16hw *bf16Kernel // bfloat16 on VDPBF16PS: words holds its pair panels
-	words  []uint32    // bfloat16 pairs, per NR-column panel kp×NR (bf16hw)
-	amx    bool        // bfloat16 on AMX (bf16AMX): words holds amxPackB's panels
+	words  []uint32    // bfloat16 pairs in AMX panels (amx)
+	amx    bool        // bfloat16 on AMX (bf16AMX): words holds amxPackB's panels; else panels holds packTileEmul's
 }
 
 // PackB lays out op(B) for SgemmPacked: B is stored k×n (row stride ldb),
