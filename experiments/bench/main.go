@@ -45,6 +45,7 @@ import (
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/train"
@@ -174,6 +175,9 @@ func measure(e *harness.Env) (results, error) {
 	start := time.Now()
 	h := o.header(configs, start)
 	h.Precisions = precs
+	if slices.Contains(precs, graph.BF16) {
+		h.BF16Backend = kernels.BF16Backend()
+	}
 	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
 		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",

@@ -28,6 +28,9 @@ type header struct {
 	// Precisions are ours (-precision), in the order run; empty in results
 	// recorded before the flag: fp32.
 	Precisions []graph.Precision `json:",omitempty"`
+	// BF16Backend is kernels.BF16Backend() when ours ran bf16: the AMX
+	// tiles or the emulation; empty in results recorded before it.
+	BF16Backend string `json:",omitempty"`
 }
 
 // PrecisionsText names ours's precisions, "fp32" when none was recorded.
@@ -39,7 +42,11 @@ func (h header) PrecisionsText() string {
 	for i, p := range h.Precisions {
 		s[i] = string(p)
 	}
-	return strings.Join(s, ", ")
+	out := strings.Join(s, ", ")
+	if h.BF16Backend != "" {
+		out += "; our bf16 products on " + h.BF16Backend
+	}
+	return out
 }
 
 // row is one config's measurements of ours in one precision: every round,
