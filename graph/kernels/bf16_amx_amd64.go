@@ -14,7 +14,7 @@ import (
 // definition (sgemmBF16Ref); the backend where the CPU has it (bf16AMX).
 
 //go:noescape
-func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int)
+func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
 
 // amxState is whether this process may use the tiles: the CPU has
 // AMX-TILE and AMX-BF16 (GODEBUG=cpu.amxbf16=off clears it), and Linux
@@ -92,14 +92,39 @@ type amxRows struct {
 	lda    int
 }
 
+// amxReach is the most bytes of op(B)'s packed panels that one pass of
+// the tiles reads for every 32 rows of A: three quarters of the L2 of a
+// core of the CPUs that have AMX (2 MiB). A larger op(B) is taken
+// amxDepthBlocks blocks of 32 depth by amxColBlocks blocks of 32 columns
+// at a time (runAMXBlocked): 1 MiB of panels.
+const (
+	amxReach       = 3 << 19
+	amxDepthBlocks = 32
+	amxColBlocks   = 16
+)
+
 // runAMX runs the tiles over the packed operands of sgemmBF16AMX: op(A)'s
 // rows from ah, packed whole, or from src, converted block by block.
 func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock
+	npad := (n + 31) / 32 * 32
+	if 2*npad*kw > amxReach {
+		runAMXBlocked(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, amxDepthBlocks, amxColBlocks)
+		return
+	}
+	runAMXFlat(ah, src, bw, m, n, k, alpha, beta, c, ldc, par)
+}
+
+// runAMXFlat is runAMX for an op(B) within amxReach: each 32-row block of
+// op(A), converted by the core that runs it, runs over all of C's 32-column
+// blocks and the whole depth in one call.
+func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
 	nb := (n + 31) / 32
 	npad := nb * 32
+	pstride := 32 * kw // bytes from one 16-column panel to the next
 	direct := alpha == 1 && beta == 0 && n == npad
 	run := func(lo, hi int) {
 		var scratch []float32
@@ -124,16 +149,16 @@ func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta flo
 			i0 := blk * 32
 			var rowsA []uint16
 			if src != nil {
-				src.pack(blockA, i0, kw, tmp)
+				src.pack(blockA, i0, 0, k, kw, tmp)
 				rowsA = blockA
 			} else {
 				rowsA = ah[i0*kw:]
 			}
 			if direct && i0+32 <= m {
-				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb)
+				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0)
 				continue
 			}
-			amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb)
+			amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
 			for i := i0; i < min(i0+32, m); i++ {
 				acc := scratch[(i-i0)*npad : (i-i0)*npad+n]
 				row := c[i*ldc : i*ldc+n]
@@ -145,6 +170,84 @@ func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta flo
 		parallelFor(mb, splitGrain(mb, 4, 1), 1, run)
 	} else {
 		run(0, mb)
+	}
+}
+
+// runAMXBlocked is runAMX for an op(B) past amxReach, as BLAS blocks a
+// large product: for each db blocks of 32 depth, op(A)'s rows are
+// converted for that depth (all cores), then each cb blocks of 32 columns
+// run over all of A's 32-row blocks (all cores), the tiles starting from
+// the sums so far. The sums wait in C itself where they are
+// the result (alpha 1, beta 0, whole tiles), else in a float32 buffer that
+// the epilogue reads at the end. Storing and reloading a tile changes no
+// bit, so the sums are runAMX's.
+func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, db, cb int) {
+	kb := (k + tileBlock - 1) / tileBlock
+	kw := kb * tileBlock
+	mb := (m + 31) / 32
+	nb := (n + 31) / 32
+	npad := nb * 32
+	pstride := 32 * kw
+	acc, lacc := c, ldc
+	direct := alpha == 1 && beta == 0 && n == npad && m == mb*32
+	if !direct {
+		buf := borrowWords(mb * 32 * npad)
+		defer words.Put(buf)
+		acc = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), mb*32*npad)
+		lacc = npad
+	}
+	each := func(n int, body func(lo, hi int)) {
+		if par {
+			parallelFor(n, splitGrain(n, 4, 1), 1, body)
+		} else {
+			body(0, n)
+		}
+	}
+	dw := min(kb, db) * tileBlock // bfloat16 per row of a pass's A
+	var rowsA []uint16
+	if src != nil {
+		buf := borrowWords(mb * 32 * dw / 2)
+		defer words.Put(buf)
+		rowsA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), mb*32*dw)
+	}
+	for k0 := 0; k0 < kb; k0 += db {
+		kc := min(db, kb-k0)
+		a, la := ah[min(k0*tileBlock, len(ah)):], kw
+		if src != nil {
+			a, la = rowsA, kc*tileBlock
+			d0 := k0 * tileBlock
+			each(mb, func(lo, hi int) {
+				var tmp []uint32
+				if src.transA {
+					t := borrowWords(la / 2 * 32)
+					defer words.Put(t)
+					tmp = *t
+				}
+				for blk := lo; blk < hi; blk++ {
+					src.pack(a[blk*32*la:(blk+1)*32*la], blk*32, d0, min(la, k-d0), la, tmp)
+				}
+			})
+		}
+		load := 0
+		if k0 > 0 {
+			load = 1
+		}
+		for j0 := 0; j0 < nb; j0 += cb {
+			nc := min(cb, nb-j0)
+			b := &bw[(2*j0*kb+k0)*256]
+			each(mb, func(lo, hi int) {
+				for blk := lo; blk < hi; blk++ {
+					amxTiles32(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load)
+				}
+			})
+		}
+	}
+	if !direct {
+		each(m, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				epilogueFTZ(c[i*ldc:i*ldc+n], acc[i*npad:i*npad+n], alpha, beta)
+			}
+		})
 	}
 }
 
@@ -179,24 +282,26 @@ func pairsBF16(dst []uint32, lo, hi []float32) {
 // transposed, and the rows of B when op(B) is.
 const amxChunk = 16
 
-// pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32
-// rounded to bfloat16, padded with +0. A transposed A is paired row by
-// row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and transposed.
-func (s *amxRows) pack(dst []uint16, i0, kw int, tmp []uint32) {
+// pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32, at
+// depths d0 to d0+k, rounded to bfloat16, padded with +0. A transposed A
+// is paired row by row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and
+// transposed.
+func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	rows := min(32, s.m-i0)
 	clear(dst[rows*kw : 32*kw])
-	k, a, lda := s.k, s.a, s.lda
+	a, lda := s.a, s.lda
 	if !s.transA {
 		for i := 0; i < rows; i++ {
-			wordsBF16(dst[i*kw:], a[(i0+i)*lda:(i0+i)*lda+k])
+			r := (i0+i)*lda + d0
+			wordsBF16(dst[i*kw:], a[r:r+k])
 			clear(dst[i*kw+k : (i+1)*kw])
 		}
 		return
 	}
 	kp := kw / 2
-	_ = a[(k-1)*lda+i0+rows-1]
+	_ = a[(d0+k-1)*lda+i0+rows-1]
 	_ = tmp[kp*32-1]
-	pairsStripAVX512(&tmp[0], &a[i0], lda, k, rows)
+	pairsStripAVX512(&tmp[0], &a[d0*lda+i0], lda, k, rows)
 	clear(tmp[(k+1)/2*32 : kp*32])
 	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
 	for q0 := 0; q0 < kp; q0 += 16 {
@@ -211,7 +316,7 @@ func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int) 
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
 	tmp := make([]uint32, kw/2*32)
 	for i0 := 0; i0 < len(dst)/kw; i0 += 32 {
-		src.pack(dst[i0*kw:(i0+32)*kw], i0, kw, tmp)
+		src.pack(dst[i0*kw:(i0+32)*kw], i0, 0, k, kw, tmp)
 	}
 }
 

@@ -22,42 +22,59 @@
 #define TDPBF16PS_1_4_7   BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc
 #define TDPBF16PS_2_5_6   BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5
 #define TDPBF16PS_3_5_7   BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd
+#define TILELOADD_0_CX_R11   BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x19
+#define TILELOADD_1_R12_R11  BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x1c
+#define TILELOADD_2_R12_R11  BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x1c
+#define TILELOADD_3_R12_R11  BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x1c
 #define TILESTORED_0_CX_R11  BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x19
 #define TILESTORED_1_R12_R11 BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x1c
 #define TILESTORED_2_R12_R11 BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1c
 #define TILESTORED_3_R12_R11 BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x1c
 
-// func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int)
+// func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
 //
 // For each of nb blocks of 32 columns: C[0:32, 32j:32j+32] = the TDPBF16PS
-// sums over kb blocks of 16 pairs, from zero, of A's 32 rows (row stride
-// lda bytes, 64 bytes per block) times B's 16-column panels 2j and 2j+1
-// (panel after panel, each kb·16 rows of 16 pairs); C's row stride is ldc
-// bytes. The tile state lives only inside this call.
-TEXT ·amxTiles32(SB), NOSPLIT, $0-64
+// sums over kb blocks of 16 pairs, from zero (load 0) or from C's own
+// values (load 1), of A's 32 rows (row stride lda bytes, 64 bytes per
+// block) times B's 16-column panels 2j and 2j+1 (kb·16 rows of 16 pairs
+// each, pstride bytes from one panel's start to the next); C's row stride
+// is ldc bytes. The tile state lives only inside this call.
+TEXT ·amxTiles32(SB), NOSPLIT, $0-80
 	MOVQ cfg+0(FP), AX
 	LDTILECFG_AX
 	MOVQ lda+16(FP), DX
-	MOVQ b+24(FP), DI
+	MOVQ b+24(FP), AX
 	MOVQ c+40(FP), CX
 	MOVQ ldc+48(FP), R11
 	MOVQ nb+56(FP), R13
 	MOVQ $64, R9
-
 nblock:
+	CMPQ load+72(FP), $0
+	JEQ  zero
+	TILELOADD_0_CX_R11
+	LEAQ 64(CX), R12
+	TILELOADD_1_R12_R11
+	MOVQ R11, R12
+	SHLQ $4, R12
+	ADDQ CX, R12
+	TILELOADD_2_R12_R11
+	ADDQ $64, R12
+	TILELOADD_3_R12_R11
+	JMP  ready
+zero:
 	TILEZERO_0
 	TILEZERO_1
 	TILEZERO_2
 	TILEZERO_3
+ready:
 	MOVQ a+8(FP), SI
 	MOVQ DX, R8
 	SHLQ $4, R8
 	ADDQ SI, R8
+	MOVQ AX, DI
+	MOVQ pstride+64(FP), R10
+	ADDQ AX, R10
 	MOVQ kb+32(FP), BX
-	MOVQ BX, R10
-	SHLQ $10, R10
-	ADDQ DI, R10
-
 kblock:
 	TILELOADD_4_SI_DX
 	TILELOADD_5_R8_DX
@@ -73,7 +90,6 @@ kblock:
 	ADDQ $1024, R10
 	DECQ BX
 	JNZ  kblock
-
 	TILESTORED_0_CX_R11
 	LEAQ 64(CX), R12
 	TILESTORED_1_R12_R11
@@ -83,10 +99,11 @@ kblock:
 	TILESTORED_2_R12_R11
 	ADDQ $64, R12
 	TILESTORED_3_R12_R11
-	MOVQ R10, DI
+	MOVQ pstride+64(FP), R12
+	SHLQ $1, R12
+	ADDQ R12, AX
 	ADDQ $128, CX
 	DECQ R13
 	JNZ  nblock
-
 	TILERELEASE
 	RET

@@ -12,18 +12,25 @@ import (
 // TestAMXEqualsReference pins TDPBF16PS, through sgemmBF16AMX, to the
 // definition of the product in AMX's order (sgemmBF16Ref), bit for bit,
 // for every transpose, beta, tail and the special values (subnormals,
-// signed zeros, bfloat16 ties, products near the smallest normal). It is
-// skipped where the CPU or the kernel lacks AMX.
+// signed zeros, bfloat16 ties, products near the smallest normal). The
+// last case passes amxReach, so runAMX blocks it (TestAMXBlocked covers
+// the blocking). It is skipped where the CPU or the kernel lacks AMX.
 func TestAMXEqualsReference(t *testing.T) {
 	if !hasAMX() {
 		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
 	}
 	cases := append([]struct{ m, n, k int }{{32, 32, 32}, {64, 96, 64}, {33, 32, 31}}, bf16Cases...)
+	small := len(cases)
+	cases = append(cases, struct{ m, n, k int }{33, 705, 1100})
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range cases {
+	for ci, tc := range cases {
+		abs, specials := [][2]float32{{1, 0}, {1.25, 0}, {1, 1}, {1.25, -0.75}}, []bool{false, true}
+		if ci >= small { // one variant, for time
+			abs, specials = [][2]float32{{1.25, -0.75}}, []bool{true}
+		}
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			for _, ab := range [][2]float32{{1, 0}, {1.25, 0}, {1, 1}, {1.25, -0.75}} {
-				for _, special := range []bool{false, true} {
+			for _, ab := range abs {
+				for _, special := range specials {
 					name := fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/special=%v", tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], special)
 					a := nanGuard(bf16Values(r, tc.m*tc.k, special))
 					b := nanGuard(bf16Values(r, tc.k*tc.n, special))
@@ -40,6 +47,52 @@ func TestAMXEqualsReference(t *testing.T) {
 					for _, par := range []bool{false, true} {
 						got := append([]float32(nil), c0...)
 						sgemmBF16AMX(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], got, tc.n, par)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAMXBlocked pins runAMXBlocked to the definition, bit for bit, with
+// passes of 1 to 3 blocks of depth and of columns: the sums stored in C
+// (alpha 1, beta 0, whole tiles) or in a buffer, and reloaded into the
+// tiles pass after pass.
+func TestAMXBlocked(t *testing.T) {
+	if !hasAMX() {
+		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct{ m, n, k int }{{32, 64, 96}, {64, 96, 130}, {33, 70, 100}, {7, 17, 601}, {29, 65, 63}} {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			for _, ab := range [][2]float32{{1, 0}, {1.25, -0.75}} {
+				for _, pass := range [][2]int{{1, 1}, {2, 1}, {3, 2}} {
+					name := fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/passes=%v", tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], pass)
+					a := nanGuard(bf16Values(r, tc.m*tc.k, true))
+					b := nanGuard(bf16Values(r, tc.k*tc.n, true))
+					c0 := bf16Values(r, tc.m*tc.n, true)
+					lda, ldb := tc.k, tc.n
+					if tr[0] {
+						lda = tc.m
+					}
+					if tr[1] {
+						ldb = tc.k
+					}
+					want := append([]float32(nil), c0...)
+					sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
+					kw := (tc.k + tileBlock - 1) / tileBlock * tileBlock
+					npad := (tc.n + 31) / 32 * 32
+					bw := make([]uint32, npad*kw/2)
+					packPanelsAMX(bw, tr[1], tc.k, tc.n, kw, npad, b, ldb, false)
+					for _, par := range []bool{false, true} {
+						got := append([]float32(nil), c0...)
+						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: a, lda: lda}
+						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], got, tc.n, par, pass[0], pass[1])
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
