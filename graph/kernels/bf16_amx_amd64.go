@@ -17,7 +17,8 @@ import (
 func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
 
 // amxState is whether this process may use the tiles: the CPU has
-// AMX-TILE and AMX-BF16 (GODEBUG=cpu.amxbf16=off clears it), and Linux
+// AMX-TILE and AMX-BF16 (GODEBUG=cpu.amxbf16=off clears it), and
+// AVX512_BF16 for the packing's conversions (every AMX CPU has it), and Linux
 // granted the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16
 // and later).
 var amxState struct {
@@ -39,7 +40,7 @@ var amxCfg = func() (cfg [64]byte) {
 // hasAMX reports whether the AMX kernel can run.
 func hasAMX() bool {
 	amxState.once.Do(func() {
-		if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXBF16 {
+		if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXBF16 || !cpu.X86.HasAVX512BF16 {
 			return
 		}
 		const archReqXcompPerm, xfeatureXTileData = 0x1023, 18
@@ -159,11 +160,7 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 				continue
 			}
 			amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
-			for i := i0; i < min(i0+32, m); i++ {
-				acc := scratch[(i-i0)*npad : (i-i0)*npad+n]
-				row := c[i*ldc : i*ldc+n]
-				epilogueFTZ(row, acc, alpha, beta)
-			}
+			epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
 		}
 	}
 	if par {
@@ -244,18 +241,24 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 	}
 	if !direct {
 		each(m, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				epilogueFTZ(c[i*ldc:i*ldc+n], acc[i*npad:i*npad+n], alpha, beta)
-			}
+			epilogueRows(c[lo*ldc:], ldc, acc[lo*npad:], npad, hi-lo, n, alpha, beta)
 		})
 	}
+}
+
+// epilogueRows is epilogueFTZ over rows of n: c[r·ldc + j] from
+// acc[r·lacc + j], in one call (MXCSR set once).
+func epilogueRows(c []float32, ldc int, acc []float32, lacc, rows, n int, alpha, beta float32) {
+	_ = c[(rows-1)*ldc+n-1]
+	_ = acc[(rows-1)*lacc+n-1]
+	epilogueFTZAVX512(&c[0], ldc, &acc[0], lacc, rows, n, alpha, beta)
 }
 
 //go:noescape
 func wordsBF16AVX512(dst *uint16, src *float32, n int)
 
 //go:noescape
-func pairsBF16AVX512(dst *uint32, lo, hi *float32, n int)
+func pairsBF16AVX512(dst *uint32, lo, hi *float32, n, stride int)
 
 // wordsBF16 sets dst[i] = ToBF16(src[i]) (AVX-512; AMX implies it).
 func wordsBF16(dst []uint16, src []float32) {
@@ -265,17 +268,19 @@ func wordsBF16(dst []uint16, src []float32) {
 	}
 }
 
-// pairsBF16 sets dst[i] = pairBF16(lo[i], hi[i]), a nil hi read as +0.
-func pairsBF16(dst []uint32, lo, hi []float32) {
+// pairsBF16 sets the pairs pairBF16(lo[i], hi[i]), a nil hi read as +0,
+// 16 at a time: pairs 16v to 16v+15 at dst[v·stride:], the last 16 whole
+// (+0 past len(lo)).
+func pairsBF16(dst []uint32, lo, hi []float32, stride int) {
 	if len(lo) == 0 {
 		return
 	}
-	_ = dst[len(lo)-1]
+	_ = dst[(len(lo)-1)/16*stride+15]
 	var h *float32
 	if hi != nil {
 		h = &hi[:len(lo)][0]
 	}
-	pairsBF16AVX512(&dst[0], &lo[0], h, len(lo))
+	pairsBF16AVX512(&dst[0], &lo[0], h, len(lo), 4*stride)
 }
 
 // amxChunk is the pairs of depth converted at a time when op(A) is
@@ -328,22 +333,24 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 	np := npad / 16
 	var run func(lo, hi int)
 	if !transB {
+		// Each 16 pairs of a row of pairs are one panel's row: stored in
+		// place, a panel (kp·16 pairs) apart.
+		used := (n + 15) / 16
 		run = func(lo, hi int) {
-			buf := borrowWords(npad)
-			defer words.Put(buf)
-			tmp := *buf
 			for r := lo; r < hi; r++ {
 				switch {
 				case 2*r >= k:
-					clear(tmp)
+					for p := 0; p < np; p++ {
+						clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
+					}
+					continue
 				case 2*r+1 >= k:
-					pairsBF16(tmp, b[2*r*ldb:2*r*ldb+n], nil)
+					pairsBF16(dst[r*16:], b[2*r*ldb:2*r*ldb+n], nil, kp*16)
 				default:
-					pairsBF16(tmp, b[2*r*ldb:2*r*ldb+n], b[(2*r+1)*ldb:(2*r+1)*ldb+n])
+					pairsBF16(dst[r*16:], b[2*r*ldb:2*r*ldb+n], b[(2*r+1)*ldb:(2*r+1)*ldb+n], kp*16)
 				}
-				clear(tmp[n:])
-				for p := 0; p < np; p++ {
-					copy(dst[(p*kp+r)*16:(p*kp+r+1)*16], tmp[p*16:(p+1)*16])
+				for p := used; p < np; p++ {
+					clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
 				}
 			}
 		}

@@ -185,3 +185,66 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 		run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n, false) })
 	}
 }
+
+// TestPackConversion pins the AMX packing's conversion (VCVTNEPS2BF16 in
+// wordsBF16, pairsBF16 and pairsStripAVX512) to ToBF16, bit for bit, on
+// every upper half of a float32 (every sign, exponent and bfloat16
+// mantissa: zeros, subnormals, infinities, NaNs) with the lower halves
+// that decide the rounding (0, 1, just below, at and above the tie, all
+// ones) and a pseudo-random one.
+func TestPackConversion(t *testing.T) {
+	if !hasAMX() {
+		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16, or Linux's permission): the AMX leg was not run")
+	}
+	lows := []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff, 0}
+	x := make([]float32, 0, 1<<16*len(lows))
+	r := rand.New(rand.NewPCG(7, 8))
+	for hi := uint32(0); hi < 1<<16; hi++ {
+		lows[len(lows)-1] = r.Uint32() & 0xffff
+		for _, lo := range lows {
+			x = append(x, math.Float32frombits(hi<<16|lo))
+		}
+	}
+	x = x[:len(x)-5] // a tail shorter than a vector
+	words := make([]uint16, len(x))
+	wordsBF16(words, x)
+	for i, v := range x {
+		if words[i] != ToBF16(v) {
+			t.Fatalf("wordsBF16(%#08x) = %#04x, ToBF16 gives %#04x", math.Float32bits(v), words[i], ToBF16(v))
+		}
+	}
+	half := len(x) / 2
+	pairs := make([]uint32, (half+15)/16*16)
+	pairsBF16(pairs, x[:half], x[half:2*half], 16)
+	for i, p := range pairs {
+		if i >= half {
+			if p != 0 {
+				t.Fatalf("pairsBF16: pair %d past the end = %#08x, want +0", i, p)
+			}
+			continue
+		}
+		if want := uint32(ToBF16(x[i])) | uint32(ToBF16(x[half+i]))<<16; p != want {
+			t.Fatalf("pairsBF16(%#08x, %#08x) = %#08x, ToBF16 gives %#08x", math.Float32bits(x[i]), math.Float32bits(x[half+i]), p, want)
+		}
+	}
+	// pairsStripAVX512 over rows of 32 columns, 29 of them used, an odd
+	// depth: the last row pairs with +0.
+	const cols, lda = 29, 32
+	k := len(x)/lda - 1 | 1
+	strip := make([]uint32, (k+1)/2*32)
+	pairsStripAVX512(&strip[0], &x[0], lda, k, cols)
+	for q := 0; q < (k+1)/2; q++ {
+		for i := 0; i < 32; i++ {
+			var want uint32
+			if i < cols {
+				want = uint32(ToBF16(x[2*q*lda+i]))
+				if 2*q+1 < k {
+					want |= uint32(ToBF16(x[(2*q+1)*lda+i])) << 16
+				}
+			}
+			if got := strip[32*q+i]; got != want {
+				t.Fatalf("pairsStripAVX512 pair %d column %d = %#08x, ToBF16 gives %#08x", q, i, got, want)
+			}
+		}
+	}
+}

@@ -2,38 +2,17 @@
 
 #include "textflag.h"
 
-// ROUND16 sets Z1 to the 16 float32 of Z0 rounded to bfloat16 (the
-// upper halves; lower halves zero) by ToBF16's integer method, as
-// roundBF16AVX512: to nearest even, subnormals to signed zero, NaNs made
-// quiet. Constants in Z20–Z26 (LOADCONSTS); K1, K2, Z2, Z3 are clobbered.
-#define ROUND16 \
-	VPSRLD $16, Z0, Z1 \
-	VPANDD Z21, Z1, Z1 \
-	VPADDD Z20, Z1, Z1 \
-	VPADDD Z0, Z1, Z1 \
-	VPANDD Z24, Z1, Z1 \
-	VPTESTNMD Z22, Z0, K1 \
-	VPANDD Z25, Z0, K1, Z1 \
-	VPANDD Z23, Z0, Z2 \
-	VPCMPUD $6, Z22, Z2, K2 \
-	VPORD Z26, Z0, Z3 \
-	VPANDD Z24, Z3, K2, Z1
+// CVTW sets Y1 to the 16 float32 of Z0 rounded to bfloat16 by
+// VCVTNEPS2BF16 (AVX512_BF16; Go's assembler lacks it, so it is its bytes
+// from GNU as): to nearest even, subnormals to signed zero, NaNs made
+// quiet, MXCSR neither read nor written. That is ToBF16 bit for bit
+// (Intel's pseudo-code for the instruction; TestPackConversion).
+#define CVTW BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8
 
-#define LOADCONSTS \
-	MOVL $0x7fff, AX \
-	VPBROADCASTD AX, Z20 \
-	MOVL $1, AX \
-	VPBROADCASTD AX, Z21 \
-	MOVL $0x7f800000, AX \
-	VPBROADCASTD AX, Z22 \
-	MOVL $0x7fffffff, AX \
-	VPBROADCASTD AX, Z23 \
-	MOVL $0xffff0000, AX \
-	VPBROADCASTD AX, Z24 \
-	MOVL $0x80000000, AX \
-	VPBROADCASTD AX, Z25 \
-	MOVL $0x00400000, AX \
-	VPBROADCASTD AX, Z26
+// CVTLO sets Z1's dwords to Z0's bfloat16 in their low halves, CVTHI in
+// their high halves (the other half +0).
+#define CVTLO CVTW; VPMOVZXWD Y1, Z1
+#define CVTHI CVTLO; VPSLLD $16, Z1, Z1
 
 // TAILMASK sets K3 to the low CX bits when CX < 16 (and CX to 16), or
 // jumps to done when CX is 0; it falls through to full when CX ≥ 16.
@@ -55,16 +34,14 @@ TEXT ·wordsBF16AVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
-	LOADCONSTS
 	MOVL $0xffff, AX
 	KMOVW AX, K3
 wloop:
 	TAILMASK(wfull, wdone)
 wfull:
 	VMOVDQU32.Z (SI), K3, Z0
-	ROUND16
-	VPSRLD $16, Z1, Z1
-	VPMOVDW Z1, K3, (DI)
+	CVTW
+	VMOVDQU16 Y1, K3, (DI)
 	ADDQ $64, SI
 	ADDQ $32, DI
 	SUBQ $16, CX
@@ -73,15 +50,17 @@ wdone:
 	VZEROUPPER
 	RET
 
-// func pairsBF16AVX512(dst *uint32, lo, hi *float32, n int)
+// func pairsBF16AVX512(dst *uint32, lo, hi *float32, n, stride int)
 //
-// dst[i] = ToBF16(lo[i]) | ToBF16(hi[i])<<16 for i < n; a nil hi is +0.
-TEXT ·pairsBF16AVX512(SB), NOSPLIT, $0-32
+// The pairs ToBF16(lo[i]) | ToBF16(hi[i])<<16 for i < n, a nil hi read as
+// +0, 16 at a time: pairs 16v to 16v+15 at dst + v·stride bytes, the last
+// 16 whole (+0 past n).
+TEXT ·pairsBF16AVX512(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ lo+8(FP), SI
 	MOVQ hi+16(FP), DX
 	MOVQ n+24(FP), CX
-	LOADCONSTS
+	MOVQ stride+32(FP), R8
 	MOVL $0xffff, AX
 	KMOVW AX, K3
 ploop:
@@ -91,42 +70,52 @@ pfull:
 	TESTQ DX, DX
 	JZ plo
 	VMOVDQU32.Z (DX), K3, Z0
-	ROUND16
+	CVTHI
 	VMOVDQA32 Z1, Z4
 	ADDQ $64, DX
 plo:
 	VMOVDQU32.Z (SI), K3, Z0
-	ROUND16
-	VPSRLD $16, Z1, Z1
+	CVTLO
 	VPORD Z4, Z1, Z1
-	VMOVDQU32 Z1, K3, (DI)
+	VMOVDQU32 Z1, (DI)
 	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ R8, DI
 	SUBQ $16, CX
 	JMP ploop
 pdone:
 	VZEROUPPER
 	RET
 
-// func epilogueFTZAVX512(row, acc *float32, n int, alpha, beta float32)
+// func epilogueFTZAVX512(c *float32, ldc int, acc *float32, lacc int, rows, n int, alpha, beta float32)
 //
-// row[j] = alpha·acc[j] + beta·row[j] (fused; acc's term alone when beta is
-// 0) for j < n, with MXCSR's DAZ and FTZ set and rounding to nearest even:
-// fmaFTZ's arithmetic, as epilogueFTZ.
-TEXT ·epilogueFTZAVX512(SB), NOSPLIT, $8-32
+// c[r·ldc + j] = alpha·acc[r·lacc + j] + beta·c[r·ldc + j] (fused; acc's
+// term alone when beta is 0) for r < rows and j < n, with MXCSR's DAZ and
+// FTZ set and rounding to nearest even: fmaFTZ's arithmetic, as
+// epilogueFTZ. MXCSR is set once for all the rows.
+TEXT ·epilogueFTZAVX512(SB), NOSPLIT, $8-56
 	STMXCSR old-8(SP)
 	MOVL old-8(SP), AX
 	ORL $0x8040, AX
 	ANDL $0xffff9fff, AX
 	MOVL AX, new-4(SP)
 	LDMXCSR new-4(SP)
-	MOVQ row+0(FP), DI
-	MOVQ acc+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS alpha+24(FP), Z30
-	VBROADCASTSS beta+28(FP), Z31
-	MOVL beta+28(FP), DX
+	MOVQ c+0(FP), R8
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ acc+16(FP), R9
+	MOVQ lacc+24(FP), R12
+	SHLQ $2, R12
+	MOVQ rows+32(FP), R10
+	VBROADCASTSS alpha+48(FP), Z30
+	VBROADCASTSS beta+52(FP), Z31
+	MOVL beta+52(FP), DX
 	ANDL $0x7fffffff, DX
+erow:
+	TESTQ R10, R10
+	JZ eend
+	MOVQ R8, DI
+	MOVQ R9, SI
+	MOVQ n+40(FP), CX
 	MOVL $0xffff, AX
 	KMOVW AX, K3
 eloop:
@@ -145,6 +134,11 @@ estore:
 	SUBQ $16, CX
 	JMP eloop
 edone:
+	ADDQ R11, R8
+	ADDQ R12, R9
+	DECQ R10
+	JMP erow
+eend:
 	LDMXCSR old-8(SP)
 	VZEROUPPER
 	RET
@@ -291,17 +285,18 @@ TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 
 // PAIRHALF converts 16 columns at SI+off (row lo) and SI+R8+off (row hi,
 // skipped when BX is 0: +0) under mask K, and stores their 16 pairs,
-// unmasked (columns past the mask are pairs of +0), at DI+off.
-#define PAIRHALF(off, K) \
+// unmasked (columns past the mask are pairs of +0), at DI+off; lo is the
+// label it uses.
+#define PAIRHALF(off, K, lo) \
 	VPXORD Z4, Z4, Z4 \
 	TESTQ BX, BX \
-	JZ 14(PC) \
+	JZ lo \
 	VMOVDQU32.Z off(SI)(R8*1), K, Z0 \
-	ROUND16 \
+	CVTHI \
 	VMOVDQA32 Z1, Z4 \
+lo: \
 	VMOVDQU32.Z off(SI), K, Z0 \
-	ROUND16 \
-	VPSRLD $16, Z1, Z1 \
+	CVTLO \
 	VPORD Z4, Z1, Z1 \
 	VMOVDQU32 Z1, off(DI)
 
@@ -318,7 +313,6 @@ TEXT ·pairsStripAVX512(SB), NOSPLIT, $0-40
 	SHLQ $2, R8
 	MOVQ k+24(FP), R9
 	MOVQ cols+32(FP), CX
-	LOADCONSTS
 	// K4: the first 16 columns' mask, K5: the second 16's.
 	MOVQ CX, DX
 	CMPQ DX, $16
@@ -344,8 +338,8 @@ strip:
 	CMPQ R9, $1
 	JNE 2(PC)
 	XORQ BX, BX
-	PAIRHALF(0, K4)
-	PAIRHALF(64, K5)
+	PAIRHALF(0, K4, lo0)
+	PAIRHALF(64, K5, lo1)
 	LEAQ (SI)(R8*2), SI
 	ADDQ $128, DI
 	SUBQ $2, R9

@@ -9,7 +9,7 @@ func addFTZAVX512(dst, src *float32, n int)
 func addFTZAVX2(dst, src *float32, n int)
 
 //go:noescape
-func epilogueFTZAVX512(row, acc *float32, n int, alpha, beta float32)
+func epilogueFTZAVX512(c *float32, ldc int, acc *float32, lacc int, rows, n int, alpha, beta float32)
 
 //go:noescape
 func epilogueFTZAVX2(row, acc *float32, n int, alpha, beta float32)
@@ -49,7 +49,7 @@ func epilogueFTZ(row, acc []float32, alpha, beta float32) {
 	_ = row[n-1]
 	switch {
 	case hasAVX512:
-		epilogueFTZAVX512(&row[0], &acc[0], n, alpha, beta)
+		epilogueFTZAVX512(&row[0], 0, &acc[0], 0, 1, n, alpha, beta)
 		return
 	case hasAVX2:
 		if done := n &^ 7; done > 0 {
