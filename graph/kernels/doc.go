@@ -77,7 +77,10 @@
 //
 //   - AMX tiles (AMX-TILE and AMX-BF16, with Linux's permission; the
 //     instructions emitted as bytes since Go's assembler lacks them), on
-//     operands converted with AVX-512;
+//     operands converted by AVX512_BF16's VCVTNEPS2BF16 (ToBF16 bit for
+//     bit); an op(B) too large for L2 is taken in passes of depth and
+//     columns, the tiles reloading their sums between passes (which
+//     changes no bit);
 //   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
 //     and FTZ set, once over the even depths of a block (panel strides
 //     doubled) and once over the odd ones onto the same tile, then added
@@ -85,8 +88,9 @@
 //     float32, so each FMA rounds as TDPBF16PS's does.
 //
 // AMX runs where it can (BF16Backend names the backend; VIT_BF16_KERNEL=
-// emulated forces the emulation). TestAMXEqualsReference,
-// TestBF16EmulatedEqualsReference and TestBF16Underflow pin both backends
+// emulated forces the emulation). TestAMXEqualsReference, TestAMXBlocked,
+// TestPackConversion, TestBF16EmulatedEqualsReference and
+// TestBF16Underflow pin both backends
 // to the definition on every tile, split and edge, the flushing of results
 // that are tiny after rounding included; a CPU without AMX skips the AMX
 // leg with a message.
