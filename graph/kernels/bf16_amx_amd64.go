@@ -64,7 +64,7 @@ func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	par := parallel && m*n*k >= parallelMinWork
 	packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par)
+	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, nil)
 }
 
 // amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as
@@ -78,10 +78,11 @@ func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint3
 }
 
 // amxRunPacked is sgemmBF16AMX with beta 0, A not transposed and op(B)
-// packed by amxPackB.
-func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool) {
+// packed by amxPackB; epi, when not nil, runs on each block of rows as it
+// is finished (SgemmPackedThen's contract).
+func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	src := &amxRows{m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, 0, c, ldc, par)
+	runAMX(nil, src, bw, m, n, k, alpha, 0, c, ldc, par, epi)
 }
 
 // amxRows is op(A) as sgemmBF16AMX's caller gave it, converted 32 rows
@@ -105,21 +106,23 @@ const (
 )
 
 // runAMX runs the tiles over the packed operands of sgemmBF16AMX: op(A)'s
-// rows from ah, packed whole, or from src, converted block by block.
-func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
+// rows from ah, packed whole, or from src, converted block by block; then
+// epi (when not nil) on each block of whole rows of C, on the goroutine
+// that finished it.
+func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	if 2*npad*kw > amxReach {
-		runAMXBlocked(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, amxDepthBlocks, amxColBlocks)
+		runAMXBlocked(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, amxDepthBlocks, amxColBlocks)
 		return
 	}
-	runAMXFlat(ah, src, bw, m, n, k, alpha, beta, c, ldc, par)
+	runAMXFlat(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
 
 // runAMXFlat is runAMX for an op(B) within amxReach: each 32-row block of
 // op(A), converted by the core that runs it, runs over all of C's 32-column
 // blocks and the whole depth in one call.
-func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool) {
+func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -157,10 +160,13 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 			}
 			if direct && i0+32 <= m {
 				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0)
-				continue
+			} else {
+				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
+				epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
 			}
-			amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
-			epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
+			if epi != nil {
+				epi(i0, min(i0+32, m), 0, n)
+			}
 		}
 	}
 	if par {
@@ -178,7 +184,7 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 // the result (alpha 1, beta 0, whole tiles), else in a float32 buffer that
 // the epilogue reads at the end. Storing and reloading a tile changes no
 // bit, so the sums are runAMX's.
-func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, db, cb int) {
+func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -239,11 +245,18 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 			})
 		}
 	}
-	if !direct {
-		each(m, func(lo, hi int) {
-			epilogueRows(c[lo*ldc:], ldc, acc[lo*npad:], npad, hi-lo, n, alpha, beta)
-		})
+	if direct && epi == nil {
+		return
 	}
+	each(mb, func(lo, hi int) {
+		i0, i1 := lo*32, min(hi*32, m)
+		if !direct {
+			epilogueRows(c[i0*ldc:], ldc, acc[i0*npad:], npad, i1-i0, n, alpha, beta)
+		}
+		if epi != nil {
+			epi(i0, i1, 0, n)
+		}
+	})
 }
 
 // epilogueRows is epilogueFTZ over rows of n: c[r·ldc + j] from

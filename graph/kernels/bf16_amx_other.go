@@ -16,6 +16,6 @@ func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint3
 }
 
 // amxRunPacked is never called here (hasAMX is false).
-func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool) {
+func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	panic("kernels: no AMX in this build")
 }

@@ -92,7 +92,7 @@ func TestAMXBlocked(t *testing.T) {
 					for _, par := range []bool{false, true} {
 						got := append([]float32(nil), c0...)
 						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: a, lda: lda}
-						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], got, tc.n, par, pass[0], pass[1])
+						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], got, tc.n, par, nil, pass[0], pass[1])
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
@@ -137,7 +137,7 @@ func BenchmarkBF16AMX(b *testing.B) {
 		bw := make([]uint32, npad*kw/2)
 		packRowsAMX(ah, s.tA, s.m, s.k, kw, a, lda)
 		packPanelsAMX(bw, s.tB, s.k, s.n, kw, npad, bb, ldb, true)
-		run("amx_tiles", func() { runAMX(ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true) })
+		run("amx_tiles", func() { runAMX(ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true, nil) })
 	}
 }
 

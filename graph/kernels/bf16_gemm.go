@@ -79,11 +79,16 @@ func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c [
 	k, n := b.k, b.n
 	par := parallel && m*n*k >= parallelMinWork
 	if b.amx {
-		amxRunPacked(m, n, k, alpha, a, lda, b.words, c, ldc, par)
-	} else {
-		runTileEmul(b.kern, false, m, n, k, alpha, a, lda, b.panels, 0, c, ldc, par)
+		amxRunPacked(m, n, k, alpha, a, lda, b.words, c, ldc, par, epi)
+		return
 	}
-	if epi != nil {
+	runTileEmul(b.kern, false, m, n, k, alpha, a, lda, b.panels, 0, c, ldc, par)
+	if epi == nil {
+		return
+	}
+	if par {
+		parallelFor(m, splitGrain(m, 4, 1), 1, func(i0, i1 int) { epi(i0, i1, 0, n) })
+	} else {
 		epi(0, m, 0, n)
 	}
 }

@@ -171,8 +171,23 @@ func TestBF16PublicAPI(t *testing.T) {
 					},
 					"SgemmPacked": func(c []float32) []float32 { SgemmPacked(tc.m, a, tc.k, pb, c, tc.n); return want },
 					"SgemmPackedThen": func(c []float32) []float32 {
-						SgemmPackedThen(tc.m, a, tc.k, pb, c, tc.n, func(i0, i1, j0, j1 int) {})
-						return want
+						// The epilogue sees every element once, after its sum:
+						// C − want is then +0 everywhere.
+						seen := make([]int, tc.m*tc.n)
+						SgemmPackedThen(tc.m, a, tc.k, pb, c, tc.n, func(i0, i1, j0, j1 int) {
+							for i := i0; i < i1; i++ {
+								for j := j0; j < j1; j++ {
+									seen[i*tc.n+j]++
+									c[i*tc.n+j] -= want[i*tc.n+j]
+								}
+							}
+						})
+						for i, v := range seen {
+							if v != 1 {
+								t.Fatalf("SgemmPackedThen %dx%dx%d transB=%v: the epilogue saw C[%d] %d times", tc.m, tc.n, tc.k, tB, i, v)
+							}
+						}
+						return make([]float32, tc.m*tc.n)
 					},
 					"SgemmPackedSerial": func(c []float32) []float32 { SgemmPackedSerial(tc.m, -0.5, a, tc.k, pb, c, tc.n); return wantA },
 				} {
