@@ -78,4 +78,18 @@ func TestClipNonFinite(t *testing.T) {
 	if name, ok := GradsFinite([]Param{{Name: "a", Grad: []float32{0, -1e38, 1e-45}}}); !ok {
 		t.Errorf("GradsFinite flagged %q holding only finite values", name)
 	}
+	// The norm is finite exactly when every gradient is (train.Step runs
+	// GradsFinite only when it is not): float32's largest squares do not
+	// overflow the float64 sum, even a billion of them.
+	huge := make([]float32, 1<<20)
+	for i := range huge {
+		huge[i] = -math.MaxFloat32
+	}
+	ps := make([]Param, 1024)
+	for i := range ps {
+		ps[i] = Param{Name: "huge", Grad: huge}
+	}
+	if norm := ClipGradNorm(ps, 0); math.IsNaN(norm) || math.IsInf(norm, 0) {
+		t.Errorf("norm of 2^30 gradients of -MaxFloat32 = %v, want finite", norm)
+	}
 }

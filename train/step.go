@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	G "gorgonia.org/gorgonia"
@@ -289,8 +290,13 @@ func (s *Step) UpdateAt(step int, lr float64) (StepStats, error) {
 		return StepStats{}, &NonFiniteError{Step: step, What: "loss", Value: float64(loss)}
 	}
 	norm := optim.ClipGradNorm(s.params, s.clip)
-	if name, ok := optim.GradsFinite(s.params); !ok {
-		return StepStats{}, &NonFiniteError{Step: step, What: "gradient", Name: name}
+	// The norm sums every gradient's squares in float64, which finite
+	// float32 squares cannot overflow: it is finite exactly when every
+	// gradient is, so the scan that names the culprit runs only when not.
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		if name, ok := optim.GradsFinite(s.params); !ok {
+			return StepStats{}, &NonFiniteError{Step: step, What: "gradient", Name: name}
+		}
 	}
 	if err := s.opt.Step(s.params, lr); err != nil {
 		return StepStats{}, fmt.Errorf("step %d: %w", step, err)
