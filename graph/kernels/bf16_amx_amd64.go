@@ -59,7 +59,7 @@ func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
 	bufB := borrowWords(npad * kw / 2)
-	defer words.Put(bufB)
+	defer putWords(bufB)
 	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
 	packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
@@ -134,18 +134,18 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 		var scratch []float32
 		if !direct || hi*32 > m {
 			buf := borrowWords(32 * npad)
-			defer words.Put(buf)
+			defer putWords(buf)
 			scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
 		}
 		var blockA []uint16
 		var tmp []uint32
 		if src != nil {
 			buf := borrowWords(32 * kw / 2)
-			defer words.Put(buf)
+			defer putWords(buf)
 			blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
 			if src.transA {
 				t := borrowWords(kw / 2 * 32)
-				defer words.Put(t)
+				defer putWords(t)
 				tmp = *t
 			}
 		}
@@ -195,7 +195,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 	direct := alpha == 1 && beta == 0 && n == npad && m == mb*32
 	if !direct {
 		buf := borrowWords(mb * 32 * npad)
-		defer words.Put(buf)
+		defer putWords(buf)
 		acc = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), mb*32*npad)
 		lacc = npad
 	}
@@ -210,7 +210,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 	var rowsA []uint16
 	if src != nil {
 		buf := borrowWords(mb * 32 * dw / 2)
-		defer words.Put(buf)
+		defer putWords(buf)
 		rowsA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), mb*32*dw)
 	}
 	for k0 := 0; k0 < kb; k0 += db {
@@ -223,7 +223,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 				var tmp []uint32
 				if src.transA {
 					t := borrowWords(la / 2 * 32)
-					defer words.Put(t)
+					defer putWords(t)
 					tmp = *t
 				}
 				for blk := lo; blk < hi; blk++ {
@@ -376,7 +376,7 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 	}
 	run = func(lo, hi int) {
 		buf := borrowWords(amxChunk * kw / 2)
-		defer words.Put(buf)
+		defer putWords(buf)
 		tw := *buf
 		tmp := unsafe.Slice((*uint16)(unsafe.Pointer(&tw[0])), len(tw)*2)
 		for p := lo; p < hi; p++ {
