@@ -31,28 +31,10 @@ func TestAMXEqualsReference(t *testing.T) {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			for _, ab := range abs {
 				for _, special := range specials {
-					name := fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/special=%v", tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], special)
-					a := nanGuard(bf16Values(r, tc.m*tc.k, special))
-					b := nanGuard(bf16Values(r, tc.k*tc.n, special))
-					c0 := bf16Values(r, tc.m*tc.n, special)
-					lda, ldb := tc.k, tc.n
-					if tr[0] {
-						lda = tc.m
-					}
-					if tr[1] {
-						ldb = tc.k
-					}
-					want := append([]float32(nil), c0...)
-					sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
-					for _, par := range []bool{false, true} {
-						got := append([]float32(nil), c0...)
-						sgemmBF16AMX(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], got, tc.n, par)
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-							}
-						}
-					}
+					rc := newRefCase(r, tc.m, tc.n, tc.k, tr, ab, special)
+					rc.check(t, rc.name, func(c []float32, par bool) {
+						sgemmBF16AMX(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], rc.a, rc.lda, rc.b, rc.ldb, ab[1], c, tc.n, par)
+					})
 				}
 			}
 		}
@@ -71,34 +53,16 @@ func TestAMXBlocked(t *testing.T) {
 	for _, tc := range []struct{ m, n, k int }{{32, 64, 96}, {64, 96, 130}, {33, 70, 100}, {7, 17, 601}, {29, 65, 63}} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			for _, ab := range [][2]float32{{1, 0}, {1.25, -0.75}} {
+				rc := newRefCase(r, tc.m, tc.n, tc.k, tr, ab, true)
+				kw := (tc.k + tileBlock - 1) / tileBlock * tileBlock
+				npad := (tc.n + 31) / 32 * 32
+				bw := make([]uint32, npad*kw/2)
+				packPanelsAMX(bw, tr[1], tc.k, tc.n, kw, npad, rc.b, rc.ldb, false)
 				for _, pass := range [][2]int{{1, 1}, {2, 1}, {3, 2}} {
-					name := fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/passes=%v", tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], pass)
-					a := nanGuard(bf16Values(r, tc.m*tc.k, true))
-					b := nanGuard(bf16Values(r, tc.k*tc.n, true))
-					c0 := bf16Values(r, tc.m*tc.n, true)
-					lda, ldb := tc.k, tc.n
-					if tr[0] {
-						lda = tc.m
-					}
-					if tr[1] {
-						ldb = tc.k
-					}
-					want := append([]float32(nil), c0...)
-					sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
-					kw := (tc.k + tileBlock - 1) / tileBlock * tileBlock
-					npad := (tc.n + 31) / 32 * 32
-					bw := make([]uint32, npad*kw/2)
-					packPanelsAMX(bw, tr[1], tc.k, tc.n, kw, npad, b, ldb, false)
-					for _, par := range []bool{false, true} {
-						got := append([]float32(nil), c0...)
-						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: a, lda: lda}
-						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], got, tc.n, par, nil, pass[0], pass[1])
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-							}
-						}
-					}
+					rc.check(t, fmt.Sprintf("%s/passes=%v", rc.name, pass), func(c []float32, par bool) {
+						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: rc.a, lda: rc.lda}
+						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], c, tc.n, par, nil, pass[0], pass[1])
+					})
 				}
 			}
 		}

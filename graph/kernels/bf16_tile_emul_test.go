@@ -20,31 +20,55 @@ func TestBF16EmulatedEqualsReference(t *testing.T) {
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				for _, ab := range [][2]float32{{1, 0}, {1.25, -0.75}} {
 					for _, special := range []bool{false, true} {
-						name := fmt.Sprintf("%s/%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/special=%v", kern.name, tc.m, tc.n, tc.k, tr[0], tr[1], ab[0], ab[1], special)
-						a := nanGuard(bf16Values(r, tc.m*tc.k, special))
-						b := nanGuard(bf16Values(r, tc.k*tc.n, special))
-						c0 := bf16Values(r, tc.m*tc.n, special)
-						lda, ldb := tc.k, tc.n
-						if tr[0] {
-							lda = tc.m
-						}
-						if tr[1] {
-							ldb = tc.k
-						}
-						want := append([]float32(nil), c0...)
-						sgemmBF16Ref(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
-						for _, par := range []bool{false, true} {
-							got := append([]float32(nil), c0...)
-							sgemmBF16Emul(kern, tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], got, tc.n, par)
-							for i := range got {
-								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-								}
-							}
-						}
+						rc := newRefCase(r, tc.m, tc.n, tc.k, tr, ab, special)
+						rc.check(t, kern.name+"/"+rc.name, func(c []float32, par bool) {
+							sgemmBF16Emul(kern, tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], rc.a, rc.lda, rc.b, rc.ldb, ab[1], c, tc.n, par)
+						})
 					}
 				}
 			}
+		}
+	}
+}
+
+// refCase is one product of the bfloat16 reference tests: op(A)·op(B)
+// with alpha and beta on bfloat16-representative operands (NaN-guarded),
+// C's values before it, and what the definition (sgemmBF16Ref) gives.
+type refCase struct {
+	name           string
+	a, b, c0, want []float32
+	lda, ldb       int
+}
+
+// newRefCase draws a refCase: tr is (transA, transB), ab is (alpha, beta).
+func newRefCase(r *rand.Rand, m, n, k int, tr [2]bool, ab [2]float32, special bool) refCase {
+	rc := refCase{
+		name: fmt.Sprintf("%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v/special=%v", m, n, k, tr[0], tr[1], ab[0], ab[1], special),
+		a:    nanGuard(bf16Values(r, m*k, special)),
+		b:    nanGuard(bf16Values(r, k*n, special)),
+		c0:   bf16Values(r, m*n, special),
+		lda:  k, ldb: n,
+	}
+	if tr[0] {
+		rc.lda = m
+	}
+	if tr[1] {
+		rc.ldb = k
+	}
+	rc.want = append([]float32(nil), rc.c0...)
+	sgemmBF16Ref(tr[0], tr[1], m, n, k, ab[0], rc.a, rc.lda, rc.b, rc.ldb, ab[1], rc.want, n)
+	return rc
+}
+
+// check runs the product on a copy of c0 (row stride n), on one core and
+// on several, and fails at the first bit that differs from the definition.
+func (rc refCase) check(t *testing.T, name string, run func(c []float32, parallel bool)) {
+	t.Helper()
+	for _, par := range []bool{false, true} {
+		got := append([]float32(nil), rc.c0...)
+		run(got, par)
+		if i := firstDiff(got, rc.want); i >= 0 {
+			t.Fatalf("%s/parallel=%v: C[%d] = %g (%#08x), the definition gives %g (%#08x)", name, par, i, got[i], math.Float32bits(got[i]), rc.want[i], math.Float32bits(rc.want[i]))
 		}
 	}
 }
