@@ -169,11 +169,7 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 			}
 		}
 	}
-	if par {
-		parallelFor(mb, splitGrain(mb, 4, 1), 1, run)
-	} else {
-		run(0, mb)
-	}
+	forRange(par, mb, splitGrain(mb, 4, 1), run)
 }
 
 // runAMXBlocked is runAMX for an op(B) past amxReach, as BLAS blocks a
@@ -199,14 +195,8 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 		acc = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), mb*32*npad)
 		lacc = npad
 	}
-	each := func(n int, body func(lo, hi int)) {
-		if par {
-			parallelFor(n, splitGrain(n, 4, 1), 1, body)
-		} else {
-			body(0, n)
-		}
-	}
-	dw := min(kb, db) * tileBlock // bfloat16 per row of a pass's A
+	each := func(body func(lo, hi int)) { forRange(par, mb, splitGrain(mb, 4, 1), body) } // over A's 32-row blocks
+	dw := min(kb, db) * tileBlock                                                         // bfloat16 per row of a pass's A
 	var rowsA []uint16
 	if src != nil {
 		buf := borrowWords(mb * 32 * dw / 2)
@@ -219,7 +209,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 		if src != nil {
 			a, la = rowsA, kc*tileBlock
 			d0 := k0 * tileBlock
-			each(mb, func(lo, hi int) {
+			each(func(lo, hi int) {
 				var tmp []uint32
 				if src.transA {
 					t := borrowWords(la / 2 * 32)
@@ -238,7 +228,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 		for j0 := 0; j0 < nb; j0 += cb {
 			nc := min(cb, nb-j0)
 			b := &bw[(2*j0*kb+k0)*256]
-			each(mb, func(lo, hi int) {
+			each(func(lo, hi int) {
 				for blk := lo; blk < hi; blk++ {
 					amxTiles32(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load)
 				}
@@ -248,7 +238,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 	if direct && epi == nil {
 		return
 	}
-	each(mb, func(lo, hi int) {
+	each(func(lo, hi int) {
 		i0, i1 := lo*32, min(hi*32, m)
 		if !direct {
 			epilogueRows(c[i0*ldc:], ldc, acc[i0*npad:], npad, i1-i0, n, alpha, beta)
@@ -367,11 +357,7 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 				}
 			}
 		}
-		if parallel {
-			parallelFor(kp, 64, 1, run)
-		} else {
-			run(0, kp)
-		}
+		forRange(parallel, kp, 64, run)
 		return
 	}
 	run = func(lo, hi int) {
@@ -395,11 +381,7 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 			}
 		}
 	}
-	if parallel {
-		parallelFor(np, 1, 1, run)
-	} else {
-		run(0, np)
-	}
+	forRange(parallel, np, 1, run)
 }
 
 //go:noescape

@@ -86,11 +86,7 @@ func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c [
 	if epi == nil {
 		return
 	}
-	if par {
-		parallelFor(m, splitGrain(m, 4, 1), 1, func(i0, i1 int) { epi(i0, i1, 0, n) })
-	} else {
-		epi(0, m, 0, n)
-	}
+	forRange(par, m, splitGrain(m, 4, 1), func(i0, i1 int) { epi(i0, i1, 0, n) })
 }
 
 func growWords(buf []uint32, n int) []uint32 {

@@ -109,9 +109,5 @@ func packTileEmul(dst []float32, byRow bool, x, k, kw, R int, src []float32, ld 
 			clear(panel[k*R:])
 		}
 	}
-	if parallel {
-		parallelFor(np, 1, 1, run)
-	} else {
-		run(0, np)
-	}
+	forRange(parallel, np, 1, run)
 }

@@ -13,6 +13,16 @@ func parallelFor(n, grain, align int, body func(lo, hi int)) {
 	parallel.For(n, grain, align, body)
 }
 
+// forRange runs body(lo, hi) over [0, n): as parallelFor with grain when
+// par, else in one call on the calling goroutine.
+func forRange(par bool, n, grain int, body func(lo, hi int)) {
+	if par {
+		parallelFor(n, grain, 1, body)
+		return
+	}
+	body(0, n)
+}
+
 // splitGrain picks a chunk size for n units of work over the available
 // cores: about perWorker chunks per worker, each at least minGrain units.
 func splitGrain(n, perWorker, minGrain int) int {
