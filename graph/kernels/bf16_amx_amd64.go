@@ -85,6 +85,34 @@ func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32,
 	runAMX(nil, src, bw, m, n, k, alpha, 0, c, ldc, par, epi)
 }
 
+// amxRunPackedWords is amxRunPacked with A's rows stored as bfloat16
+// words (SgemmPackedThenWords).
+func amxRunPackedWords(m, n, k int, a []uint16, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+	src := &amxRows{m: m, k: k, w: a, lda: lda}
+	runAMX(nil, src, bw, m, n, k, 1, 0, c, ldc, par, epi)
+}
+
+// sgemmBF16AMXWords is sgemmBF16AMX with B (not transposed) stored as
+// bfloat16 words (SgemmBF16Words).
+func sgemmBF16AMXWords(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	kw := (k + tileBlock - 1) / tileBlock * tileBlock
+	npad := (n + 31) / 32 * 32
+	bufB := borrowWords(npad * kw / 2)
+	defer putWords(bufB)
+	bw := *bufB
+	par := parallel && m*n*k >= parallelMinWork
+	packPairRows(bw, k, n, kw, npad, par, func(dst []uint32, r int, odd bool) {
+		lo := b[2*r*ldb : 2*r*ldb+n]
+		var hi []uint16
+		if !odd {
+			hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
+		}
+		pairsWords(dst, lo, hi, kw/2*16)
+	})
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
+	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, nil)
+}
+
 // amxRows is op(A) as sgemmBF16AMX's caller gave it, converted 32 rows
 // at a time by the core that runs them.
 type amxRows struct {
@@ -92,6 +120,7 @@ type amxRows struct {
 	m, k   int
 	a      []float32
 	lda    int
+	w      []uint16 // when not nil: A (not transposed) already in bfloat16, row stride lda
 }
 
 // amxReach is the most bytes of op(B)'s packed panels that one pass of
@@ -298,6 +327,14 @@ func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	rows := min(32, s.m-i0)
 	clear(dst[rows*kw : 32*kw])
 	a, lda := s.a, s.lda
+	if s.w != nil {
+		for i := 0; i < rows; i++ {
+			r := (i0+i)*lda + d0
+			copy(dst[i*kw:], s.w[r:r+k])
+			clear(dst[i*kw+k : (i+1)*kw])
+		}
+		return
+	}
 	if !s.transA {
 		for i := 0; i < rows; i++ {
 			r := (i0+i)*lda + d0
@@ -334,33 +371,18 @@ func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int) 
 func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
 	kp := kw / 2
 	np := npad / 16
-	var run func(lo, hi int)
 	if !transB {
-		// Each 16 pairs of a row of pairs are one panel's row: stored in
-		// place, a panel (kp·16 pairs) apart.
-		used := (n + 15) / 16
-		run = func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				switch {
-				case 2*r >= k:
-					for p := 0; p < np; p++ {
-						clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
-					}
-					continue
-				case 2*r+1 >= k:
-					pairsBF16(dst[r*16:], b[2*r*ldb:2*r*ldb+n], nil, kp*16)
-				default:
-					pairsBF16(dst[r*16:], b[2*r*ldb:2*r*ldb+n], b[(2*r+1)*ldb:(2*r+1)*ldb+n], kp*16)
-				}
-				for p := used; p < np; p++ {
-					clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
-				}
+		packPairRows(dst, k, n, kw, npad, parallel, func(dst []uint32, r int, odd bool) {
+			lo := b[2*r*ldb : 2*r*ldb+n]
+			var hi []float32
+			if !odd {
+				hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
 			}
-		}
-		forRange(parallel, kp, 64, run)
+			pairsBF16(dst, lo, hi, kp*16)
+		})
 		return
 	}
-	run = func(lo, hi int) {
+	run := func(lo, hi int) {
 		buf := borrowWords(amxChunk * kw / 2)
 		defer putWords(buf)
 		tw := *buf
@@ -382,6 +404,49 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 		}
 	}
 	forRange(parallel, np, 1, run)
+}
+
+// packPairRows sets dst to a non-transposed op(B)'s pairs in 16-column
+// panels, as packPanelsAMX: pair(dst[r·16:], r, odd) stores row r of
+// pairs (B's rows 2r and 2r+1; odd: 2r is B's last row, 2r+1 is +0) 16
+// at a time, a panel (kw/2·16 pairs) apart; rows past k and panels past
+// n's are cleared here.
+func packPairRows(dst []uint32, k, n, kw, npad int, parallel bool, pair func(dst []uint32, r int, odd bool)) {
+	kp := kw / 2
+	np := npad / 16
+	used := (n + 15) / 16
+	forRange(parallel, kp, 64, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			if 2*r >= k {
+				for p := 0; p < np; p++ {
+					clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
+				}
+				continue
+			}
+			pair(dst[r*16:], r, 2*r+1 >= k)
+			for p := used; p < np; p++ {
+				clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
+			}
+		}
+	})
+}
+
+//go:noescape
+func pairsWordsAVX512(dst *uint32, lo, hi *uint16, n, stride int)
+
+// pairsWords is pairsBF16 of words already in bfloat16: the pairs
+// lo[i] | hi[i]<<16 (a nil hi read as +0), 16 at a time, pairs 16v to
+// 16v+15 at dst[v·stride:], the last 16 whole (+0 past len(lo)).
+func pairsWords(dst []uint32, lo, hi []uint16, stride int) {
+	if len(lo) == 0 {
+		return
+	}
+	_ = dst[(len(lo)-1)/16*stride+15]
+	var h *uint16
+	if hi != nil {
+		h = &hi[:len(lo)][0]
+	}
+	pairsWordsAVX512(&dst[0], &lo[0], h, len(lo), 4*stride)
 }
 
 //go:noescape

@@ -19,3 +19,16 @@ func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint3
 func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	panic("kernels: no AMX in this build")
 }
+
+// amxRunPackedWords is never called here (hasAMX is false).
+func amxRunPackedWords(m, n, k int, a []uint16, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+	panic("kernels: no AMX in this build")
+}
+
+// sgemmBF16AMXWords is never called here (hasAMX is false).
+func sgemmBF16AMXWords(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	panic("kernels: no AMX in this build")
+}
+
+// wordsBF16 is never called here (hasAMX is false).
+func wordsBF16(dst []uint16, src []float32) { panic("kernels: no AMX in this build") }

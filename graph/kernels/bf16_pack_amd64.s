@@ -86,6 +86,40 @@ pdone:
 	VZEROUPPER
 	RET
 
+// func pairsWordsAVX512(dst *uint32, lo, hi *uint16, n, stride int)
+//
+// The pairs lo[i] | hi[i]<<16 for i < n (words already in bfloat16), a
+// nil hi read as +0, 16 at a time: pairs 16v to 16v+15 at dst + v·stride
+// bytes, the last 16 whole (+0 past n).
+TEXT ·pairsWordsAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ hi+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R8
+	MOVL $0xffff, AX
+	KMOVW AX, K3
+qloop:
+	TAILMASK(qfull, qdone)
+qfull:
+	VPXORD Z4, Z4, Z4
+	TESTQ DX, DX
+	JZ qlo
+	VPMOVZXWD.Z (DX), K3, Z4
+	VPSLLD $16, Z4, Z4
+	ADDQ $32, DX
+qlo:
+	VPMOVZXWD.Z (SI), K3, Z1
+	VPORD Z4, Z1, Z1
+	VMOVDQU32 Z1, (DI)
+	ADDQ $32, SI
+	ADDQ R8, DI
+	SUBQ $16, CX
+	JMP qloop
+qdone:
+	VZEROUPPER
+	RET
+
 // func epilogueFTZAVX512(c *float32, ldc int, acc *float32, lacc int, rows, n int, alpha, beta float32)
 //
 // c[r·ldc + j] = alpha·acc[r·lacc + j] + beta·c[r·ldc + j] (fused; acc's

@@ -1,0 +1,108 @@
+package kernels
+
+import "fmt"
+
+// An activation that only feeds bfloat16 products can be kept as
+// bfloat16: its words (the upper halves of the float32 values rounded by
+// ToBF16) take half the memory, and the products read them without
+// converting again. ToBF16 of a word widened back (FromBF16) is the word
+// itself for every word ToBF16 makes (it makes no subnormal, and a NaN it
+// makes is already quiet), so a product of stored words has the bits of
+// the same product of the float32 values: SgemmPackedThenWords is
+// SgemmPackedThen, SgemmBF16Words is SgemmBF16.
+
+// WordsBF16 sets dst[i] = ToBF16(src[i]) for i < len(src) (dst at least as
+// long).
+func WordsBF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("kernels.WordsBF16: dst has %d words, src %d floats", len(dst), len(src)))
+	}
+	if len(src) == 0 {
+		return
+	}
+	if bf16AMX() { // AMX implies AVX512_BF16's conversion
+		wordsBF16(dst, src)
+		return
+	}
+	for i, v := range src {
+		dst[i] = ToBF16(v)
+	}
+}
+
+// SgemmPackedThenWords is SgemmPackedThen of a bfloat16 PackedB
+// (PackBBF16) with A stored as bfloat16 words, m×k (row stride lda): the
+// bits of SgemmPackedThen with A's float32 values.
+func SgemmPackedThenWords(m int, a []uint16, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
+	const fn = "SgemmPackedThenWords"
+	if !b.bf16 {
+		panic("kernels." + fn + ": b was not packed by PackBBF16")
+	}
+	if m < 0 {
+		panic(fmt.Sprintf("kernels.%s: negative m=%d", fn, m))
+	}
+	checkLd(fn, "lda", lda, b.k)
+	checkLd(fn, "ldc", ldc, b.n)
+	checkLen(fn, "a", len(a), m, b.k, lda)
+	checkLen(fn, "c", len(c), m, b.n, ldc)
+	if m == 0 {
+		return
+	}
+	k, n := b.k, b.n
+	par := m*n*k >= parallelMinWork
+	if b.amx {
+		amxRunPackedWords(m, n, k, a, lda, b.words, c, ldc, par, epi)
+		return
+	}
+	buf, af := widenWords(a, m, k, lda)
+	defer scratch.put(buf)
+	sgemmPackedBF16(m, 1, af, k, b, c, ldc, true, epi)
+}
+
+// SgemmBF16Words is SgemmBF16(transA, false, …) with B stored as bfloat16
+// words, k×n (row stride ldb): a weight gradient dyᵀ·x of an activation x
+// kept in bfloat16. Its bits are SgemmBF16's with B's float32 values.
+func SgemmBF16Words(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	const fn = "SgemmBF16Words"
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernels.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	checkLd(fn, "lda", lda, ac)
+	checkLd(fn, "ldb", ldb, n)
+	checkLd(fn, "ldc", ldc, n)
+	checkLen(fn, "a", len(a), ar, ac, lda)
+	checkLen(fn, "b", len(b), k, n, ldb)
+	checkLen(fn, "c", len(c), m, n, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return
+	}
+	if bf16AMX() {
+		sgemmBF16AMXWords(transA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
+		return
+	}
+	buf, bf := widenWords(b, k, n, ldb)
+	defer scratch.put(buf)
+	sgemmBF16(transA, false, m, n, k, alpha, a, lda, bf, n, beta, c, ldc, true)
+}
+
+// widenWords returns the rows×cols words of w (row stride ld) widened to
+// float32 (FromBF16) in rows of cols, in a buffer of scratch to give back.
+func widenWords(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
+	buf, f := borrowFloats(rows * cols)
+	forRange(rows*cols >= 1<<16, rows, splitGrain(rows, 4, 1), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			src, dst := w[r*ld:r*ld+cols], f[r*cols:(r+1)*cols]
+			for i, h := range src {
+				dst[i] = FromBF16(h)
+			}
+		}
+	})
+	return buf, f
+}
