@@ -122,6 +122,14 @@ func fnType(ranks ...int) hm.Type {
 	return hm.NewFnType(ts...)
 }
 
+// fnTypeWords is fnType with operand i a tensor of bfloat16 words
+// (tensor.Uint16, StoreBF16) instead of the shared element type.
+func fnTypeWords(i int, ranks ...int) hm.Type {
+	ts := fnType(ranks...).(*hm.FunctionType).FlatTypes()
+	ts[i] = G.TensorType{Dims: ranks[i], Of: tensor.Uint16}
+	return hm.NewFnType(ts...)
+}
+
 // shapeOf returns the i-th input shape given to InferShape.
 func shapeOf(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
 	if i >= len(in) {
@@ -187,6 +195,20 @@ func dense(op string, v G.Value) (*tensor.Dense, error) {
 	return d, nil
 }
 
+// wordsOf asserts that v is a dense tensor of bfloat16 words (StoreBF16)
+// and returns them.
+func wordsOf(op string, v G.Value) (*tensor.Dense, []uint16, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: want a dense tensor, got %T", op, v)
+	}
+	w, ok := d.Data().([]uint16)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: want bfloat16 words (uint16), got %v", op, d.Dtype())
+	}
+	return d, w, nil
+}
+
 // denses asserts all inputs are dense tensors of one float dtype.
 func denses(op string, vs []G.Value, n int) ([]*tensor.Dense, error) {
 	if len(vs) != n {
@@ -204,6 +226,25 @@ func denses(op string, vs []G.Value, n int) ([]*tensor.Dense, error) {
 		out[i] = d
 	}
 	return out, nil
+}
+
+// densesOrdering is denses for an op whose input order (−1: none) is there
+// only to order it after the op that made it: that input may be any dense
+// tensor, bfloat16 words included, and is returned unchecked.
+func densesOrdering(op string, vs []G.Value, n, order int) ([]*tensor.Dense, error) {
+	if order < 0 || order >= len(vs) {
+		return denses(op, vs, n)
+	}
+	rest := append(append([]G.Value(nil), vs[:order]...), vs[order+1:]...)
+	in, err := denses(op, rest, n-1)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := vs[order].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a dense tensor as input %d, got %T", op, order, vs[order])
+	}
+	return append(in[:order:order], append([]*tensor.Dense{d}, in[order:]...)...), nil
 }
 
 // scalarValue reads a scalar Value (the upstream gradient of a loss).

@@ -32,7 +32,8 @@ import (
 //
 // WithPrecision(BF16) makes Q·Kᵀ, P·V and the four products of the
 // gradient bfloat16 products (kernels.SgemmBF16Serial); the scores, the
-// softmax and its gradient stay float32.
+// softmax and its gradient stay float32. StoreBF16 keeps the output as
+// bfloat16 words, for a bfloat16 attn.proj that reads it.
 func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node, error) {
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
@@ -46,7 +47,11 @@ func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node
 	if err != nil {
 		return nil, err
 	}
-	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16}
+	words, err := storesBF16("Attention", qkv.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16, words: words}
 	return G.ApplyOp(op, qkv)
 }
 
@@ -54,6 +59,7 @@ type attentionOp struct {
 	opBase
 	batch, tokens, heads, dim int
 	bf16                      bool // bfloat16 products (WithPrecision)
+	words                     bool // the output is bfloat16 words (StoreBF16)
 	out                       buffer
 	// recompute is set when a gradient is built (SymDiff): the forward pass
 	// then keeps no probabilities and the backward pass recomputes them.
@@ -65,8 +71,13 @@ type attentionOp struct {
 
 var _ G.SDOp = (*attentionOp)(nil)
 
-func (op *attentionOp) Arity() int    { return 1 }
-func (op *attentionOp) Type() hm.Type { return fnType(2, 2) }
+func (op *attentionOp) Arity() int { return 1 }
+func (op *attentionOp) Type() hm.Type {
+	if op.words {
+		return fnTypeWords(1, 2, 2)
+	}
+	return fnType(2, 2)
+}
 func (op *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.batch * op.tokens, op.dim}, nil
 }
@@ -95,7 +106,14 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 	if !qkv.Shape().Eq(tensor.Shape{op.batch * op.tokens, 3 * op.dim}) {
 		return nil, fmt.Errorf("Attention: qkv is %v, want (%d, %d)", qkv.Shape(), op.batch*op.tokens, 3*op.dim)
 	}
-	y := op.out.get(qkv.Dtype(), op.batch*op.tokens, op.dim)
+	if op.words && qkv.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("Attention: bfloat16 words need a float32 qkv, got %v", qkv.Dtype())
+	}
+	dt := qkv.Dtype()
+	if op.words {
+		dt = tensor.Uint16
+	}
+	y := op.out.get(dt, op.batch*op.tokens, op.dim)
 	n := op.batch * op.heads * op.tokens * op.tokens
 	if op.recompute {
 		n = 0
@@ -106,12 +124,16 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 		if len(op.probs32) != n {
 			op.probs32 = make([]float32, n)
 		}
-		attnForward(op, data[float32](y), data[float32](qkv), op.probs32)
+		if op.words {
+			attnForward(op, nil, y.Data().([]uint16), data[float32](qkv), op.probs32)
+		} else {
+			attnForward(op, data[float32](y), nil, data[float32](qkv), op.probs32)
+		}
 	default:
 		if len(op.probs64) != n {
 			op.probs64 = make([]float64, n)
 		}
-		attnForward(op, data[float64](y), data[float64](qkv), op.probs64)
+		attnForward(op, data[float64](y), nil, data[float64](qkv), op.probs64)
 	}
 	return y, nil
 }
@@ -148,26 +170,33 @@ func putScratch[T Float](s *[]T) {
 // scores, softmax of its T rows and P·V with single-threaded kernels, so
 // the result does not depend on the split. probs, if not empty, receives the
 // probabilities (B, H, T, T); if empty they go to per-goroutine scratch and
-// are dropped.
-func attnForward[T Float](op *attentionOp, y, qkv, probs []T) {
-	t, nh := op.tokens, op.heads
+// are dropped. With y nil the output goes to the words yw instead (float32
+// only): each head's O through scratch, then rounded (kernels.WordsBF16).
+func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv, probs []T) {
+	t, nh, d, hd := op.tokens, op.heads, op.dim, op.dim/op.heads
 	parallelFor(op.batch*nh, func(lo, hi int) {
-		var sp *[]T
-		if len(probs) == 0 {
-			sp = getScratch[T](t * t)
-			defer putScratch(sp)
-		}
+		sp := getScratch[T](t*t + t*hd)
+		defer putScratch(sp)
+		o := (*sp)[t*t : t*t+t*hd]
 		for i := lo; i < hi; i++ {
 			var p []T
-			if sp != nil {
+			if len(probs) == 0 {
 				p = (*sp)[:t*t]
 			} else {
 				p = probs[i*t*t:][:t*t]
 			}
 			attnProbs(op, qkv, p, i/nh, i%nh)
-			b, h, d, hd := i/nh, i%nh, op.dim, op.dim/nh
-			// O = P·V into the head's columns of y
-			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, qkv[b*t*3*d+2*d+h*hd:], 3*d, 0, y[b*t*d+h*hd:], d)
+			b, h := i/nh, i%nh
+			v := qkv[b*t*3*d+2*d+h*hd:]
+			if y != nil { // O = P·V into the head's columns of y
+				gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, 3*d, 0, y[b*t*d+h*hd:], d)
+				continue
+			}
+			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, 3*d, 0, o, hd)
+			o32 := any(o).([]float32)
+			for r := range t {
+				kernels.WordsBF16(yw[(b*t+r)*d+h*hd:][:hd], o32[r*hd:(r+1)*hd])
+			}
 		}
 	})
 }
@@ -249,7 +278,7 @@ func softmaxRows[T Float](x []T, rows, cols int) {
 }
 
 func (op *attentionOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d%s)", op.batch, op.tokens, op.heads, op.dim, precisionTag(op.bf16))
+	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d%s%s)", op.batch, op.tokens, op.heads, op.dim, precisionTag(op.bf16), wordsTag(op.words))
 	op.writeID(h)
 }
 func (op *attentionOp) Hashcode() uint32     { return hashOf(op) }
@@ -279,15 +308,20 @@ type attentionGradOp struct {
 	out buffer
 }
 
-func (op *attentionGradOp) Arity() int    { return 3 }
-func (op *attentionGradOp) Type() hm.Type { return fnType(2, 2, 2, 2) }
+func (op *attentionGradOp) Arity() int { return 3 }
+func (op *attentionGradOp) Type() hm.Type {
+	if op.fwd.words {
+		return fnTypeWords(1, 2, 2, 2, 2)
+	}
+	return fnType(2, 2, 2, 2)
+}
 func (op *attentionGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	f := op.fwd
 	return tensor.Shape{f.batch * f.tokens, 3 * f.dim}, nil
 }
 
 func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("AttentionGrad", vs, 3)
+	in, err := densesOrdering("AttentionGrad", vs, 3, 1) // (qkv, y, dy): y only orders it
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -46,20 +47,53 @@ func ParseGELUApprox(s string) (GELUApprox, error) {
 }
 
 // GELU applies the Gaussian error linear unit element-wise to x of any rank
-// ≥ 1. Its gradient op reads (x, dy).
-func GELU(x *G.Node, approx GELUApprox) (*G.Node, error) {
+// ≥ 1. Its gradient op reads (x, dy). StoreBF16 keeps the output as
+// bfloat16 words, for a bfloat16 Linear that reads it (an MLP's fc2); the
+// gradient is unchanged, since it reads x.
+func GELU(x *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, error) {
 	if approx != GELUExact && approx != GELUTanh {
 		return nil, fmt.Errorf("GELU: unknown approximation %v", approx)
 	}
 	if x.Dims() < 1 {
 		return nil, fmt.Errorf("GELU: want a tensor of rank ≥ 1, got shape %v", x.Shape())
 	}
-	return G.ApplyOp(&geluOp{elemOp: newElemOp("GELU", approx.String(), 1, x.Dims()), approx: approx}, x)
+	words, err := storesBF16("GELU", x.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	param := approx.String()
+	if words {
+		param += ",bf16 words"
+	}
+	return G.ApplyOp(&geluOp{elemOp: newElemOp("GELU", param, 1, x.Dims()), approx: approx, words: words}, x)
 }
 
 type geluOp struct {
 	elemOp
 	approx GELUApprox
+	words  bool // the output is bfloat16 words (StoreBF16)
+}
+
+func (op *geluOp) Type() hm.Type {
+	if !op.words {
+		return op.elemOp.Type()
+	}
+	return fnTypeWords(1, op.rank, op.rank)
+}
+
+// geluWordsChunk is the float32 values a goroutine computes before it
+// rounds them to words: small enough to stay in L1.
+const geluWordsChunk = 2048
+
+// geluWords sets dst to the words of f(src) (kernels.WordsBF16), geluWordsChunk
+// values at a time through a float32 buffer.
+func geluWords(f func(dst, src []float32), dst []uint16, src []float32) {
+	var buf [geluWordsChunk]float32
+	for lo := 0; lo < len(src); lo += geluWordsChunk {
+		hi := min(lo+geluWordsChunk, len(src))
+		f(buf[:hi-lo], src[lo:hi])
+		kernels.WordsBF16(dst[lo:hi], buf[:hi-lo])
+	}
 }
 
 var _ G.SDOp = (*geluOp)(nil)
@@ -70,6 +104,19 @@ func (op *geluOp) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	x := in[0]
+	if op.words {
+		if x.Dtype() != tensor.Float32 {
+			return nil, fmt.Errorf("GELU: bfloat16 words need a float32 input, got %v", x.Dtype())
+		}
+		y := op.out.get(tensor.Uint16, x.Shape()...)
+		src, dst := data[float32](x), y.Data().([]uint16)
+		f := geluForward32
+		if op.approx == GELUTanh {
+			f = geluTanhForward32
+		}
+		geluParallel(len(src), func(lo, hi int) { geluWords(f, dst[lo:hi], src[lo:hi]) })
+		return y, nil
+	}
 	y := op.out.get(x.Dtype(), x.Shape()...)
 	switch x.Dtype() {
 	case tensor.Float32:

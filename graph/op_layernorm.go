@@ -23,7 +23,7 @@ import (
 //
 //	dx = rstd·(g − mean(g) − x̂·mean(g·x̂)),  g = dy·w,  x̂ = (x − μ)·rstd
 //	dw = Σ_rows dy·x̂,  db = Σ_rows dy.
-func LayerNorm(x, w, b *G.Node, eps float64) (*G.Node, error) {
+func LayerNorm(x, w, b *G.Node, eps float64, opts ...OpOption) (*G.Node, error) {
 	if x == nil || w == nil || b == nil {
 		return nil, fmt.Errorf("LayerNorm: x, w and b must all be given")
 	}
@@ -37,14 +37,19 @@ func LayerNorm(x, w, b *G.Node, eps float64) (*G.Node, error) {
 	if !(eps > 0) || math.IsInf(eps, 1) {
 		return nil, fmt.Errorf("LayerNorm: eps must be a positive number, got %v", eps)
 	}
-	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x}, x, w, b)
+	words, err := storesBF16("LayerNorm", x.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x, words: words}, x, w, b)
 }
 
 type layerNormOp struct {
 	opBase
-	eps float64
-	d   int
-	out buffer
+	eps   float64
+	d     int
+	words bool // the output is bfloat16 words (StoreBF16)
+	out   buffer
 
 	// x is the input node, for Residual's check. fork is set by the
 	// Residual that sums x with this LayerNorm's branch; next is that sum's
@@ -63,8 +68,13 @@ type layerNormOp struct {
 
 var _ G.SDOp = (*layerNormOp)(nil)
 
-func (op *layerNormOp) Arity() int    { return 3 }
-func (op *layerNormOp) Type() hm.Type { return fnType(2, 1, 1, 2) }
+func (op *layerNormOp) Arity() int { return 3 }
+func (op *layerNormOp) Type() hm.Type {
+	if op.words {
+		return fnTypeWords(3, 2, 1, 1, 2)
+	}
+	return fnType(2, 1, 1, 2)
+}
 func (op *layerNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return shapeLike("LayerNorm", in, 0)
 }
@@ -82,14 +92,25 @@ func (op *layerNormOp) Do(vs ...G.Value) (G.Value, error) {
 	if len(op.mean) != m {
 		op.mean, op.rstd = make([]float64, m), make([]float64, m)
 	}
-	y := op.out.get(x.Dtype(), m, op.d)
+	dt := x.Dtype()
+	if op.words {
+		if dt != tensor.Float32 {
+			return nil, fmt.Errorf("LayerNorm: bfloat16 words need a float32 input, got %v", dt)
+		}
+		dt = tensor.Uint16
+	}
+	y := op.out.get(dt, m, op.d)
 	switch x.Dtype() {
 	case tensor.Float32:
 		if len(op.mean32) != m {
 			op.mean32, op.rstd32 = make([]float32, m), make([]float32, m)
 			op.dw32, op.db32 = make([]float32, op.d), make([]float32, op.d)
 		}
-		kernels.LayerNormRows(data[float32](y), op.mean32, op.rstd32, data[float32](x), data[float32](w), data[float32](b), m, op.d, float32(op.eps))
+		if op.words {
+			kernels.LayerNormRowsWords(y.Data().([]uint16), op.mean32, op.rstd32, data[float32](x), data[float32](w), data[float32](b), m, op.d, float32(op.eps))
+		} else {
+			kernels.LayerNormRows(data[float32](y), op.mean32, op.rstd32, data[float32](x), data[float32](w), data[float32](b), m, op.d, float32(op.eps))
+		}
 		for i := range op.mean32 {
 			op.mean[i], op.rstd[i] = float64(op.mean32[i]), float64(op.rstd32[i])
 		}
@@ -124,7 +145,7 @@ func layerNormForward[T Float](y, x, w, b []T, mean, rstd []float64, d int, eps 
 }
 
 func (op *layerNormOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "LayerNorm(eps=%v,d=%d)", op.eps, op.d)
+	fmt.Fprintf(h, "LayerNorm(eps=%v,d=%d%s)", op.eps, op.d, wordsTag(op.words))
 	op.writeID(h)
 }
 func (op *layerNormOp) Hashcode() uint32     { return hashOf(op) }
@@ -134,7 +155,8 @@ func (op *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
 func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, w := inputs[0], inputs[1]
 	// The output y is an input of the gradient ops that read μ and rstd only
-	// to order them after the forward op. At a residual fork the sum's
+	// to order them after the forward op (never its values, so it may be
+	// words). At a residual fork the sum's
 	// gradient is a fifth input, added to dx in the same pass.
 	dxIn := G.Nodes{x, w, output, grad}
 	if op.next != nil {
@@ -175,10 +197,14 @@ func (op *layerNormDxOp) Arity() int {
 }
 
 func (op *layerNormDxOp) Type() hm.Type {
+	ranks := []int{2, 1, 2, 2, 2}
 	if op.res {
-		return fnType(2, 1, 2, 2, 2, 2)
+		ranks = []int{2, 1, 2, 2, 2, 2}
 	}
-	return fnType(2, 1, 2, 2, 2)
+	if op.fwd.words {
+		return fnTypeWords(2, ranks...)
+	}
+	return fnType(ranks...)
 }
 
 func (op *layerNormDxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -186,7 +212,7 @@ func (op *layerNormDxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *layerNormDxOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("LayerNormDx", vs, op.Arity())
+	in, err := densesOrdering("LayerNormDx", vs, op.Arity(), 2)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +311,9 @@ func (op *layerNormParamGradOp) Type() hm.Type {
 	if op.bias {
 		return fnType(2, 2, 1)
 	}
+	if op.fwd.words {
+		return fnTypeWords(1, 2, 2, 2, 2, 1)
+	}
 	return fnType(2, 2, 2, 2, 1)
 }
 
@@ -293,7 +322,11 @@ func (op *layerNormParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, erro
 }
 
 func (op *layerNormParamGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses(op.name(), vs, op.Arity())
+	order := -1 // (x, y, dx, dy): y only orders the op after the forward
+	if !op.bias {
+		order = 1
+	}
+	in, err := densesOrdering(op.name(), vs, op.Arity(), order)
 	if err != nil {
 		return nil, err
 	}

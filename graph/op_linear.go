@@ -21,7 +21,10 @@ import (
 //
 // WithPrecision(BF16) makes the forward product and both backward ones (dX
 // and dW) bfloat16 products (kernels.SgemmBF16); the bias and its gradient
-// stay float32.
+// stay float32. A bfloat16 Linear also takes an x kept as bfloat16 words
+// (dtype Uint16, StoreBF16), which its forward and dW products read
+// directly (kernels.SgemmPackedThenWords, kernels.SgemmBF16Words); dX is
+// float32 as for any x.
 func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if x.Dims() != 2 || w.Dims() < 2 {
 		return nil, fmt.Errorf("Linear: want x (M,K) and w (N,…), got %v and %v", x.Shape(), w.Shape())
@@ -30,11 +33,18 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if kw := w.Shape()[1:].TotalSize(); kw != k {
 		return nil, fmt.Errorf("Linear: x has %d columns but w %v has %d inputs", k, w.Shape(), kw)
 	}
-	bf16, err := bf16Of("Linear", x.Dtype(), opts)
+	dt, words := x.Dtype(), x.Dtype() == tensor.Uint16
+	if words {
+		dt = w.Dtype()
+	}
+	bf16, err := bf16Of("Linear", dt, opts)
 	if err != nil {
 		return nil, err
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16}
+	if words && !bf16 {
+		return nil, fmt.Errorf("Linear: x is bfloat16 words (StoreBF16), which only a Linear of precision %s reads", BF16)
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words}
 	if b == nil {
 		return G.ApplyOp(op, x, w)
 	}
@@ -49,6 +59,7 @@ type linearOp struct {
 	wRank int
 	bias  bool
 	bf16  bool // bfloat16 products (WithPrecision)
+	words bool // x is bfloat16 words (StoreBF16)
 	out   buffer
 }
 
@@ -62,10 +73,14 @@ func (op *linearOp) Arity() int {
 }
 
 func (op *linearOp) Type() hm.Type {
+	ranks := []int{2, op.wRank, 2}
 	if op.bias {
-		return fnType(2, op.wRank, 1, 2)
+		ranks = []int{2, op.wRank, 1, 2}
 	}
-	return fnType(2, op.wRank, 2)
+	if op.words {
+		return fnTypeWords(0, ranks...)
+	}
+	return fnType(ranks...)
 }
 
 func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -81,6 +96,9 @@ func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
+	if op.words {
+		return op.doWords(vs)
+	}
 	in, err := denses("Linear", vs, op.Arity())
 	if err != nil {
 		return nil, err
@@ -97,6 +115,55 @@ func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
 	default:
 		linearForward(false, data[float64](y), data[float64](x), data[float64](w), biasData[float64](in, op.bias), m, n, k)
 	}
+	return y, nil
+}
+
+// doWords is Do for an x of bfloat16 words: the weights packed for
+// bfloat16 products, then SgemmPackedThenWords with the bias added per
+// block, as linearBiasForward32 does for float32 rows.
+func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
+	if len(vs) != op.Arity() {
+		return nil, fmt.Errorf("Linear: want %d inputs, got %d", op.Arity(), len(vs))
+	}
+	x, xw, err := wordsOf("Linear", vs[0])
+	if err != nil {
+		return nil, err
+	}
+	rest, err := denses("Linear", vs[1:], len(vs)-1)
+	if err != nil {
+		return nil, err
+	}
+	w := rest[0]
+	if w.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("Linear: bfloat16 words need float32 weights, got %v", w.Dtype())
+	}
+	m, k, n := x.Shape()[0], x.Shape()[1], w.Shape()[0]
+	if w.Shape().TotalSize() != n*k {
+		return nil, fmt.Errorf("Linear: x %v and w %v do not fit", x.Shape(), w.Shape())
+	}
+	y := op.out.get(tensor.Float32, m, n)
+	yd := data[float32](y)
+	if k == 0 {
+		clear(yd)
+	}
+	var epi func(i0, i1, j0, j1 int)
+	if op.bias {
+		b := data[float32](rest[1])
+		epi = func(i0, i1, j0, j1 int) {
+			for i := i0; i < i1; i++ {
+				kernels.EpilogueRow(yd[i*n+j0:i*n+j1], b[j0:j1], nil, false)
+			}
+		}
+	}
+	if k == 0 {
+		if epi != nil {
+			epi(0, m, 0, n)
+		}
+		return y, nil
+	}
+	p := kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
+	defer packedWeights.Put(p)
+	kernels.SgemmPackedThenWords(m, xw, k, p, yd, n, epi)
 	return y, nil
 }
 
@@ -157,7 +224,7 @@ func linearBiasForward32(bf16 bool, y, x, w, b []float32, m, n, k int) {
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Linear(w%d,bias=%t%s)", op.wRank, op.bias, precisionTag(op.bf16))
+	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words))
 	op.writeID(h)
 }
 func (op *linearOp) Hashcode() uint32 { return hashOf(op) }
@@ -177,7 +244,7 @@ func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 	if err != nil {
 		return nil, err
 	}
-	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
+	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, bWords: op.words, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +265,19 @@ type matMulOp struct {
 	name     string
 	tA       bool
 	bf16     bool   // bfloat16 products, as the forward Linear's
+	bWords   bool   // B is bfloat16 words (the forward's x, StoreBF16)
 	ranks    [3]int // ranks of A, B and the result
 	outShape tensor.Shape
 	out      buffer
 }
 
-func (op *matMulOp) Arity() int    { return 2 }
-func (op *matMulOp) Type() hm.Type { return fnType(op.ranks[0], op.ranks[1], op.ranks[2]) }
+func (op *matMulOp) Arity() int { return 2 }
+func (op *matMulOp) Type() hm.Type {
+	if op.bWords {
+		return fnTypeWords(1, op.ranks[:]...)
+	}
+	return fnType(op.ranks[:]...)
+}
 
 func (op *matMulOp) dims(a, b tensor.Shape) (m, n, k int) {
 	a0, a1 := a[0], a.TotalSize()/a[0]
@@ -232,6 +305,9 @@ func (op *matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
+	if op.bWords {
+		return op.doWords(vs)
+	}
 	in, err := denses(op.name, vs, 2)
 	if err != nil {
 		return nil, err
@@ -256,8 +332,38 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 	return c, nil
 }
 
+// doWords is Do for a B of bfloat16 words (kernels.SgemmBF16Words).
+func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
+	if len(vs) != 2 {
+		return nil, fmt.Errorf("%s: want 2 inputs, got %d", op.name, len(vs))
+	}
+	a, err := dense(op.name, vs[0])
+	if err != nil {
+		return nil, err
+	}
+	if a.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("%s: bfloat16 words need a float32 A, got %v", op.name, a.Dtype())
+	}
+	b, bw, err := wordsOf(op.name, vs[1])
+	if err != nil {
+		return nil, err
+	}
+	m, n, k := op.dims(a.Shape(), b.Shape())
+	if kb := b.Shape()[0]; kb != k {
+		return nil, fmt.Errorf("%s: %v and %v do not fit", op.name, a.Shape(), b.Shape())
+	}
+	shape := []int{m, n}
+	if op.outShape != nil {
+		shape = op.outShape
+	}
+	c := op.out.get(tensor.Float32, shape...)
+	lda := a.Shape().TotalSize() / a.Shape()[0]
+	kernels.SgemmBF16Words(op.tA, m, n, k, 1, data[float32](a), lda, bw, n, 0, data[float32](c), n)
+	return c, nil
+}
+
 func (op *matMulOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16))
+	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16), wordsTag(op.bWords))
 	op.writeID(h)
 }
 func (op *matMulOp) Hashcode() uint32 { return hashOf(op) }

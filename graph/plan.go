@@ -41,7 +41,7 @@ type slot struct {
 	dt   tensor.Dtype
 	size int // elements
 	gen  int // bumped whenever mem is replaced
-	mem  any // []float32 or []float64, len ≥ size once allocated
+	mem  any // []float32, []float64 or []uint16, len ≥ size once allocated
 }
 
 // backing returns the first n elements of the slot's memory, allocating (or
@@ -52,6 +52,13 @@ func (s *slot) backing(n int) any {
 		m, _ := s.mem.([]float32)
 		if len(m) < s.size {
 			m = make([]float32, s.size)
+			s.mem, s.gen = m, s.gen+1
+		}
+		return m[:n]
+	case tensor.Uint16: // bfloat16 words (StoreBF16)
+		m, _ := s.mem.([]uint16)
+		if len(m) < s.size {
+			m = make([]uint16, s.size)
 			s.mem, s.gen = m, s.gen+1
 		}
 		return m[:n]
@@ -237,7 +244,7 @@ func place(a *Arena, order []*G.Node, pos map[*G.Node]int, owned map[*G.Node]boo
 		b := n.Op().(bufferedOp).outBuffer()
 		size := n.Shape().TotalSize()
 		dt := n.Dtype()
-		if last[n] == forever || n.Dims() == 0 || (dt != tensor.Float32 && dt != tensor.Float64) {
+		if last[n] == forever || n.Dims() == 0 || (dt != tensor.Float32 && dt != tensor.Float64 && dt != tensor.Uint16) {
 			b.slot = nil
 			st.Kept++
 			continue

@@ -19,7 +19,10 @@ import (
 // only: Linear's forward, dX and dW; Attention's Q·Kᵀ and P·V and their
 // gradients; the patch projection (a Linear). Everything else stays float32:
 // the tensors themselves (weights, activations, gradients), the bias
-// additions, LayerNorm, softmax, GELU, the loss and every reduction.
+// additions, LayerNorm, softmax, GELU, the loss and every reduction. The
+// one exception is an activation whose only readers are bfloat16 products
+// (StoreBF16): it may be kept as the bfloat16 words those products would
+// round it to, which changes no bit of any result.
 type Precision string
 
 // The precisions. The zero value "" means FP32.
@@ -65,6 +68,30 @@ type OpOption func(*opOptions)
 
 type opOptions struct {
 	precision Precision
+	words     bool // StoreBF16
+}
+
+// StoreBF16 keeps the op's output as bfloat16 words: a tensor of dtype
+// Uint16 holding kernels.ToBF16 of each float32 value, half the memory.
+// It is for an output whose only readers are bfloat16 products (a Linear
+// of precision BF16 takes such an input): they read the words as they
+// would have rounded the float32 values, so every result keeps its bits.
+// Ops that offer it say so (GELU); float64 outputs refuse it.
+func StoreBF16() OpOption {
+	return func(o *opOptions) { o.words = true }
+}
+
+// storesBF16 reports whether opts ask for StoreBF16, refusing it on an
+// output of dtype dt other than float32.
+func storesBF16(op string, dt tensor.Dtype, opts []OpOption) (bool, error) {
+	var o opOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.words && dt != tensor.Float32 {
+		return false, fmt.Errorf("%s: StoreBF16 needs a float32 output, got %v", op, dt)
+	}
+	return o.words, nil
 }
 
 // WithPrecision builds the op's matrix products in precision p (default
@@ -115,6 +142,15 @@ func bf16Of(op string, dt tensor.Dtype, opts []OpOption) (bool, error) {
 		return false, &PrecisionError{Op: op, Precision: p, Dtype: dt}
 	}
 	return true, nil
+}
+
+// wordsTag is what WriteHash adds for an op reading or writing bfloat16
+// words ("" otherwise).
+func wordsTag(words bool) string {
+	if words {
+		return ",words"
+	}
+	return ""
 }
 
 // precisionTag is what WriteHash adds for a bfloat16 op ("" for float32,

@@ -351,11 +351,23 @@ func (b *builder) linear(x *G.Node, name string) *G.Node {
 	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"], b.prec) })
 }
 
-// layerNorm applies the LayerNorm whose parameters are name.weight and name.bias.
-func (b *builder) layerNorm(x *G.Node, name string) *G.Node {
+// layerNorm applies the LayerNorm whose parameters are name.weight and
+// name.bias; opts are the output's (productInput).
+func (b *builder) layerNorm(x *G.Node, name string, opts ...graph.OpOption) *G.Node {
 	return b.op(func() (*G.Node, error) {
-		return graph.LayerNorm(x, b.p[name+".weight"], b.p[name+".bias"], b.cfg.LNEps)
+		return graph.LayerNorm(x, b.p[name+".weight"], b.p[name+".bias"], b.cfg.LNEps, opts...)
 	})
+}
+
+// productInput is the option of an activation that only a Linear's
+// products read (when keep): in bf16, outside a Frozen graph (whose packed
+// Linears take float32), it is kept as bfloat16 words (graph.StoreBF16),
+// half the memory and the same bits.
+func (b *builder) productInput(keep bool) []graph.OpOption {
+	if !keep || b.packed != nil || !graph.PrecisionOf(b.prec).IsBF16() {
+		return nil
+	}
+	return []graph.OpOption{graph.StoreBF16()}
 }
 
 // patchEmbed: (B, C, H, W) → (B·N, D).
@@ -416,8 +428,8 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int, opts ...gr
 // less work on a 12-block ViT.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
-	n := b.layerNorm(x, pre+"norm1")
-	h := b.linear(n, pre+"attn.qkv") // (B·T, 3D)
+	n := b.layerNorm(x, pre+"norm1", b.productInput(true)...) // read by attn.qkv only
+	h := b.linear(n, pre+"attn.qkv")                          // (B·T, 3D)
 	queries := b.tokens
 	if b.packed != nil && i == c.Depth-1 && c.Readout != ReadoutMean {
 		queries = c.NumPrefixTokens()
@@ -427,8 +439,8 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	attn := b.attention(h, queries) // (B·queries, D)
 	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1")
 
-	n = b.layerNorm(x, pre+"norm2")
-	h = b.linearAct(n, pre+"mlp.fc1") // (B·queries, hidden)
+	n = b.layerNorm(x, pre+"norm2", b.productInput(true)...) // read by mlp.fc1 only
+	h = b.linearAct(n, pre+"mlp.fc1")                        // (B·queries, hidden)
 	h = b.dropout(h, pre+"mlp.drop1")
 	x = b.linearResidual(h, pre+"mlp.fc2", x, n, dpr, pre+"mlp.drop2", pre+"drop_path2") // (B·queries, D)
 	return x, attn
@@ -448,7 +460,8 @@ func (b *builder) attention(qkv *G.Node, queries int) *G.Node {
 	case b.noMaps:
 		return b.op(func() (*G.Node, error) { return graph.AttentionEval(qkv, b.batch, b.tokens, heads, b.prec) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Attention(qkv, b.batch, b.tokens, heads, b.prec) })
+	opts := append([]graph.OpOption{b.prec}, b.productInput(true)...) // read by attn.proj only
+	return b.op(func() (*G.Node, error) { return graph.Attention(qkv, b.batch, b.tokens, heads, opts...) })
 }
 
 // linearResidual returns x + drop_path(dropout(Linear name (h))), the
@@ -464,13 +477,15 @@ func (b *builder) linearResidual(h *G.Node, name string, x, norm *G.Node, dpr fl
 }
 
 // linearAct returns the MLP activation of Linear name (x); in a Frozen
-// graph, the Linear with the GELU fused (graph.LinearPackedGELU).
+// graph, the Linear with the GELU fused (graph.LinearPackedGELU). Only
+// fc2 reads the activation unless a dropout comes between (productInput).
 func (b *builder) linearAct(x *G.Node, name string) *G.Node {
 	if pw := b.packed[name+".weight"]; pw != nil {
 		return b.op(func() (*G.Node, error) { return graph.LinearPackedGELU(x, pw, b.p[name+".bias"], b.geluApprox()) })
 	}
 	h := b.linear(x, name)
-	return b.op(func() (*G.Node, error) { return graph.GELU(h, b.geluApprox()) })
+	opts := b.productInput(b.cfg.Dropout == 0 || !b.stoch.Training)
+	return b.op(func() (*G.Node, error) { return graph.GELU(h, b.geluApprox(), opts...) })
 }
 
 // geluApprox is the GELU form of Config.Act.

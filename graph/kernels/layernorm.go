@@ -17,6 +17,23 @@ func LayerNormRows(y, mean, rstd, x, w, b []float32, rows, cols int, eps float32
 	const fn = "LayerNormRows"
 	checkRowsCols(fn, rows, cols)
 	checkLens(fn, rows*cols, "y,x", len(y), len(x))
+	layerNormRows(fn, y, nil, mean, rstd, x, w, b, rows, cols, eps)
+}
+
+// LayerNormRowsWords is LayerNormRows with y kept as bfloat16 words:
+// y[r, c] = ToBF16 of LayerNormRows' value, for a normalised activation
+// that only bfloat16 products read (SgemmPackedThenWords, SgemmBF16Words).
+// mean and rstd are LayerNormRows'.
+func LayerNormRowsWords(y []uint16, mean, rstd, x, w, b []float32, rows, cols int, eps float32) {
+	const fn = "LayerNormRowsWords"
+	checkRowsCols(fn, rows, cols)
+	checkLens(fn, rows*cols, "y,x", len(y), len(x))
+	layerNormRows(fn, nil, y, mean, rstd, x, w, b, rows, cols, eps)
+}
+
+// layerNormRows is LayerNormRows into y, or, when y is nil, into the
+// words yw through a row of float32.
+func layerNormRows(fn string, y []float32, yw []uint16, mean, rstd, x, w, b []float32, rows, cols int, eps float32) {
 	checkLens(fn, rows, "mean,rstd", len(mean), len(rstd))
 	w, b = affineOrDefault(fn, w, b, cols)
 	if cols == 0 {
@@ -27,13 +44,22 @@ func LayerNormRows(y, mean, rstd, x, w, b []float32, rows, cols int, eps float32
 	}
 	inv := 1 / float32(cols)
 	forRows(rows, cols, func(lo, hi int) {
+		var row []float32
+		if y == nil {
+			row = make([]float32, cols)
+		}
 		for r := lo; r < hi; r++ {
 			xr := x[r*cols : (r+1)*cols]
 			m := sumVec(xr) * inv
 			v := sumSqDevVec(xr, m) * inv
 			rs := float32(1 / math.Sqrt(float64(v+eps)))
 			mean[r], rstd[r] = m, rs
-			lnForwardVec(y[r*cols:(r+1)*cols], xr, w, b, m, rs)
+			if y != nil {
+				lnForwardVec(y[r*cols:(r+1)*cols], xr, w, b, m, rs)
+				continue
+			}
+			lnForwardVec(row, xr, w, b, m, rs)
+			WordsBF16(yw[r*cols:(r+1)*cols], row)
 		}
 	})
 }

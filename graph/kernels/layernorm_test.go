@@ -119,6 +119,17 @@ func TestLayerNormRows(t *testing.T) {
 			const eps = 1e-6
 			y, mean, rstd := make([]float32, rows*cols), make([]float32, rows), make([]float32, rows)
 			LayerNormRows(y, mean, rstd, x, w, b, rows, cols, eps)
+			// The words variant: ToBF16 of the same values, the same statistics.
+			yw, meanW, rstdW := make([]uint16, rows*cols), make([]float32, rows), make([]float32, rows)
+			LayerNormRowsWords(yw, meanW, rstdW, x, w, b, rows, cols, eps)
+			if firstDiff(mean, meanW) >= 0 || firstDiff(rstd, rstdW) >= 0 {
+				t.Fatalf("%dx%d: LayerNormRowsWords' statistics differ from LayerNormRows'", rows, cols)
+			}
+			for i, v := range y {
+				if yw[i] != ToBF16(v) {
+					t.Fatalf("%dx%d: LayerNormRowsWords y[%d] = %#04x, want ToBF16(%g) = %#04x", rows, cols, i, yw[i], v, ToBF16(v))
+				}
+			}
 			y64, mean64, rstd64 := lnForward64(to64(x), to64(w), to64(b), rows, cols, eps)
 			for i := 0; i < rows; i++ {
 				if math.Abs(float64(mean[i])-mean64[i]) > 1e-6*(1+math.Abs(mean64[i])) ||

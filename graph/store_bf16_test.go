@@ -1,0 +1,127 @@
+package graph
+
+import (
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// mlpRun builds y = fc2(GELU(fc1(LayerNorm(x)))) in bf16 (the LayerNorm
+// and GELU outputs kept as bfloat16 words when words), with the cost
+// Σ y⊙R, plans its buffers into an arena when planned, runs it twice, and
+// returns y then the gradients of x, fc1's weight and bias, fc2's weight
+// and bias, the LayerNorm's weight and bias, and the GELU node.
+func mlpRun(t *testing.T, approx GELUApprox, words, planned bool) ([][]float32, *G.Node) {
+	t.Helper()
+	const m, k, hidden, n = 37, 19, 70, 11
+	g := G.NewGraph()
+	x := randNode(g, tensor.Float32, "x", 1, 1, m, k)
+	w1 := randNode(g, tensor.Float32, "w1", 0.3, 2, hidden, k)
+	b1 := randNode(g, tensor.Float32, "b1", 0.3, 3, hidden)
+	w2 := randNode(g, tensor.Float32, "w2", 0.3, 4, n, hidden)
+	b2 := randNode(g, tensor.Float32, "b2", 0.3, 5, n)
+	lw := randNode(g, tensor.Float32, "lw", 0.3, 6, k)
+	lb := randNode(g, tensor.Float32, "lb", 0.3, 7, k)
+	bf := WithPrecision(BF16)
+	var opts []OpOption
+	if words {
+		opts = append(opts, StoreBF16())
+	}
+	norm, err := LayerNorm(x, lw, lb, 1e-6, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Linear(norm, w1, b1, bf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := GELU(h, approx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Linear(act, w2, b2, bf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := randNode(g, tensor.Float32, "R", 1, 9, m, n)
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, r))))
+	wrt := G.Nodes{x, w1, b1, w2, b2, lw, lb}
+	grads, err := G.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned {
+		keep := append(G.Nodes{y}, grads...)
+		if _, err := PlanBuffers(g, NewArena(), keep...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vm := G.NewTapeMachine(g, G.BindDualValues(wrt...))
+	defer vm.Close()
+	for range 2 {
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		vm.Reset()
+	}
+	out := [][]float32{f32s(t, y.Value())}
+	for _, n := range wrt {
+		gv, err := n.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f32s(t, gv))
+	}
+	return out, act
+}
+
+// TestStoreBF16MLP: a LayerNorm and MLP whose LayerNorm and GELU outputs
+// are kept as bfloat16 words give the bits of the ones that keep them in
+// float32, forward and every gradient, with and without planned buffers,
+// in both GELU forms; the words really are words.
+func TestStoreBF16MLP(t *testing.T) {
+	names := []string{"y", "dx", "dw1", "db1", "dw2", "db2", "dlw", "dlb"}
+	for _, approx := range []GELUApprox{GELUExact, GELUTanh} {
+		for _, planned := range []bool{false, true} {
+			want, _ := mlpRun(t, approx, false, planned)
+			got, act := mlpRun(t, approx, true, planned)
+			if dt := act.Value().Dtype(); dt != tensor.Uint16 {
+				t.Fatalf("%v planned=%t: the GELU output is %v, want bfloat16 words (uint16)", approx, planned, dt)
+			}
+			for i := range want {
+				if !sameBits32(got[i], want[i]) {
+					t.Errorf("%v planned=%t: %s differs when the GELU output is kept in bfloat16", approx, planned, names[i])
+				}
+			}
+		}
+	}
+}
+
+// TestStoreBF16Refused: StoreBF16 needs a float32 output, and only a
+// bfloat16 Linear reads words.
+func TestStoreBF16Refused(t *testing.T) {
+	g := G.NewGraph()
+	x64 := randNode(g, tensor.Float64, "x64", 1, 1, 4, 6)
+	if _, err := GELU(x64, GELUExact, StoreBF16()); err == nil {
+		t.Error("GELU(float64, StoreBF16): no error")
+	}
+	w64 := randNode(g, tensor.Float64, "w64", 1, 2, 6)
+	if _, err := LayerNorm(x64, w64, w64, 1e-6, StoreBF16()); err == nil {
+		t.Error("LayerNorm(float64, StoreBF16): no error")
+	}
+	x := randNode(g, tensor.Float32, "x", 1, 1, 4, 6)
+	w := randNode(g, tensor.Float32, "w", 1, 2, 5, 6)
+	act, err := GELU(x, GELUExact, StoreBF16())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Precision{"", FP32} {
+		if _, err := Linear(act, w, nil, WithPrecision(p)); err == nil {
+			t.Errorf("Linear(words, %q): no error", p)
+		}
+	}
+	if _, err := Linear(act, w, nil, WithPrecision(BF16)); err != nil {
+		t.Errorf("Linear(words, bf16): %v", err)
+	}
+}
