@@ -124,9 +124,15 @@ func fnType(ranks ...int) hm.Type {
 
 // fnTypeWords is fnType with operand i a tensor of bfloat16 words
 // (tensor.Uint16, StoreBF16) instead of the shared element type.
-func fnTypeWords(i int, ranks ...int) hm.Type {
+func fnTypeWords(i int, ranks ...int) hm.Type { return wordsAt(ranks, i) }
+
+// wordsAt is fnType(ranks...) with the operands (or result) at the
+// indices words tensors of bfloat16 words.
+func wordsAt(ranks []int, words ...int) hm.Type {
 	ts := fnType(ranks...).(*hm.FunctionType).FlatTypes()
-	ts[i] = G.TensorType{Dims: ranks[i], Of: tensor.Uint16}
+	for _, i := range words {
+		ts[i] = G.TensorType{Dims: ranks[i], Of: tensor.Uint16}
+	}
 	return hm.NewFnType(ts...)
 }
 

@@ -33,7 +33,9 @@ import (
 // WithPrecision(BF16) makes Q·Kᵀ, P·V and the four products of the
 // gradient bfloat16 products (kernels.SgemmBF16Serial); the scores, the
 // softmax and its gradient stay float32. StoreBF16 keeps the output as
-// bfloat16 words, for a bfloat16 attn.proj that reads it.
+// bfloat16 words, for a bfloat16 attn.proj that reads it; a bfloat16
+// Attention also takes qkv as words (a qkv Linear's StoreBF16), each
+// head's Q, K and V widened (kernels.WidenBF16) for its products.
 func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node, error) {
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
@@ -43,15 +45,22 @@ func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node
 	if heads <= 0 || d%heads != 0 {
 		return nil, fmt.Errorf("Attention: embed dim %d not divisible by %d heads", d, heads)
 	}
-	bf16, err := bf16Of("Attention", qkv.Dtype(), opts)
+	dt, qkvWords := qkv.Dtype(), qkv.Dtype() == tensor.Uint16
+	if qkvWords {
+		dt = tensor.Float32
+	}
+	bf16, err := bf16Of("Attention", dt, opts)
 	if err != nil {
 		return nil, err
 	}
-	words, err := storesBF16("Attention", qkv.Dtype(), opts)
+	if qkvWords && !bf16 {
+		return nil, fmt.Errorf("Attention: qkv is bfloat16 words (StoreBF16), which only an Attention of precision %s reads", BF16)
+	}
+	words, err := storesBF16("Attention", dt, opts)
 	if err != nil {
 		return nil, err
 	}
-	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16, words: words}
+	op := &attentionOp{opBase: newOpBase(), batch: batch, tokens: tokens, heads: heads, dim: d, bf16: bf16, words: words, qkvWords: qkvWords}
 	return G.ApplyOp(op, qkv)
 }
 
@@ -60,6 +69,7 @@ type attentionOp struct {
 	batch, tokens, heads, dim int
 	bf16                      bool // bfloat16 products (WithPrecision)
 	words                     bool // the output is bfloat16 words (StoreBF16)
+	qkvWords                  bool // qkv is bfloat16 words (StoreBF16)
 	out                       buffer
 	// recompute is set when a gradient is built (SymDiff): the forward pass
 	// then keeps no probabilities and the backward pass recomputes them.
@@ -71,12 +81,20 @@ type attentionOp struct {
 
 var _ G.SDOp = (*attentionOp)(nil)
 
-func (op *attentionOp) Arity() int { return 1 }
-func (op *attentionOp) Type() hm.Type {
-	if op.words {
-		return fnTypeWords(1, 2, 2)
+func (op *attentionOp) Arity() int    { return 1 }
+func (op *attentionOp) Type() hm.Type { return wordsAt([]int{2, 2}, op.wordsAt(0, 1)...) }
+
+// wordsAt lists which of the indices of qkv and of the output (in the
+// op's or its gradient op's type) are words.
+func (op *attentionOp) wordsAt(qkv, out int) []int {
+	var w []int
+	if op.qkvWords {
+		w = append(w, qkv)
 	}
-	return fnType(2, 2)
+	if op.words {
+		w = append(w, out)
+	}
+	return w
 }
 func (op *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.batch * op.tokens, op.dim}, nil
@@ -98,18 +116,23 @@ func (op *attentionOp) Probs() []float64 {
 }
 
 func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := denses("Attention", vs, 1)
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("Attention: want 1 input, got %d", len(vs))
+	}
+	qkv, qw, err := op.qkvOf("Attention", vs[0])
 	if err != nil {
 		return nil, err
 	}
-	qkv := in[0]
 	if !qkv.Shape().Eq(tensor.Shape{op.batch * op.tokens, 3 * op.dim}) {
 		return nil, fmt.Errorf("Attention: qkv is %v, want (%d, %d)", qkv.Shape(), op.batch*op.tokens, 3*op.dim)
 	}
-	if op.words && qkv.Dtype() != tensor.Float32 {
-		return nil, fmt.Errorf("Attention: bfloat16 words need a float32 qkv, got %v", qkv.Dtype())
-	}
 	dt := qkv.Dtype()
+	if qw != nil {
+		dt = tensor.Float32
+	}
+	if op.words && dt != tensor.Float32 {
+		return nil, fmt.Errorf("Attention: bfloat16 words need a float32 qkv, got %v", dt)
+	}
 	if op.words {
 		dt = tensor.Uint16
 	}
@@ -119,23 +142,55 @@ func (op *attentionOp) Do(vs ...G.Value) (G.Value, error) {
 		n = 0
 		op.probs32, op.probs64 = nil, nil
 	}
-	switch qkv.Dtype() {
-	case tensor.Float32:
+	switch {
+	case qw != nil || qkv.Dtype() == tensor.Float32:
 		if len(op.probs32) != n {
 			op.probs32 = make([]float32, n)
 		}
+		var q32 []float32
+		if qw == nil {
+			q32 = data[float32](qkv)
+		}
 		if op.words {
-			attnForward(op, nil, y.Data().([]uint16), data[float32](qkv), op.probs32)
+			attnForward(op, nil, y.Data().([]uint16), q32, qw, op.probs32)
 		} else {
-			attnForward(op, data[float32](y), nil, data[float32](qkv), op.probs32)
+			attnForward(op, data[float32](y), nil, q32, qw, op.probs32)
 		}
 	default:
 		if len(op.probs64) != n {
 			op.probs64 = make([]float64, n)
 		}
-		attnForward(op, data[float64](y), nil, data[float64](qkv), op.probs64)
+		attnForward(op, data[float64](y), nil, data[float64](qkv), nil, op.probs64)
 	}
 	return y, nil
+}
+
+// qkvOf asserts the qkv value: a float tensor, or bfloat16 words (returned
+// as qw) when the op reads words.
+func (op *attentionOp) qkvOf(name string, v G.Value) (*tensor.Dense, []uint16, error) {
+	if op.qkvWords {
+		return wordsOf(name, v)
+	}
+	d, err := dense(name, v)
+	return d, nil, err
+}
+
+// headOperands returns image b, head h's Q, K and V, rows of hd with row
+// stride ld: views of qkv, or, with qkv's words qw (float32 only), their
+// values widened into buf (3·T·hd, the heads one after another).
+func headOperands[T Float](op *attentionOp, qkv []T, qw []uint16, buf []T, b, h int) (q, k, v []T, ld int) {
+	t, d, hd := op.tokens, op.dim, op.dim/op.heads
+	base := b*t*3*d + h*hd
+	if qw == nil {
+		return qkv[base:], qkv[base+d:], qkv[base+2*d:], 3 * d
+	}
+	f := any(buf).([]float32)
+	for part := range 3 {
+		for r := range t {
+			kernels.WidenBF16(f[(part*t+r)*hd:][:hd], qw[base+r*3*d+part*d:][:hd])
+		}
+	}
+	return buf, buf[t*hd:], buf[2*t*hd:], hd
 }
 
 // scratch holds per-goroutine (T, T) matrices for the attention kernels.
@@ -172,12 +227,14 @@ func putScratch[T Float](s *[]T) {
 // probabilities (B, H, T, T); if empty they go to per-goroutine scratch and
 // are dropped. With y nil the output goes to the words yw instead (float32
 // only): each head's O through scratch, then rounded (kernels.WordsBF16).
-func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv, probs []T) {
+// With qkv nil, Q, K and V are read from the words qw (headOperands).
+func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv []T, qw []uint16, probs []T) {
 	t, nh, d, hd := op.tokens, op.heads, op.dim, op.dim/op.heads
 	parallelFor(op.batch*nh, func(lo, hi int) {
-		sp := getScratch[T](t*t + t*hd)
+		sp := getScratch[T](t*t + 4*t*hd)
 		defer putScratch(sp)
 		o := (*sp)[t*t : t*t+t*hd]
+		heads := (*sp)[t*t+t*hd : t*t+4*t*hd]
 		for i := lo; i < hi; i++ {
 			var p []T
 			if len(probs) == 0 {
@@ -185,14 +242,14 @@ func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv, probs []T) {
 			} else {
 				p = probs[i*t*t:][:t*t]
 			}
-			attnProbs(op, qkv, p, i/nh, i%nh)
 			b, h := i/nh, i%nh
-			v := qkv[b*t*3*d+2*d+h*hd:]
+			q, k, v, ld := headOperands(op, qkv, qw, heads, b, h)
+			attnProbs(op, q, k, ld, p)
 			if y != nil { // O = P·V into the head's columns of y
-				gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, 3*d, 0, y[b*t*d+h*hd:], d)
+				gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, ld, 0, y[b*t*d+h*hd:], d)
 				continue
 			}
-			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, 3*d, 0, o, hd)
+			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, ld, 0, o, hd)
 			o32 := any(o).([]float32)
 			for r := range t {
 				kernels.WordsBF16(yw[(b*t+r)*d+h*hd:][:hd], o32[r*hd:(r+1)*hd])
@@ -201,13 +258,13 @@ func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv, probs []T) {
 	})
 }
 
-// attnProbs computes the probabilities of image b, head h into p (T, T):
-// S = scale·Q·Kᵀ, then softmax by rows. The backward pass calls it again to
-// recompute them: same inputs, same kernels, so the same bits.
-func attnProbs[T Float](op *attentionOp, qkv, p []T, b, h int) {
-	t, d, hd := op.tokens, op.dim, op.dim/op.heads
-	base := b * t * 3 * d
-	gemmSerial(op.bf16, false, true, t, t, hd, T(op.scale()), qkv[base+h*hd:], 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t)
+// attnProbs computes the probabilities of one image and head into p
+// (T, T) from its Q and K (row stride ld): S = scale·Q·Kᵀ, then softmax by
+// rows. The backward pass calls it again to recompute them: same inputs,
+// same kernels, so the same bits.
+func attnProbs[T Float](op *attentionOp, q, k []T, ld int, p []T) {
+	t, hd := op.tokens, op.dim/op.heads
+	gemmSerial(op.bf16, false, true, t, t, hd, T(op.scale()), q, ld, k, ld, 0, p, t)
 	softmax(p, t, t)
 }
 
@@ -278,7 +335,7 @@ func softmaxRows[T Float](x []T, rows, cols int) {
 }
 
 func (op *attentionOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d%s%s)", op.batch, op.tokens, op.heads, op.dim, precisionTag(op.bf16), wordsTag(op.words))
+	fmt.Fprintf(h, "Attention(B%d,T%d,H%d,D%d%s%s%s)", op.batch, op.tokens, op.heads, op.dim, precisionTag(op.bf16), wordsTag(op.qkvWords), wordsTag(op.words))
 	op.writeID(h)
 }
 func (op *attentionOp) Hashcode() uint32     { return hashOf(op) }
@@ -308,34 +365,40 @@ type attentionGradOp struct {
 	out buffer
 }
 
-func (op *attentionGradOp) Arity() int { return 3 }
-func (op *attentionGradOp) Type() hm.Type {
-	if op.fwd.words {
-		return fnTypeWords(1, 2, 2, 2, 2)
-	}
-	return fnType(2, 2, 2, 2)
-}
+func (op *attentionGradOp) Arity() int    { return 3 }
+func (op *attentionGradOp) Type() hm.Type { return wordsAt([]int{2, 2, 2, 2}, op.fwd.wordsAt(0, 1)...) }
 func (op *attentionGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	f := op.fwd
 	return tensor.Shape{f.batch * f.tokens, 3 * f.dim}, nil
 }
 
 func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := densesOrdering("AttentionGrad", vs, 3, 1) // (qkv, y, dy): y only orders it
+	if len(vs) != 3 {
+		return nil, fmt.Errorf("AttentionGrad: want 3 inputs, got %d", len(vs))
+	}
+	f := op.fwd
+	qkv, qw, err := f.qkvOf("AttentionGrad", vs[0]) // (qkv, y, dy): y only orders it
 	if err != nil {
 		return nil, err
 	}
-	f := op.fwd
-	qkv, dy := in[0], in[2]
+	dy, err := dense("AttentionGrad", vs[2])
+	if err != nil {
+		return nil, err
+	}
+	if dt := dy.Dtype(); (qw != nil && dt != tensor.Float32) || (qw == nil && dt != qkv.Dtype()) {
+		return nil, fmt.Errorf("AttentionGrad: qkv is %v, dy %v", qkv.Dtype(), dt)
+	}
 	if !qkv.Shape().Eq(tensor.Shape{f.batch * f.tokens, 3 * f.dim}) || !dy.Shape().Eq(tensor.Shape{f.batch * f.tokens, f.dim}) {
 		return nil, fmt.Errorf("AttentionGrad: qkv %v and dy %v do not match the forward's (%d, %d)", qkv.Shape(), dy.Shape(), f.batch*f.tokens, f.dim)
 	}
-	dq := op.out.get(qkv.Dtype(), f.batch*f.tokens, 3*f.dim)
-	switch qkv.Dtype() {
-	case tensor.Float32:
-		attnBackward(f, data[float32](dq), data[float32](qkv), data[float32](dy), f.probs32)
+	dq := op.out.get(dy.Dtype(), f.batch*f.tokens, 3*f.dim)
+	switch {
+	case qw != nil:
+		attnBackward(f, data[float32](dq), nil, qw, data[float32](dy), f.probs32)
+	case qkv.Dtype() == tensor.Float32:
+		attnBackward(f, data[float32](dq), data[float32](qkv), nil, data[float32](dy), f.probs32)
 	default:
-		attnBackward(f, data[float64](dq), data[float64](qkv), data[float64](dy), f.probs64)
+		attnBackward(f, data[float64](dq), data[float64](qkv), nil, data[float64](dy), f.probs64)
 	}
 	return dq, nil
 }
@@ -344,31 +407,33 @@ func (op *attentionGradOp) Do(vs ...G.Value) (G.Value, error) {
 // is. probs holds the forward's probabilities, or is empty: then each pair
 // recomputes its own with attnProbs into per-goroutine scratch, the same
 // bits the forward pass had. dP and dS live in scratch too.
-func attnBackward[T Float](op *attentionOp, dqkv, qkv, dy, probs []T) {
+// With qkv nil, Q, K and V are read from the words qw (headOperands).
+func attnBackward[T Float](op *attentionOp, dqkv, qkv []T, qw []uint16, dy, probs []T) {
 	t, d, nh := op.tokens, op.dim, op.heads
 	hd, scale := d/nh, T(op.scale())
 	parallelFor(op.batch*nh, func(lo, hi int) {
-		sp := getScratch[T](2 * t * t)
+		sp := getScratch[T](2*t*t + 3*t*hd)
 		defer putScratch(sp)
 		dp := (*sp)[t*t : 2*t*t]
+		heads := (*sp)[2*t*t : 2*t*t+3*t*hd]
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
+			q, k, v, ld := headOperands(op, qkv, qw, heads, b, h)
 			var p []T
 			if len(probs) == 0 {
 				p = (*sp)[:t*t]
-				attnProbs(op, qkv, p, b, h)
+				attnProbs(op, q, k, ld, p)
 			} else {
 				p = probs[i*t*t:][:t*t]
 			}
 			base := b * t * 3 * d
-			q, k, v := qkv[base+h*hd:], qkv[base+d+h*hd:], qkv[base+2*d+h*hd:]
 			dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
 			do := dy[b*t*d+h*hd:]
-			gemmSerial(op.bf16, true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)        // dV = Pᵀ·dO
-			gemmSerial(op.bf16, false, true, t, t, hd, 1, do, d, v, 3*d, 0, dp, t)        // dP = dO·Vᵀ
-			softmaxBackward(dp, p, t, t)                                                  // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-			gemmSerial(op.bf16, false, false, t, hd, t, scale, dp, t, k, 3*d, 0, dQ, 3*d) // dQ = scale·dS·K
-			gemmSerial(op.bf16, true, false, t, hd, t, scale, dp, t, q, 3*d, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
+			gemmSerial(op.bf16, true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)       // dV = Pᵀ·dO
+			gemmSerial(op.bf16, false, true, t, t, hd, 1, do, d, v, ld, 0, dp, t)        // dP = dO·Vᵀ
+			softmaxBackward(dp, p, t, t)                                                 // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+			gemmSerial(op.bf16, false, false, t, hd, t, scale, dp, t, k, ld, 0, dQ, 3*d) // dQ = scale·dS·K
+			gemmSerial(op.bf16, true, false, t, hd, t, scale, dp, t, q, ld, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
 		}
 	})
 }

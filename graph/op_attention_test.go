@@ -112,10 +112,10 @@ func TestAttention32MatchesFloat64(t *testing.T) {
 		dy64, dy32 := rnd(ny)
 		y64, p64, dq64 := make([]float64, ny), make([]float64, np), make([]float64, nq)
 		y32, p32, dq32 := make([]float32, ny), make([]float32, np), make([]float32, nq)
-		attnForward(op, y64, nil, qkv64, p64)
-		attnForward(op, y32, nil, qkv32, p32)
-		attnBackward(op, dq64, qkv64, dy64, p64)
-		attnBackward(op, dq32, qkv32, dy32, p32)
+		attnForward(op, y64, nil, qkv64, nil, p64)
+		attnForward(op, y32, nil, qkv32, nil, p32)
+		attnBackward(op, dq64, qkv64, nil, dy64, p64)
+		attnBackward(op, dq32, qkv32, nil, dy32, p32)
 		for _, c := range []struct {
 			name string
 			want []float64
@@ -326,12 +326,12 @@ func BenchmarkAttention32(b *testing.B) {
 		y, dqkv := make([]float32, batch*tok*s.d), make([]float32, batch*tok*3*s.d)
 		b.Run(fmt.Sprintf("fwd_d%d_h%d", s.d, s.h), func(b *testing.B) {
 			for b.Loop() {
-				attnForward(op, y, nil, qkv, nil)
+				attnForward(op, y, nil, qkv, nil, nil)
 			}
 		})
 		b.Run(fmt.Sprintf("bwd_recompute_d%d_h%d", s.d, s.h), func(b *testing.B) {
 			for b.Loop() {
-				attnBackward(op, dqkv, qkv, dy, nil)
+				attnBackward(op, dqkv, qkv, nil, dy, nil)
 			}
 		})
 	}

@@ -24,7 +24,9 @@ import (
 // stay float32. A bfloat16 Linear also takes an x kept as bfloat16 words
 // (dtype Uint16, StoreBF16), which its forward and dW products read
 // directly (kernels.SgemmPackedThenWords, kernels.SgemmBF16Words); dX is
-// float32 as for any x.
+// float32 as for any x. StoreBF16 (bf16 only) keeps the output itself as
+// words, rounded block by block as the product finishes it, for an
+// attention that reads it (qkv).
 func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if x.Dims() != 2 || w.Dims() < 2 {
 		return nil, fmt.Errorf("Linear: want x (M,K) and w (N,…), got %v and %v", x.Shape(), w.Shape())
@@ -44,7 +46,14 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if words && !bf16 {
 		return nil, fmt.Errorf("Linear: x is bfloat16 words (StoreBF16), which only a Linear of precision %s reads", BF16)
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words}
+	outWords, err := storesBF16("Linear", dt, opts)
+	if err != nil {
+		return nil, err
+	}
+	if outWords && !bf16 {
+		return nil, fmt.Errorf("Linear: StoreBF16 needs precision %s", BF16)
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words, outWords: outWords}
 	if b == nil {
 		return G.ApplyOp(op, x, w)
 	}
@@ -60,7 +69,9 @@ type linearOp struct {
 	bias  bool
 	bf16  bool // bfloat16 products (WithPrecision)
 	words bool // x is bfloat16 words (StoreBF16)
-	out   buffer
+	// outWords: the output is bfloat16 words (StoreBF16).
+	outWords bool
+	out      buffer
 }
 
 var _ G.SDOp = (*linearOp)(nil)
@@ -77,10 +88,14 @@ func (op *linearOp) Type() hm.Type {
 	if op.bias {
 		ranks = []int{2, op.wRank, 1, 2}
 	}
+	var words []int
 	if op.words {
-		return fnTypeWords(0, ranks...)
+		words = append(words, 0)
 	}
-	return fnType(ranks...)
+	if op.outWords {
+		words = append(words, len(ranks)-1)
+	}
+	return wordsAt(ranks, words...)
 }
 
 func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -96,7 +111,7 @@ func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
-	if op.words {
+	if op.words || op.outWords {
 		return op.doWords(vs)
 	}
 	in, err := denses("Linear", vs, op.Arity())
@@ -118,14 +133,23 @@ func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
 	return y, nil
 }
 
-// doWords is Do for an x of bfloat16 words: the weights packed for
-// bfloat16 products, then SgemmPackedThenWords with the bias added per
-// block, as linearBiasForward32 does for float32 rows.
+// doWords is Do for an x or an output of bfloat16 words: the weights
+// packed for bfloat16 products, then SgemmPackedThenWords (x words) or
+// SgemmPackedThen with the bias added per block, as linearBiasForward32
+// does, and, for an output of words, each block rounded from a float32
+// buffer (linearRows) as soon as it is done.
 func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	if len(vs) != op.Arity() {
 		return nil, fmt.Errorf("Linear: want %d inputs, got %d", op.Arity(), len(vs))
 	}
-	x, xw, err := wordsOf("Linear", vs[0])
+	var x *tensor.Dense
+	var xw []uint16
+	var err error
+	if op.words {
+		x, xw, err = wordsOf("Linear", vs[0])
+	} else {
+		x, err = dense("Linear", vs[0])
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,37 +158,71 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 		return nil, err
 	}
 	w := rest[0]
-	if w.Dtype() != tensor.Float32 {
-		return nil, fmt.Errorf("Linear: bfloat16 words need float32 weights, got %v", w.Dtype())
+	if w.Dtype() != tensor.Float32 || (!op.words && x.Dtype() != tensor.Float32) {
+		return nil, fmt.Errorf("Linear: bfloat16 words need float32 operands, got x %v and w %v", x.Dtype(), w.Dtype())
 	}
 	m, k, n := x.Shape()[0], x.Shape()[1], w.Shape()[0]
 	if w.Shape().TotalSize() != n*k {
 		return nil, fmt.Errorf("Linear: x %v and w %v do not fit", x.Shape(), w.Shape())
 	}
-	y := op.out.get(tensor.Float32, m, n)
-	yd := data[float32](y)
-	if k == 0 {
-		clear(yd)
+	var y *tensor.Dense
+	var yd []float32
+	var yw []uint16
+	if op.outWords {
+		y = op.out.get(tensor.Uint16, m, n)
+		yw = y.Data().([]uint16)
+		buf := getLinearRows(m * n)
+		defer linearRows.Put(buf)
+		yd = (*buf)[:m*n]
+	} else {
+		y = op.out.get(tensor.Float32, m, n)
+		yd = data[float32](y)
 	}
-	var epi func(i0, i1, j0, j1 int)
+	var b []float32
 	if op.bias {
-		b := data[float32](rest[1])
-		epi = func(i0, i1, j0, j1 int) {
-			for i := i0; i < i1; i++ {
-				kernels.EpilogueRow(yd[i*n+j0:i*n+j1], b[j0:j1], nil, false)
+		b = data[float32](rest[1])
+	}
+	epi := func(i0, i1, j0, j1 int) {
+		for i := i0; i < i1; i++ {
+			row := yd[i*n+j0 : i*n+j1]
+			if b != nil {
+				kernels.EpilogueRow(row, b[j0:j1], nil, false)
+			}
+			if yw != nil {
+				kernels.WordsBF16(yw[i*n+j0:i*n+j1], row)
 			}
 		}
 	}
 	if k == 0 {
-		if epi != nil {
-			epi(0, m, 0, n)
-		}
+		clear(yd)
+		epi(0, m, 0, n)
 		return y, nil
 	}
 	p := kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
 	defer packedWeights.Put(p)
-	kernels.SgemmPackedThenWords(m, xw, k, p, yd, n, epi)
+	if op.words {
+		kernels.SgemmPackedThenWords(m, xw, k, p, yd, n, epi)
+	} else {
+		kernels.SgemmPackedThen(m, data[float32](x), k, p, yd, n, epi)
+	}
 	return y, nil
+}
+
+// linearRows holds the float32 rows of a Linear whose output is kept as
+// words, while the product fills them: one buffer for the Linears that
+// run one after another, not one per layer.
+var linearRows sync.Pool
+
+// getLinearRows returns a buffer of linearRows of at least n floats.
+func getLinearRows(n int) *[]float32 {
+	buf, _ := linearRows.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	if len(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return buf
 }
 
 func biasData[T Float](in []*tensor.Dense, has bool) []T {
@@ -224,7 +282,7 @@ func linearBiasForward32(bf16 bool, y, x, w, b []float32, m, n, k int) {
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words))
+	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words), wordsTag(op.outWords))
 	op.writeID(h)
 }
 func (op *linearOp) Hashcode() uint32 { return hashOf(op) }

@@ -125,3 +125,90 @@ func TestStoreBF16Refused(t *testing.T) {
 		t.Errorf("Linear(words, bf16): %v", err)
 	}
 }
+
+// attnRun builds y = proj(Attention(qkv(LayerNorm(x)))) in bf16 (the
+// LayerNorm, qkv and attention outputs kept as bfloat16 words when words)
+// with the cost Σ y⊙R, runs it twice, and returns y and the gradients of
+// x, qkv's weight and bias, and proj's weight, and the qkv node.
+func attnRun(t *testing.T, words, planned bool) ([][]float32, *G.Node) {
+	t.Helper()
+	const batch, tokens, heads, dim = 2, 37, 3, 24
+	m := batch * tokens
+	g := G.NewGraph()
+	x := randNode(g, tensor.Float32, "x", 1, 1, m, dim)
+	lw := randNode(g, tensor.Float32, "lw", 0.3, 2, dim)
+	lb := randNode(g, tensor.Float32, "lb", 0.3, 3, dim)
+	wq := randNode(g, tensor.Float32, "wq", 0.3, 4, 3*dim, dim)
+	bq := randNode(g, tensor.Float32, "bq", 0.3, 5, 3*dim)
+	wp := randNode(g, tensor.Float32, "wp", 0.3, 6, dim, dim)
+	bf := WithPrecision(BF16)
+	opts := []OpOption{bf}
+	if words {
+		opts = append(opts, StoreBF16())
+	}
+	norm, err := LayerNorm(x, lw, lb, 1e-6, opts[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qkv, err := Linear(norm, wq, bq, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Attention(qkv, batch, tokens, heads, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Linear(o, wp, nil, bf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := randNode(g, tensor.Float32, "R", 1, 9, m, dim)
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, r))))
+	wrt := G.Nodes{x, wq, bq, wp, lw}
+	grads, err := G.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned {
+		if _, err := PlanBuffers(g, NewArena(), append(G.Nodes{y}, grads...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vm := G.NewTapeMachine(g, G.BindDualValues(wrt...))
+	defer vm.Close()
+	for range 2 {
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		vm.Reset()
+	}
+	out := [][]float32{f32s(t, y.Value())}
+	for _, n := range wrt {
+		gv, err := n.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f32s(t, gv))
+	}
+	return out, qkv
+}
+
+// TestStoreBF16Attention: an attention branch whose LayerNorm, qkv and
+// attention outputs are kept as bfloat16 words gives the bits of the one
+// that keeps them in float32, forward and every gradient, with and
+// without planned buffers; the qkv really is words.
+func TestStoreBF16Attention(t *testing.T) {
+	names := []string{"y", "dx", "dwq", "dbq", "dwp", "dlw"}
+	for _, planned := range []bool{false, true} {
+		want, _ := attnRun(t, false, planned)
+		got, qkv := attnRun(t, true, planned)
+		if dt := qkv.Value().Dtype(); dt != tensor.Uint16 {
+			t.Fatalf("planned=%t: qkv is %v, want bfloat16 words (uint16)", planned, dt)
+		}
+		for i := range want {
+			if !sameBits32(got[i], want[i]) {
+				t.Errorf("planned=%t: %s differs when the activations are kept in bfloat16", planned, names[i])
+			}
+		}
+	}
+}

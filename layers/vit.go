@@ -344,11 +344,12 @@ func (b *builder) half(x *G.Node) *G.Node {
 
 // linear applies the Linear layer whose parameters are name.weight and
 // name.bias (nil when the model has none).
-func (b *builder) linear(x *G.Node, name string) *G.Node {
+func (b *builder) linear(x *G.Node, name string, out ...graph.OpOption) *G.Node {
 	if pw := b.packed[name+".weight"]; pw != nil {
 		return b.op(func() (*G.Node, error) { return graph.LinearPacked(x, pw, b.p[name+".bias"]) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"], b.prec) })
+	opts := append([]graph.OpOption{b.prec}, out...)
+	return b.op(func() (*G.Node, error) { return graph.Linear(x, b.p[name+".weight"], b.p[name+".bias"], opts...) })
 }
 
 // layerNorm applies the LayerNorm whose parameters are name.weight and
@@ -429,7 +430,9 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int, opts ...gr
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
 	n := b.layerNorm(x, pre+"norm1", b.productInput(true)...) // read by attn.qkv only
-	h := b.linear(n, pre+"attn.qkv")                          // (B·T, 3D)
+	// qkv (B·T, 3D) is read by graph.Attention's products only (not by the
+	// eval forms, AttentionEval and AttentionEvalFirst, which take float32).
+	h := b.linear(n, pre+"attn.qkv", b.productInput(!b.noMaps)...)
 	queries := b.tokens
 	if b.packed != nil && i == c.Depth-1 && c.Readout != ReadoutMean {
 		queries = c.NumPrefixTokens()

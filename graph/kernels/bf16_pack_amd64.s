@@ -120,6 +120,29 @@ qdone:
 	VZEROUPPER
 	RET
 
+// func widenBF16AVX512(dst *float32, src *uint16, n int)
+//
+// dst[i] = the float32 whose upper half is src[i] (FromBF16), for i < n.
+TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL $0xffff, AX
+	KMOVW AX, K3
+vloop:
+	TAILMASK(vfull, vdone)
+vfull:
+	VPMOVZXWD.Z (SI), K3, Z1
+	VPSLLD $16, Z1, Z1
+	VMOVDQU32 Z1, K3, (DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP vloop
+vdone:
+	VZEROUPPER
+	RET
+
 // func epilogueFTZAVX512(c *float32, ldc int, acc *float32, lacc int, rows, n int, alpha, beta float32)
 //
 // c[r·ldc + j] = alpha·acc[r·lacc + j] + beta·c[r·ldc + j] (fused; acc's

@@ -32,3 +32,20 @@ func roundRows(dst, src []float32, rows, n, ldd, lds int, swap bool) {
 	_ = dst[(rows-1)*ldd+n-1]
 	roundBF16AVX512(&dst[0], &src[0], rows, n, ldd, lds, swap)
 }
+
+//go:noescape
+func widenBF16AVX512(dst *float32, src *uint16, n int)
+
+// widenBF16 sets dst[i] = FromBF16(src[i]), with AVX-512 where the CPU
+// has it.
+func widenBF16(dst []float32, src []uint16) {
+	if len(src) == 0 {
+		return
+	}
+	if !hasAVX512 {
+		widenBF16Go(dst, src)
+		return
+	}
+	_ = dst[len(src)-1]
+	widenBF16AVX512(&dst[0], &src[0], len(src))
+}

@@ -8,3 +8,6 @@ package kernels
 func roundRows(dst, src []float32, rows, n, ldd, lds int, swap bool) {
 	roundRowsGo(dst, src, rows, n, ldd, lds, swap)
 }
+
+// widenBF16 sets dst[i] = FromBF16(src[i]).
+func widenBF16(dst []float32, src []uint16) { widenBF16Go(dst, src) }

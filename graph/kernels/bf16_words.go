@@ -92,16 +92,30 @@ func SgemmBF16Words(transA bool, m, n, k int, alpha float32, a []float32, lda in
 	sgemmBF16(transA, false, m, n, k, alpha, a, lda, bf, n, beta, c, ldc, true)
 }
 
+// WidenBF16 sets dst[i] = FromBF16(src[i]) for i < len(src) (dst at least
+// as long): bfloat16 words back to the float32 values they stand for,
+// exactly.
+func WidenBF16(dst []float32, src []uint16) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("kernels.WidenBF16: dst has %d floats, src %d words", len(dst), len(src)))
+	}
+	widenBF16(dst, src)
+}
+
+// widenBF16Go is widenBF16 in Go.
+func widenBF16Go(dst []float32, src []uint16) {
+	for i, h := range src {
+		dst[i] = FromBF16(h)
+	}
+}
+
 // widenWords returns the rows×cols words of w (row stride ld) widened to
 // float32 (FromBF16) in rows of cols, in a buffer of scratch to give back.
 func widenWords(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
 	buf, f := borrowFloats(rows * cols)
 	forRange(rows*cols >= 1<<16, rows, splitGrain(rows, 4, 1), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			src, dst := w[r*ld:r*ld+cols], f[r*cols:(r+1)*cols]
-			for i, h := range src {
-				dst[i] = FromBF16(h)
-			}
+			widenBF16(f[r*cols:(r+1)*cols], w[r*ld:r*ld+cols])
 		}
 	})
 	return buf, f

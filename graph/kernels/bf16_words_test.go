@@ -105,3 +105,29 @@ func TestWordsProducts(t *testing.T) {
 		}
 	})
 }
+
+// TestWidenBF16 pins WidenBF16 to FromBF16 on every word, with every
+// kernel this CPU has and every tail length, and checks it writes nothing
+// past len(src).
+func TestWidenBF16(t *testing.T) {
+	withImpls(t, func(t *testing.T) {
+		all := make([]uint16, 1<<16)
+		for i := range all {
+			all[i] = uint16(i)
+		}
+		for _, n := range append([]int{len(all)}, testLens[:14]...) {
+			src := all[len(all)-n:]
+			dst := make([]float32, n+1)
+			dst[n] = 42
+			WidenBF16(dst, src)
+			for i, h := range src {
+				if math.Float32bits(dst[i]) != uint32(h)<<16 {
+					t.Fatalf("n=%d: WidenBF16(%#04x) = %#08x", n, h, math.Float32bits(dst[i]))
+				}
+			}
+			if dst[n] != 42 {
+				t.Fatalf("n=%d: WidenBF16 wrote past the end", n)
+			}
+		}
+	})
+}
