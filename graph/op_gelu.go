@@ -85,6 +85,16 @@ func (op *geluOp) Type() hm.Type {
 // rounds them to words: small enough to stay in L1.
 const geluWordsChunk = 2048
 
+// geluToWords sets dst to the words of GELU(src) in the given form, over
+// the cores.
+func geluToWords(approx GELUApprox, dst []uint16, src []float32) {
+	f := geluForward32
+	if approx == GELUTanh {
+		f = geluTanhForward32
+	}
+	geluParallel(len(src), func(lo, hi int) { geluWords(f, dst[lo:hi], src[lo:hi]) })
+}
+
 // geluWords sets dst to the words of f(src) (kernels.WordsBF16), geluWordsChunk
 // values at a time through a float32 buffer.
 func geluWords(f func(dst, src []float32), dst []uint16, src []float32) {
@@ -109,12 +119,7 @@ func (op *geluOp) Do(vs ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("GELU: bfloat16 words need a float32 input, got %v", x.Dtype())
 		}
 		y := op.out.get(tensor.Uint16, x.Shape()...)
-		src, dst := data[float32](x), y.Data().([]uint16)
-		f := geluForward32
-		if op.approx == GELUTanh {
-			f = geluTanhForward32
-		}
-		geluParallel(len(src), func(lo, hi int) { geluWords(f, dst[lo:hi], src[lo:hi]) })
+		geluToWords(op.approx, y.Data().([]uint16), data[float32](x))
 		return y, nil
 	}
 	y := op.out.get(x.Dtype(), x.Shape()...)

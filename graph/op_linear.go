@@ -63,6 +63,41 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	return G.ApplyOp(op, x, w, b)
 }
 
+// GELULinear returns GELU(u)·Wᵀ + b: GELU, then a bf16 Linear, in one op
+// that never stores GELU(u). The forward rounds it to bfloat16 words in a
+// pooled buffer for the product; the weight gradient recomputes them from
+// u; dGELU(u) = dy·W is float32, and u's gradient is GELU's. An MLP's fc2
+// so keeps no copy of its input between the passes, for one more GELU in
+// the backward pass. Only WithPrecision(BF16) (words are what bf16
+// products read); the bits are those of GELU and Linear.
+func GELULinear(u, w, b *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, error) {
+	if approx != GELUExact && approx != GELUTanh {
+		return nil, fmt.Errorf("GELULinear: unknown approximation %v", approx)
+	}
+	if u.Dims() != 2 || w.Dims() < 2 {
+		return nil, fmt.Errorf("GELULinear: want u (M,K) and w (N,…), got %v and %v", u.Shape(), w.Shape())
+	}
+	k := u.Shape()[1]
+	if kw := w.Shape()[1:].TotalSize(); kw != k {
+		return nil, fmt.Errorf("GELULinear: u has %d columns but w %v has %d inputs", k, w.Shape(), kw)
+	}
+	bf16, err := bf16Of("GELULinear", u.Dtype(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if !bf16 {
+		return nil, fmt.Errorf("GELULinear: needs precision %s", BF16)
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: true, act: &approx}
+	if b == nil {
+		return G.ApplyOp(op, u, w)
+	}
+	if b.Dims() != 1 || b.Shape()[0] != w.Shape()[0] {
+		return nil, fmt.Errorf("GELULinear: bias %v does not match w %v", b.Shape(), w.Shape())
+	}
+	return G.ApplyOp(op, u, w, b)
+}
+
 type linearOp struct {
 	opBase
 	wRank int
@@ -71,7 +106,10 @@ type linearOp struct {
 	words bool // x is bfloat16 words (StoreBF16)
 	// outWords: the output is bfloat16 words (StoreBF16).
 	outWords bool
-	out      buffer
+	// act, when not nil: x is u and the product reads GELU(u)'s words,
+	// made in a pooled buffer (GELULinear).
+	act *GELUApprox
+	out buffer
 }
 
 var _ G.SDOp = (*linearOp)(nil)
@@ -111,7 +149,7 @@ func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *linearOp) Do(vs ...G.Value) (G.Value, error) {
-	if op.words || op.outWords {
+	if op.words || op.outWords || op.act != nil {
 		return op.doWords(vs)
 	}
 	in, err := denses("Linear", vs, op.Arity())
@@ -165,6 +203,11 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	if w.Shape().TotalSize() != n*k {
 		return nil, fmt.Errorf("Linear: x %v and w %v do not fit", x.Shape(), w.Shape())
 	}
+	if op.act != nil { // x is u: the product reads GELU(u)'s words
+		buf := geluWordsOf(*op.act, data[float32](x))
+		defer wordsRows.Put(buf)
+		xw = *buf
+	}
 	var y *tensor.Dense
 	var yd []float32
 	var yw []uint16
@@ -200,12 +243,39 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	}
 	p := kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
 	defer packedWeights.Put(p)
-	if op.words {
+	if xw != nil {
 		kernels.SgemmPackedThenWords(m, xw, k, p, yd, n, epi)
 	} else {
 		kernels.SgemmPackedThen(m, data[float32](x), k, p, yd, n, epi)
 	}
 	return y, nil
+}
+
+// wordsRows holds the words of GELULinear's GELU(u) while a product reads
+// them: one buffer for the ops that run one after another.
+var wordsRows sync.Pool
+
+// geluWordsOf returns a buffer of wordsRows holding the words of GELU(u)
+// (GELU's float32 values rounded by kernels.WordsBF16), for GELULinear.
+func geluWordsOf(approx GELUApprox, u []float32) *[]uint16 {
+	buf, _ := wordsRows.Get().(*[]uint16)
+	if buf == nil {
+		buf = new([]uint16)
+	}
+	if cap(*buf) < len(u) {
+		*buf = make([]uint16, len(u))
+	}
+	*buf = (*buf)[:len(u)]
+	geluToWords(approx, *buf, u)
+	return buf
+}
+
+// actTag is what WriteHash adds for GELULinear's ops ("" otherwise).
+func actTag(act *GELUApprox) string {
+	if act == nil {
+		return ""
+	}
+	return ",gelu=" + act.String()
 }
 
 // linearRows holds the float32 rows of a Linear whose output is kept as
@@ -282,7 +352,7 @@ func linearBiasForward32(bf16 bool, y, x, w, b []float32, m, n, k int) {
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words), wordsTag(op.outWords))
+	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words), wordsTag(op.outWords), actTag(op.act))
 	op.writeID(h)
 }
 func (op *linearOp) Hashcode() uint32 { return hashOf(op) }
@@ -302,7 +372,13 @@ func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 	if err != nil {
 		return nil, err
 	}
-	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, bWords: op.words, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
+	if op.act != nil { // dx is dGELU(u); u's gradient is GELU's
+		dx, err = G.ApplyOp(&geluGradOp{elemOp: newElemOp("GELUGrad", op.act.String(), 2, 2), approx: *op.act}, x, dx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, bWords: op.words, act: op.act, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
 	if err != nil {
 		return nil, err
 	}
@@ -322,9 +398,10 @@ type matMulOp struct {
 	opBase
 	name     string
 	tA       bool
-	bf16     bool   // bfloat16 products, as the forward Linear's
-	bWords   bool   // B is bfloat16 words (the forward's x, StoreBF16)
-	ranks    [3]int // ranks of A, B and the result
+	bf16     bool        // bfloat16 products, as the forward Linear's
+	bWords   bool        // B is bfloat16 words (the forward's x, StoreBF16)
+	act      *GELUApprox // B is u, read as GELU(u)'s words (GELULinear)
+	ranks    [3]int      // ranks of A, B and the result
 	outShape tensor.Shape
 	out      buffer
 }
@@ -363,7 +440,7 @@ func (op *matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
-	if op.bWords {
+	if op.bWords || op.act != nil {
 		return op.doWords(vs)
 	}
 	in, err := denses(op.name, vs, 2)
@@ -402,8 +479,19 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 	if a.Dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("%s: bfloat16 words need a float32 A, got %v", op.name, a.Dtype())
 	}
-	b, bw, err := wordsOf(op.name, vs[1])
-	if err != nil {
+	var b *tensor.Dense
+	var bw []uint16
+	if op.act != nil {
+		if b, err = dense(op.name, vs[1]); err == nil && b.Dtype() != tensor.Float32 {
+			err = fmt.Errorf("%s: GELU(u)'s words need a float32 u, got %v", op.name, b.Dtype())
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf := geluWordsOf(*op.act, data[float32](b))
+		defer wordsRows.Put(buf)
+		bw = *buf
+	} else if b, bw, err = wordsOf(op.name, vs[1]); err != nil {
 		return nil, err
 	}
 	m, n, k := op.dims(a.Shape(), b.Shape())
@@ -421,7 +509,7 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 }
 
 func (op *matMulOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16), wordsTag(op.bWords))
+	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s%s%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16), wordsTag(op.bWords), actTag(op.act))
 	op.writeID(h)
 }
 func (op *matMulOp) Hashcode() uint32 { return hashOf(op) }

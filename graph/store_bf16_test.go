@@ -7,12 +7,20 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// The ways mlpRun builds an MLP's activation and fc2.
+const (
+	mlpFloat32 = iota // GELU, then Linear
+	mlpWords          // GELU with StoreBF16, then Linear
+	mlpFused          // GELULinear (the LayerNorm with StoreBF16 too)
+)
+
 // mlpRun builds y = fc2(GELU(fc1(LayerNorm(x)))) in bf16 (the LayerNorm
-// and GELU outputs kept as bfloat16 words when words), with the cost
-// Σ y⊙R, plans its buffers into an arena when planned, runs it twice, and
-// returns y then the gradients of x, fc1's weight and bias, fc2's weight
-// and bias, the LayerNorm's weight and bias, and the GELU node.
-func mlpRun(t *testing.T, approx GELUApprox, words, planned bool) ([][]float32, *G.Node) {
+// and GELU outputs kept as bfloat16 words in mode mlpWords, the GELU and
+// fc2 one op in mlpFused), with the cost Σ y⊙R, plans its buffers into an
+// arena when planned, runs it twice, and returns y then the gradients of
+// x, fc1's weight and bias, fc2's weight and bias, the LayerNorm's weight
+// and bias, and the node fc2 reads.
+func mlpRun(t *testing.T, approx GELUApprox, mode int, planned bool) ([][]float32, *G.Node) {
 	t.Helper()
 	const m, k, hidden, n = 37, 19, 70, 11
 	g := G.NewGraph()
@@ -25,7 +33,7 @@ func mlpRun(t *testing.T, approx GELUApprox, words, planned bool) ([][]float32, 
 	lb := randNode(g, tensor.Float32, "lb", 0.3, 7, k)
 	bf := WithPrecision(BF16)
 	var opts []OpOption
-	if words {
+	if mode != mlpFloat32 {
 		opts = append(opts, StoreBF16())
 	}
 	norm, err := LayerNorm(x, lw, lb, 1e-6, opts...)
@@ -36,11 +44,12 @@ func mlpRun(t *testing.T, approx GELUApprox, words, planned bool) ([][]float32, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := GELU(h, approx, opts...)
-	if err != nil {
-		t.Fatal(err)
+	act, y := h, (*G.Node)(nil)
+	if mode == mlpFused {
+		y, err = GELULinear(h, w2, b2, approx, bf)
+	} else if act, err = GELU(h, approx, opts...); err == nil {
+		y, err = Linear(act, w2, b2, bf)
 	}
-	y, err := Linear(act, w2, b2, bf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,21 +86,24 @@ func mlpRun(t *testing.T, approx GELUApprox, words, planned bool) ([][]float32, 
 }
 
 // TestStoreBF16MLP: a LayerNorm and MLP whose LayerNorm and GELU outputs
-// are kept as bfloat16 words give the bits of the ones that keep them in
-// float32, forward and every gradient, with and without planned buffers,
-// in both GELU forms; the words really are words.
+// are kept as bfloat16 words, or whose GELU and fc2 are one GELULinear,
+// give the bits of the ones that keep them in float32, forward and every
+// gradient, with and without planned buffers, in both GELU forms; the
+// words really are words.
 func TestStoreBF16MLP(t *testing.T) {
 	names := []string{"y", "dx", "dw1", "db1", "dw2", "db2", "dlw", "dlb"}
 	for _, approx := range []GELUApprox{GELUExact, GELUTanh} {
 		for _, planned := range []bool{false, true} {
-			want, _ := mlpRun(t, approx, false, planned)
-			got, act := mlpRun(t, approx, true, planned)
-			if dt := act.Value().Dtype(); dt != tensor.Uint16 {
-				t.Fatalf("%v planned=%t: the GELU output is %v, want bfloat16 words (uint16)", approx, planned, dt)
-			}
-			for i := range want {
-				if !sameBits32(got[i], want[i]) {
-					t.Errorf("%v planned=%t: %s differs when the GELU output is kept in bfloat16", approx, planned, names[i])
+			want, _ := mlpRun(t, approx, mlpFloat32, planned)
+			for _, mode := range []int{mlpWords, mlpFused} {
+				got, act := mlpRun(t, approx, mode, planned)
+				if dt := act.Value().Dtype(); mode == mlpWords && dt != tensor.Uint16 {
+					t.Fatalf("%v planned=%t: the GELU output is %v, want bfloat16 words (uint16)", approx, planned, dt)
+				}
+				for i := range want {
+					if !sameBits32(got[i], want[i]) {
+						t.Errorf("%v planned=%t mode %d: %s differs from float32 activations", approx, planned, mode, names[i])
+					}
 				}
 			}
 		}
@@ -123,6 +135,9 @@ func TestStoreBF16Refused(t *testing.T) {
 	}
 	if _, err := Linear(act, w, nil, WithPrecision(BF16)); err != nil {
 		t.Errorf("Linear(words, bf16): %v", err)
+	}
+	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(FP32)); err == nil {
+		t.Error("GELULinear(fp32): no error")
 	}
 }
 

@@ -443,7 +443,17 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1")
 
 	n = b.layerNorm(x, pre+"norm2", b.productInput(true)...) // read by mlp.fc1 only
-	h = b.linearAct(n, pre+"mlp.fc1")                        // (B·queries, hidden)
+	if b.productInput(b.cfg.Dropout == 0 || !b.stoch.Training) != nil {
+		// bf16 with no dropout between: GELU and fc2 in one op, which keeps
+		// no copy of the hidden activation (graph.GELULinear).
+		h = b.linear(n, pre+"mlp.fc1") // (B·queries, hidden), before the GELU
+		h = b.op(func() (*G.Node, error) {
+			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), b.prec)
+		})
+		h = b.dropout(h, pre+"mlp.drop2")
+		return b.residual(x, n, h, dpr, pre+"drop_path2"), attn
+	}
+	h = b.linearAct(n, pre+"mlp.fc1") // (B·queries, hidden)
 	h = b.dropout(h, pre+"mlp.drop1")
 	x = b.linearResidual(h, pre+"mlp.fc2", x, n, dpr, pre+"mlp.drop2", pre+"drop_path2") // (B·queries, D)
 	return x, attn
@@ -480,15 +490,13 @@ func (b *builder) linearResidual(h *G.Node, name string, x, norm *G.Node, dpr fl
 }
 
 // linearAct returns the MLP activation of Linear name (x); in a Frozen
-// graph, the Linear with the GELU fused (graph.LinearPackedGELU). Only
-// fc2 reads the activation unless a dropout comes between (productInput).
+// graph, the Linear with the GELU fused (graph.LinearPackedGELU).
 func (b *builder) linearAct(x *G.Node, name string) *G.Node {
 	if pw := b.packed[name+".weight"]; pw != nil {
 		return b.op(func() (*G.Node, error) { return graph.LinearPackedGELU(x, pw, b.p[name+".bias"], b.geluApprox()) })
 	}
 	h := b.linear(x, name)
-	opts := b.productInput(b.cfg.Dropout == 0 || !b.stoch.Training)
-	return b.op(func() (*G.Node, error) { return graph.GELU(h, b.geluApprox(), opts...) })
+	return b.op(func() (*G.Node, error) { return graph.GELU(h, b.geluApprox()) })
 }
 
 // geluApprox is the GELU form of Config.Act.

@@ -87,6 +87,12 @@
 //     to the accumulator. A product of two bfloat16 values is exact in
 //     float32, so each FMA rounds as TDPBF16PS's does.
 //
+// An operand can also be given as bfloat16 words, the 16 bits ToBF16
+// makes (WordsBF16): SgemmPackedThenWords takes A so, SgemmBF16Words B.
+// ToBF16 of a word widened back (FromBF16, WidenBF16) is the word itself,
+// so these give the bits of the same products of the float32 values
+// (TestWordsProducts); a graph keeps product-only activations that way.
+//
 // AMX runs where it can (BF16Backend names the backend; VIT_BF16_KERNEL=
 // emulated forces the emulation). TestAMXEqualsReference, TestAMXBlocked,
 // TestPackConversion, TestBF16EmulatedEqualsReference and
