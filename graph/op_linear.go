@@ -368,15 +368,15 @@ func (op *linearOp) DiffWRT(n int) []bool {
 
 func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDx", bf16: op.bf16, ranks: [3]int{2, op.wRank, 2}}, grad, w)
+	var dx *G.Node
+	var err error
+	if op.act != nil { // u's gradient: GELU's gradient of dy·W, in the product's epilogue
+		dx, err = G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDxGELU", bf16: true, geluGrad: op.act, ranks: [3]int{2, op.wRank, 2}}, grad, w, x)
+	} else {
+		dx, err = G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDx", bf16: op.bf16, ranks: [3]int{2, op.wRank, 2}}, grad, w)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if op.act != nil { // dx is dGELU(u); u's gradient is GELU's
-		dx, err = G.ApplyOp(&geluGradOp{elemOp: newElemOp("GELUGrad", op.act.String(), 2, 2), approx: *op.act}, x, dx)
-		if err != nil {
-			return nil, err
-		}
 	}
 	dw, err := G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDw", tA: true, bf16: op.bf16, bWords: op.words, act: op.act, ranks: [3]int{2, 2, op.wRank}, outShape: w.Shape().Clone()}, grad, x)
 	if err != nil {
@@ -396,20 +396,33 @@ func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 // dy(M,N)·W(N,K) and LinearDw is dyᵀ(N,M)·x(M,K), shaped like the weight.
 type matMulOp struct {
 	opBase
-	name     string
-	tA       bool
-	bf16     bool        // bfloat16 products, as the forward Linear's
-	bWords   bool        // B is bfloat16 words (the forward's x, StoreBF16)
-	act      *GELUApprox // B is u, read as GELU(u)'s words (GELULinear)
-	ranks    [3]int      // ranks of A, B and the result
+	name   string
+	tA     bool
+	bf16   bool        // bfloat16 products, as the forward Linear's
+	bWords bool        // B is bfloat16 words (the forward's x, StoreBF16)
+	act    *GELUApprox // B is u, read as GELU(u)'s words (GELULinear)
+	// geluGrad, when not nil: a third input u, and C = GELU′(u)⊙(A·B),
+	// the gradient of GELULinear's u, applied to each block of C in the
+	// product's epilogue (kernels.SgemmBF16Then).
+	geluGrad *GELUApprox
+	ranks    [3]int // ranks of A, B and the result
 	outShape tensor.Shape
 	out      buffer
 }
 
-func (op *matMulOp) Arity() int { return 2 }
+func (op *matMulOp) Arity() int {
+	if op.geluGrad != nil {
+		return 3
+	}
+	return 2
+}
+
 func (op *matMulOp) Type() hm.Type {
-	if op.bWords {
+	switch {
+	case op.bWords:
 		return fnTypeWords(1, op.ranks[:]...)
+	case op.geluGrad != nil:
+		return fnType(op.ranks[0], op.ranks[1], op.ranks[2], op.ranks[2])
 	}
 	return fnType(op.ranks[:]...)
 }
@@ -443,6 +456,9 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 	if op.bWords || op.act != nil {
 		return op.doWords(vs)
 	}
+	if op.geluGrad != nil {
+		return op.doGELUGrad(vs)
+	}
 	in, err := denses(op.name, vs, 2)
 	if err != nil {
 		return nil, err
@@ -464,6 +480,37 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 	default:
 		gemm(op.tA, false, m, n, k, 1, data[float64](a), lda, data[float64](b), n, 0, data[float64](c), n)
 	}
+	return c, nil
+}
+
+// doGELUGrad is Do for LinearDxGELU: (dy, W, u) → GELU′(u)⊙(dy·W), each
+// block of rows turned into u's gradient (as geluGradOp computes it) as
+// soon as the bf16 product has finished it.
+func (op *matMulOp) doGELUGrad(vs []G.Value) (G.Value, error) {
+	in, err := denses(op.name, vs, 3)
+	if err != nil {
+		return nil, err
+	}
+	a, b, u := in[0], in[1], in[2]
+	if a.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("%s: needs float32 operands, got %v", op.name, a.Dtype())
+	}
+	m, n, k := op.dims(a.Shape(), b.Shape())
+	if kb := b.Shape()[0]; kb != k || !u.Shape().Eq(tensor.Shape{m, n}) {
+		return nil, fmt.Errorf("%s: %v, %v and u %v do not fit", op.name, a.Shape(), b.Shape(), u.Shape())
+	}
+	c := op.out.get(tensor.Float32, m, n)
+	cd, ud := data[float32](c), data[float32](u)
+	grad := geluBackward32
+	if *op.geluGrad == GELUTanh {
+		grad = geluTanhBackward32
+	}
+	kernels.SgemmBF16Then(false, false, m, n, k, data[float32](a), k, data[float32](b), n, cd, n, func(i0, i1, j0, j1 int) {
+		for i := i0; i < i1; i++ { // a row at a time: never the kernels' own split over the cores
+			row := cd[i*n+j0 : i*n+j1]
+			grad(row, ud[i*n+j0:i*n+j1], row)
+		}
+	})
 	return c, nil
 }
 
@@ -509,7 +556,7 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 }
 
 func (op *matMulOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s%s%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16), wordsTag(op.bWords), actTag(op.act))
+	fmt.Fprintf(h, "%s(tA=%t,%v,%v%s%s%s%s)", op.name, op.tA, op.ranks, op.outShape, precisionTag(op.bf16), wordsTag(op.bWords), actTag(op.act), actTag(op.geluGrad))
 	op.writeID(h)
 }
 func (op *matMulOp) Hashcode() uint32 { return hashOf(op) }

@@ -56,6 +56,12 @@ func hasAMX() bool {
 // zeros to whole tiles; each 32-row block runs over all of C's 32-column
 // blocks in one call.
 func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	sgemmBF16AMXThen(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel, nil)
+}
+
+// sgemmBF16AMXThen is sgemmBF16AMX with epi, when not nil, run on each
+// block of whole rows of C as it is finished (runAMX).
+func sgemmBF16AMXThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
 	bufB := borrowWords(npad * kw / 2)
@@ -64,7 +70,7 @@ func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	par := parallel && m*n*k >= parallelMinWork
 	packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, nil)
+	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
 
 // amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as

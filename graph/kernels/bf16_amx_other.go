@@ -32,3 +32,8 @@ func sgemmBF16AMXWords(transA bool, m, n, k int, alpha float32, a []float32, lda
 
 // wordsBF16 is never called here (hasAMX is false).
 func wordsBF16(dst []uint16, src []float32) { panic("kernels: no AMX in this build") }
+
+// sgemmBF16AMXThen is never called here (hasAMX is false).
+func sgemmBF16AMXThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
+	panic("kernels: no AMX in this build")
+}

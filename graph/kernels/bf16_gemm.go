@@ -39,6 +39,30 @@ func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 }
 
+// SgemmBF16Then is SgemmBF16 with alpha 1 and beta 0 (C overwritten),
+// followed by epi(i0, i1, j0, j1) on each block of C it finished, on the
+// goroutine that computed it, while it is in cache: SgemmPackedThen's
+// contract, for a product whose B is not reused (an input gradient with
+// the activation's gradient fused after it).
+func SgemmBF16Then(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
+	checkSgemm("SgemmBF16Then", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleMatrix(m, n, 0, c, ldc)
+		epi(0, m, 0, n)
+		return
+	}
+	par := m*n*k >= parallelMinWork
+	if bf16AMX() {
+		sgemmBF16AMXThen(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, true, epi)
+		return
+	}
+	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, true)
+	forRange(par, m, splitGrain(m, 4, 1), func(i0, i1 int) { epi(i0, i1, 0, n) })
+}
+
 // PackBBF16 is PackB for products with bfloat16 operands: SgemmPacked,
 // SgemmPackedThen and SgemmPackedSerial with the result give SgemmBF16's
 // bits (A rounded to bfloat16 as it is read).

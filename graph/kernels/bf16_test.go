@@ -171,23 +171,14 @@ func TestBF16PublicAPI(t *testing.T) {
 					},
 					"SgemmPacked": func(c []float32) []float32 { SgemmPacked(tc.m, a, tc.k, pb, c, tc.n); return want },
 					"SgemmPackedThen": func(c []float32) []float32 {
-						// The epilogue sees every element once, after its sum:
-						// C − want is then +0 everywhere.
-						seen := make([]int, tc.m*tc.n)
-						SgemmPackedThen(tc.m, a, tc.k, pb, c, tc.n, func(i0, i1, j0, j1 int) {
-							for i := i0; i < i1; i++ {
-								for j := j0; j < j1; j++ {
-									seen[i*tc.n+j]++
-									c[i*tc.n+j] -= want[i*tc.n+j]
-								}
-							}
+						return epilogueOnce(t, "SgemmPackedThen", tc.m, tc.n, c, want, func(epi func(i0, i1, j0, j1 int)) {
+							SgemmPackedThen(tc.m, a, tc.k, pb, c, tc.n, epi)
 						})
-						for i, v := range seen {
-							if v != 1 {
-								t.Fatalf("SgemmPackedThen %dx%dx%d transB=%v: the epilogue saw C[%d] %d times", tc.m, tc.n, tc.k, tB, i, v)
-							}
-						}
-						return make([]float32, tc.m*tc.n)
+					},
+					"SgemmBF16Then": func(c []float32) []float32 {
+						return epilogueOnce(t, "SgemmBF16Then", tc.m, tc.n, c, want, func(epi func(i0, i1, j0, j1 int)) {
+							SgemmBF16Then(false, tB, tc.m, tc.n, tc.k, a, tc.k, b, ldb, c, tc.n, epi)
+						})
 					},
 					"SgemmPackedSerial": func(c []float32) []float32 { SgemmPackedSerial(tc.m, -0.5, a, tc.k, pb, c, tc.n); return wantA },
 				} {
@@ -200,6 +191,30 @@ func TestBF16PublicAPI(t *testing.T) {
 			}
 		}
 	})
+}
+
+// epilogueOnce runs a product with an epilogue (run) into c, m×n, whose
+// epilogue subtracts want: it fails t unless the epilogue saw every
+// element exactly once, and returns what c must then hold (+0 everywhere,
+// so an epilogue run before an element's sum was final leaves a
+// difference).
+func epilogueOnce(t *testing.T, name string, m, n int, c, want []float32, run func(epi func(i0, i1, j0, j1 int))) []float32 {
+	t.Helper()
+	seen := make([]int, m*n)
+	run(func(i0, i1, j0, j1 int) {
+		for i := i0; i < i1; i++ {
+			for j := j0; j < j1; j++ {
+				seen[i*n+j]++
+				c[i*n+j] -= want[i*n+j]
+			}
+		}
+	})
+	for i, v := range seen {
+		if v != 1 {
+			t.Fatalf("%s %dx%d: the epilogue saw C[%d] %d times", name, m, n, i, v)
+		}
+	}
+	return make([]float32, m*n)
 }
 
 // TestRoundBF16 checks ToBF16 on the cases its definition names, and
