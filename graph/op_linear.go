@@ -464,15 +464,10 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	a, b := in[0], in[1]
-	m, n, k := op.dims(a.Shape(), b.Shape())
-	if kb := b.Shape()[0]; kb != k {
-		return nil, fmt.Errorf("%s: %v and %v do not fit", op.name, a.Shape(), b.Shape())
+	m, n, k, c, err := op.output(a, b, a.Dtype())
+	if err != nil {
+		return nil, err
 	}
-	shape := []int{m, n}
-	if op.outShape != nil {
-		shape = op.outShape
-	}
-	c := op.out.get(a.Dtype(), shape...)
 	lda := a.Shape().TotalSize() / a.Shape()[0]
 	switch a.Dtype() {
 	case tensor.Float32:
@@ -481,6 +476,20 @@ func (op *matMulOp) Do(vs ...G.Value) (G.Value, error) {
 		gemm(op.tA, false, m, n, k, 1, data[float64](a), lda, data[float64](b), n, 0, data[float64](c), n)
 	}
 	return c, nil
+}
+
+// output checks that op(A) and B fit, and returns the product's m, n, k
+// and its output tensor (of dtype dt, shaped as the op says).
+func (op *matMulOp) output(a, b *tensor.Dense, dt tensor.Dtype) (m, n, k int, c *tensor.Dense, err error) {
+	m, n, k = op.dims(a.Shape(), b.Shape())
+	if kb := b.Shape()[0]; kb != k {
+		return 0, 0, 0, nil, fmt.Errorf("%s: %v and %v do not fit", op.name, a.Shape(), b.Shape())
+	}
+	shape := []int{m, n}
+	if op.outShape != nil {
+		shape = op.outShape
+	}
+	return m, n, k, op.out.get(dt, shape...), nil
 }
 
 // doGELUGrad is Do for LinearDxGELU: (dy, W, u) → GELU′(u)⊙(dy·W), each
@@ -495,11 +504,13 @@ func (op *matMulOp) doGELUGrad(vs []G.Value) (G.Value, error) {
 	if a.Dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("%s: needs float32 operands, got %v", op.name, a.Dtype())
 	}
-	m, n, k := op.dims(a.Shape(), b.Shape())
-	if kb := b.Shape()[0]; kb != k || !u.Shape().Eq(tensor.Shape{m, n}) {
-		return nil, fmt.Errorf("%s: %v, %v and u %v do not fit", op.name, a.Shape(), b.Shape(), u.Shape())
+	m, n, k, c, err := op.output(a, b, tensor.Float32)
+	if err != nil {
+		return nil, err
 	}
-	c := op.out.get(tensor.Float32, m, n)
+	if !u.Shape().Eq(tensor.Shape{m, n}) {
+		return nil, fmt.Errorf("%s: u is %v, want (%d, %d)", op.name, u.Shape(), m, n)
+	}
 	cd, ud := data[float32](c), data[float32](u)
 	grad := geluBackward32
 	if *op.geluGrad == GELUTanh {
@@ -541,15 +552,10 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 	} else if b, bw, err = wordsOf(op.name, vs[1]); err != nil {
 		return nil, err
 	}
-	m, n, k := op.dims(a.Shape(), b.Shape())
-	if kb := b.Shape()[0]; kb != k {
-		return nil, fmt.Errorf("%s: %v and %v do not fit", op.name, a.Shape(), b.Shape())
+	m, n, k, c, err := op.output(a, b, tensor.Float32)
+	if err != nil {
+		return nil, err
 	}
-	shape := []int{m, n}
-	if op.outShape != nil {
-		shape = op.outShape
-	}
-	c := op.out.get(tensor.Float32, shape...)
 	lda := a.Shape().TotalSize() / a.Shape()[0]
 	kernels.SgemmBF16Words(op.tA, m, n, k, 1, data[float32](a), lda, bw, n, 0, data[float32](c), n)
 	return c, nil

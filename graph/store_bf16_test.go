@@ -55,14 +55,20 @@ func mlpRun(t *testing.T, approx GELUApprox, mode int, planned bool) ([][]float3
 	}
 	r := randNode(g, tensor.Float32, "R", 1, 9, m, n)
 	cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, r))))
-	wrt := G.Nodes{x, w1, b1, w2, b2, lw, lb}
+	return runTwice(t, g, cost, y, G.Nodes{x, w1, b1, w2, b2, lw, lb}, planned), act
+}
+
+// runTwice differentiates cost with respect to wrt, plans g's buffers
+// into an arena when planned, runs g twice, and returns y's value and the
+// gradients of wrt.
+func runTwice(t *testing.T, g *G.ExprGraph, cost, y *G.Node, wrt G.Nodes, planned bool) [][]float32 {
+	t.Helper()
 	grads, err := G.Grad(cost, wrt...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if planned {
-		keep := append(G.Nodes{y}, grads...)
-		if _, err := PlanBuffers(g, NewArena(), keep...); err != nil {
+		if _, err := PlanBuffers(g, NewArena(), append(G.Nodes{y}, grads...)...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,7 +88,7 @@ func mlpRun(t *testing.T, approx GELUApprox, mode int, planned bool) ([][]float3
 		}
 		out = append(out, f32s(t, gv))
 	}
-	return out, act
+	return out
 }
 
 // TestStoreBF16MLP: a LayerNorm and MLP whose LayerNorm and GELU outputs
@@ -179,33 +185,7 @@ func attnRun(t *testing.T, words, planned bool) ([][]float32, *G.Node) {
 	}
 	r := randNode(g, tensor.Float32, "R", 1, 9, m, dim)
 	cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, r))))
-	wrt := G.Nodes{x, wq, bq, wp, lw}
-	grads, err := G.Grad(cost, wrt...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if planned {
-		if _, err := PlanBuffers(g, NewArena(), append(G.Nodes{y}, grads...)...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vm := G.NewTapeMachine(g, G.BindDualValues(wrt...))
-	defer vm.Close()
-	for range 2 {
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		vm.Reset()
-	}
-	out := [][]float32{f32s(t, y.Value())}
-	for _, n := range wrt {
-		gv, err := n.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, f32s(t, gv))
-	}
-	return out, qkv
+	return runTwice(t, g, cost, y, G.Nodes{x, wq, bq, wp, lw}, planned), qkv
 }
 
 // TestStoreBF16Attention: an attention branch whose LayerNorm, qkv and

@@ -62,13 +62,22 @@ func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 // sgemmBF16AMXThen is sgemmBF16AMX with epi, when not nil, run on each
 // block of whole rows of C as it is finished (runAMX).
 func sgemmBF16AMXThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
+	amxProduct(transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
+		packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
+	})
+}
+
+// amxProduct is the body of sgemmBF16AMX: op(B)'s panels borrowed and
+// packed by pack, then the tiles run over op(A)'s rows, converted by the
+// cores that run them.
+func amxProduct(transA bool, m, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
 	bufB := borrowWords(npad * kw / 2)
 	defer putWords(bufB)
 	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
-	packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
+	pack(bw, kw, npad, par)
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
 	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
@@ -101,22 +110,16 @@ func amxRunPackedWords(m, n, k int, a []uint16, lda int, bw []uint32, c []float3
 // sgemmBF16AMXWords is sgemmBF16AMX with B (not transposed) stored as
 // bfloat16 words (SgemmBF16Words).
 func sgemmBF16AMXWords(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	kw := (k + tileBlock - 1) / tileBlock * tileBlock
-	npad := (n + 31) / 32 * 32
-	bufB := borrowWords(npad * kw / 2)
-	defer putWords(bufB)
-	bw := *bufB
-	par := parallel && m*n*k >= parallelMinWork
-	packPairRows(bw, k, n, kw, npad, par, func(dst []uint32, r int, odd bool) {
-		lo := b[2*r*ldb : 2*r*ldb+n]
-		var hi []uint16
-		if !odd {
-			hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
-		}
-		pairsWords(dst, lo, hi, kw/2*16)
+	amxProduct(transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
+		packPairRows(bw, k, n, kw, npad, par, func(dst []uint32, r int, odd bool) {
+			lo := b[2*r*ldb : 2*r*ldb+n]
+			var hi []uint16
+			if !odd {
+				hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
+			}
+			pairsWords(dst, lo, hi, kw/2*16)
+		})
 	})
-	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, nil)
 }
 
 // amxRows is op(A) as sgemmBF16AMX's caller gave it, converted 32 rows

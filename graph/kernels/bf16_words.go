@@ -37,13 +37,7 @@ func SgemmPackedThenWords(m int, a []uint16, lda int, b *PackedB, c []float32, l
 	if !b.bf16 {
 		panic("kernels." + fn + ": b was not packed by PackBBF16")
 	}
-	if m < 0 {
-		panic(fmt.Sprintf("kernels.%s: negative m=%d", fn, m))
-	}
-	checkLd(fn, "lda", lda, b.k)
-	checkLd(fn, "ldc", ldc, b.n)
-	checkLen(fn, "a", len(a), m, b.k, lda)
-	checkLen(fn, "c", len(c), m, b.n, ldc)
+	checkPacked(fn, m, len(a), lda, b, c, ldc)
 	if m == 0 {
 		return
 	}
@@ -70,12 +64,9 @@ func SgemmBF16Words(transA bool, m, n, k int, alpha float32, a []float32, lda in
 	if transA {
 		ar, ac = k, m
 	}
-	checkLd(fn, "lda", lda, ac)
-	checkLd(fn, "ldb", ldb, n)
-	checkLd(fn, "ldc", ldc, n)
-	checkLen(fn, "a", len(a), ar, ac, lda)
-	checkLen(fn, "b", len(b), k, n, ldb)
-	checkLen(fn, "c", len(c), m, n, ldc)
+	checkMatrix(fn, "a", len(a), ar, ac, lda)
+	checkMatrix(fn, "b", len(b), k, n, ldb)
+	checkMatrix(fn, "c", len(c), m, n, ldc)
 	if m == 0 || n == 0 {
 		return
 	}

@@ -18,12 +18,16 @@ func checkSgemm(fn string, transA, transB bool, m, n, k int, a []float32, lda in
 	if transB {
 		br, bc = n, k
 	}
-	checkLd(fn, "lda", lda, ac)
-	checkLd(fn, "ldb", ldb, bc)
-	checkLd(fn, "ldc", ldc, n)
-	checkLen(fn, "a", len(a), ar, ac, lda)
-	checkLen(fn, "b", len(b), br, bc, ldb)
-	checkLen(fn, "c", len(c), m, n, ldc)
+	checkMatrix(fn, "a", len(a), ar, ac, lda)
+	checkMatrix(fn, "b", len(b), br, bc, ldb)
+	checkMatrix(fn, "c", len(c), m, n, ldc)
+}
+
+// checkMatrix panics, naming fn and the matrix, unless length elements
+// with row stride ld hold rows×cols (its stride is named "ld"+name).
+func checkMatrix(fn, name string, length, rows, cols, ld int) {
+	checkLd(fn, "ld"+name, ld, cols)
+	checkLen(fn, name, length, rows, cols, ld)
 }
 
 func checkLd(fn, name string, ld, cols int) {

@@ -78,13 +78,7 @@ func SgemmPackedThen(m int, a []float32, lda int, b *PackedB, c []float32, ldc i
 // sgemmPackedChecked checks the operands of fn (panicking with its name, as
 // Sgemm does) and runs the product.
 func sgemmPackedChecked(fn string, m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
-	if m < 0 {
-		panic(fmt.Sprintf("kernels.%s: negative m=%d", fn, m))
-	}
-	checkLd(fn, "lda", lda, b.k)
-	checkLd(fn, "ldc", ldc, b.n)
-	checkLen(fn, "a", len(a), m, b.k, lda)
-	checkLen(fn, "c", len(c), m, b.n, ldc)
+	checkPacked(fn, m, len(a), lda, b, c, ldc)
 	if m == 0 {
 		return
 	}
@@ -95,17 +89,23 @@ func sgemmPackedChecked(fn string, m int, a []float32, lda int, b *PackedB, c []
 	sgemmPacked(m, a, lda, b, c, ldc, epi)
 }
 
+// checkPacked panics, naming fn, unless A (alen elements, row stride lda)
+// holds m×k and C m×n for the packed B (k×n).
+func checkPacked(fn string, m, alen, lda int, b *PackedB, c []float32, ldc int) {
+	if m < 0 {
+		panic(fmt.Sprintf("kernels.%s: negative m=%d", fn, m))
+	}
+	checkLd(fn, "lda", lda, b.k)
+	checkLd(fn, "ldc", ldc, b.n)
+	checkLen(fn, "a", alen, m, b.k, lda)
+	checkLen(fn, "c", len(c), m, b.n, ldc)
+}
+
 // SgemmPackedSerial computes C = alpha·A·B as SgemmPacked does, on the
 // calling goroutine however large the product (for callers that spread
 // independent products over the cores themselves).
 func SgemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int) {
-	if m < 0 {
-		panic(fmt.Sprintf("kernels.SgemmPackedSerial: negative m=%d", m))
-	}
-	checkLd("SgemmPackedSerial", "lda", lda, b.k)
-	checkLd("SgemmPackedSerial", "ldc", ldc, b.n)
-	checkLen("SgemmPackedSerial", "a", len(a), m, b.k, lda)
-	checkLen("SgemmPackedSerial", "c", len(c), m, b.n, ldc)
+	checkPacked("SgemmPackedSerial", m, len(a), lda, b, c, ldc)
 	if m == 0 {
 		return
 	}
