@@ -31,9 +31,9 @@ func TestForwardFLOPsMatchesPeer(t *testing.T) {
 }
 
 // trainPlan builds c's training graph as measureSteps does and reads its plan.
-func trainPlan(t *testing.T, c layers.Config, batch int) floorPlan {
+func trainPlan(t *testing.T, c layers.Config, batch int, prec graph.Precision) floorPlan {
 	t.Helper()
-	step, _, err := harness.NewStep(c, batch, 1, train.StepConfig{LR: func(int) float64 { return 0 }})
+	step, _, err := harness.NewStep(c, batch, 1, train.StepConfig{LR: func(int) float64 { return 0 }, Precision: prec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,13 @@ func patchDxFLOPs(c layers.Config, batch int) float64 {
 // GFLOP/s) less the patch embedding's dx.
 func TestPlanMatchesAnalyticFLOPs(t *testing.T) {
 	const batch = 2
-	for _, name := range []string{"tiny", "small"} {
-		c := benchConfigs[name].model()
-		p := trainPlan(t, c, batch)
+	for _, run := range []struct {
+		name string
+		prec graph.Precision
+	}{{"tiny", graph.FP32}, {"small", graph.FP32}, {"small", graph.BF16}} {
+		c := benchConfigs[run.name].model()
+		p := trainPlan(t, c, batch, run.prec)
+		name := run.name + "/" + string(run.prec)
 		f := p.flops()
 		fwd := f[kindLinear] + f[kindAttn]
 		if want := batch * forwardFLOPs(c); fwd != want {
@@ -101,7 +105,7 @@ func TestEvalPlanIsTrainForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := trainPlan(t, c, batch)
+	tp := trainPlan(t, c, batch, graph.FP32)
 	var fwd []gemmCall
 	for _, g := range tp.Gemms {
 		if forwardKind(g.Kind) {

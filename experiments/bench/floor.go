@@ -22,9 +22,12 @@ import (
 const (
 	kindLinear   = "Linear"
 	kindLinearDx = "LinearDx"
-	kindLinearDw = "LinearDw"
-	kindAttn     = "Attention"
-	kindAttnGrad = "AttentionGrad"
+	// kindLinearDxGELU is LinearDx with GELU's gradient in its epilogue
+	// (graph.GELULinear's, in bf16): the same product, a third input u.
+	kindLinearDxGELU = "LinearDxGELU"
+	kindLinearDw     = "LinearDw"
+	kindAttn         = "Attention"
+	kindAttnGrad     = "AttentionGrad"
 )
 
 // floorKinds orders the kinds for the tables; forward ones first.
@@ -92,6 +95,9 @@ func planFromGraph(g *G.ExprGraph, c layers.Config, batch int) (floorPlan, error
 		}
 		name := n.Op().String()
 		in := inputShapes(g, n)
+		if name == kindLinearDxGELU && len(in) == 3 {
+			name, in = kindLinearDx, in[:2]
+		}
 		switch {
 		case name == kindLinear || name == kindLinearDx || name == kindLinearDw:
 			if len(in) < 2 || (name != kindLinear && len(in) != 2) {
