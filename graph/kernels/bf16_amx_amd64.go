@@ -11,7 +11,8 @@ import (
 )
 
 // The bfloat16 products on AMX tiles (TDPBF16PS), whose order is their
-// definition (sgemmBF16Ref); the backend where the CPU has it (bf16AMX).
+// definition (sgemmBF16Ref); the backend where the CPU has it (bf16Tiles).
+// With dpTiles32 and dpPerm (pairTiles) the same driver runs VDPBF16PS.
 
 //go:noescape
 func amxTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
@@ -55,22 +56,22 @@ func hasAMX() bool {
 // rows 32 at a time by the core that runs them (amxRows), both padded with
 // zeros to whole tiles; each 32-row block runs over all of C's 32-column
 // blocks in one call.
-func sgemmBF16AMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	sgemmBF16AMXThen(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel, nil)
+func sgemmBF16AMX(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	sgemmBF16AMXThen(pt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel, nil)
 }
 
 // sgemmBF16AMXThen is sgemmBF16AMX with epi, when not nil, run on each
 // block of whole rows of C as it is finished (runAMX).
-func sgemmBF16AMXThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
-	amxProduct(transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
-		packPanelsAMX(bw, transB, k, n, kw, npad, b, ldb, par)
+func sgemmBF16AMXThen(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
+	amxProduct(pt, transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
+		packPanelsAMX(pt.perm, bw, transB, k, n, kw, npad, b, ldb, par)
 	})
 }
 
 // amxProduct is the body of sgemmBF16AMX: op(B)'s panels borrowed and
 // packed by pack, then the tiles run over op(A)'s rows, converted by the
 // cores that run them.
-func amxProduct(transA bool, m, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
+func amxProduct(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
 	bufB := borrowWords(npad * kw / 2)
@@ -78,46 +79,53 @@ func amxProduct(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
 	pack(bw, kw, npad, par)
-	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: pt.perm}
+	runAMX(pt, nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
 
 // amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as
 // sgemmBF16AMX packs them, for amxRunPacked.
-func amxPackB(dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint32 {
+func amxPackB(pt *pairTiles, dst []uint32, transB bool, k, n int, b []float32, ldb int) []uint32 {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	dst = growWords(dst, npad*kw/2)
-	packPanelsAMX(dst, transB, k, n, kw, npad, b, ldb, n*k >= 1<<16)
+	packPanelsAMX(pt.perm, dst, transB, k, n, kw, npad, b, ldb, n*k >= 1<<16)
 	return dst
 }
 
 // amxRunPacked is sgemmBF16AMX with beta 0, A not transposed and op(B)
 // packed by amxPackB; epi, when not nil, runs on each block of rows as it
 // is finished (SgemmPackedThen's contract).
-func amxRunPacked(m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
-	src := &amxRows{m: m, k: k, a: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, alpha, 0, c, ldc, par, epi)
+func amxRunPacked(pt *pairTiles, m, n, k int, alpha float32, a []float32, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+	src := &amxRows{m: m, k: k, a: a, lda: lda, perm: pt.perm}
+	runAMX(pt, nil, src, bw, m, n, k, alpha, 0, c, ldc, par, epi)
 }
 
 // amxRunPackedWords is amxRunPacked with A's rows stored as bfloat16
 // words (SgemmPackedThenWords).
-func amxRunPackedWords(m, n, k int, a []uint16, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
-	src := &amxRows{m: m, k: k, w: a, lda: lda}
-	runAMX(nil, src, bw, m, n, k, 1, 0, c, ldc, par, epi)
+func amxRunPackedWords(pt *pairTiles, m, n, k int, a []uint16, lda int, bw []uint32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+	src := &amxRows{m: m, k: k, w: a, lda: lda, perm: pt.perm}
+	runAMX(pt, nil, src, bw, m, n, k, 1, 0, c, ldc, par, epi)
 }
 
 // sgemmBF16AMXWords is sgemmBF16AMX with B (not transposed) stored as
 // bfloat16 words (SgemmBF16Words).
-func sgemmBF16AMXWords(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	amxProduct(transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
-		packPairRows(bw, k, n, kw, npad, par, func(dst []uint32, r int, odd bool) {
-			lo := b[2*r*ldb : 2*r*ldb+n]
-			var hi []uint16
-			if !odd {
-				hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
+func sgemmBF16AMXWords(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	amxProduct(pt, transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
+		var zero []uint16 // a row of +0, for pairs whose low row is past k
+		if pt.perm {
+			zero = make([]uint16, n)
+		}
+		packPairRows(pt.perm, bw, k, n, kw, npad, par, func(dst []uint32, lo, hi int) {
+			l := zero
+			if lo >= 0 {
+				l = b[lo*ldb : lo*ldb+n]
 			}
-			pairsWords(dst, lo, hi, kw/2*16)
+			var h []uint16
+			if hi >= 0 {
+				h = b[hi*ldb : hi*ldb+n]
+			}
+			pairsWords(dst, l, h, kw/2*16)
 		})
 	})
 }
@@ -130,6 +138,7 @@ type amxRows struct {
 	a      []float32
 	lda    int
 	w      []uint16 // when not nil: A (not transposed) already in bfloat16, row stride lda
+	perm   bool     // each block of 32 of depth permuted by dpPerm (VDPBF16PS's tiles)
 }
 
 // amxReach is the most bytes of op(B)'s packed panels that one pass of
@@ -147,20 +156,20 @@ const (
 // rows from ah, packed whole, or from src, converted block by block; then
 // epi (when not nil) on each block of whole rows of C, on the goroutine
 // that finished it.
-func runAMX(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	if 2*npad*kw > amxReach {
-		runAMXBlocked(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, amxDepthBlocks, amxColBlocks)
+		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, amxDepthBlocks, amxColBlocks)
 		return
 	}
-	runAMXFlat(ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
+	runAMXFlat(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
 
 // runAMXFlat is runAMX for an op(B) within amxReach: each 32-row block of
 // op(A), converted by the core that runs it, runs over all of C's 32-column
 // blocks and the whole depth in one call.
-func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -197,9 +206,9 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 				rowsA = ah[i0*kw:]
 			}
 			if direct && i0+32 <= m {
-				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0)
+				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0)
 			} else {
-				amxTiles32(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
+				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
 				epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
 			}
 			if epi != nil {
@@ -218,7 +227,7 @@ func runAMXFlat(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta
 // the result (alpha 1, beta 0, whole tiles), else in a float32 buffer that
 // the epilogue reads at the end. Storing and reloading a tile changes no
 // bit, so the sums are runAMX's.
-func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
+func runAMXBlocked(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -268,7 +277,7 @@ func runAMXBlocked(ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, b
 			b := &bw[(2*j0*kb+k0)*256]
 			each(func(lo, hi int) {
 				for blk := lo; blk < hi; blk++ {
-					amxTiles32(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load)
+					pt.run(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load)
 				}
 			})
 		}
@@ -329,10 +338,18 @@ func pairsBF16(dst []uint32, lo, hi []float32, stride int) {
 const amxChunk = 16
 
 // pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32, at
-// depths d0 to d0+k, rounded to bfloat16, padded with +0. A transposed A
-// is paired row by row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and
-// transposed.
+// depths d0 to d0+k, rounded to bfloat16, padded with +0, and permuted by
+// dpPerm when s.perm.
 func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
+	s.packRows(dst, i0, d0, k, kw, tmp)
+	if s.perm {
+		permuteDepth(dst[:32*kw])
+	}
+}
+
+// packRows is pack before the permutation. A transposed A is paired row
+// by row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and transposed.
+func (s *amxRows) packRows(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	rows := min(32, s.m-i0)
 	clear(dst[rows*kw : 32*kw])
 	a, lda := s.a, s.lda
@@ -366,8 +383,8 @@ func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 
 // packRowsAMX sets dst's rows (kw bfloat16 each, a whole number of 32-row
 // blocks) to op(A)'s rows rounded to bfloat16, as amxRows.pack.
-func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int) {
-	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda}
+func packRowsAMX(perm bool, dst []uint16, transA bool, m, k, kw int, a []float32, lda int) {
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: perm}
 	tmp := make([]uint32, kw/2*32)
 	for i0 := 0; i0 < len(dst)/kw; i0 += 32 {
 		src.pack(dst[i0*kw:(i0+32)*kw], i0, 0, k, kw, tmp)
@@ -377,17 +394,24 @@ func packRowsAMX(dst []uint16, transA bool, m, k, kw int, a []float32, lda int) 
 // packPanelsAMX sets dst to op(B)'s pairs in 16-column panels, panel p at
 // dst[p·kw/2·16:], row r of it the pairs (B(2r, j), B(2r+1, j)); rows past
 // k and columns past n are +0.
-func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
+func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
 	kp := kw / 2
 	np := npad / 16
 	if !transB {
-		packPairRows(dst, k, n, kw, npad, parallel, func(dst []uint32, r int, odd bool) {
-			lo := b[2*r*ldb : 2*r*ldb+n]
-			var hi []float32
-			if !odd {
-				hi = b[(2*r+1)*ldb : (2*r+1)*ldb+n]
+		var zero []float32 // a row of +0, for pairs whose low row is past k
+		if perm {
+			zero = make([]float32, n)
+		}
+		packPairRows(perm, dst, k, n, kw, npad, parallel, func(dst []uint32, lo, hi int) {
+			l := zero
+			if lo >= 0 {
+				l = b[lo*ldb : lo*ldb+n]
 			}
-			pairsBF16(dst, lo, hi, kp*16)
+			var h []float32
+			if hi >= 0 {
+				h = b[hi*ldb : hi*ldb+n]
+			}
+			pairsBF16(dst, l, h, kp*16)
 		})
 		return
 	}
@@ -402,6 +426,9 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 				if j := p*16 + jj; j < n {
 					wordsBF16(row, b[j*ldb:j*ldb+k])
 					clear(row[k:])
+					if perm {
+						permuteDepth(row)
+					}
 				} else {
 					clear(row)
 				}
@@ -416,23 +443,34 @@ func packPanelsAMX(dst []uint32, transB bool, k, n, kw, npad int, b []float32, l
 }
 
 // packPairRows sets dst to a non-transposed op(B)'s pairs in 16-column
-// panels, as packPanelsAMX: pair(dst[r·16:], r, odd) stores row r of
-// pairs (B's rows 2r and 2r+1; odd: 2r is B's last row, 2r+1 is +0) 16
-// at a time, a panel (kw/2·16 pairs) apart; rows past k and panels past
-// n's are cleared here.
-func packPairRows(dst []uint32, k, n, kw, npad int, parallel bool, pair func(dst []uint32, r int, odd bool)) {
+// panels, as packPanelsAMX: pair(dst[r·16:], lo, hi) stores row r of pairs
+// 16 at a time, a panel (kw/2·16 pairs) apart, from B's rows lo and hi
+// (2r and 2r+1, or their dpPerm images when perm; -1 for a row past k,
+// +0); rows of pairs past k and panels past n's are cleared here.
+func packPairRows(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, pair func(dst []uint32, lo, hi int)) {
 	kp := kw / 2
 	np := npad / 16
 	used := (n + 15) / 16
+	row := func(d int) int {
+		if d >= k {
+			return -1
+		}
+		return d
+	}
 	forRange(parallel, kp, 64, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			if 2*r >= k {
+			d0, d1 := 2*r, 2*r+1
+			if perm {
+				base, i := r/16*tileBlock, 2*(r%16)
+				d0, d1 = base+dpPerm[i], base+dpPerm[i+1]
+			}
+			if d0 >= k && d1 >= k {
 				for p := 0; p < np; p++ {
 					clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
 				}
 				continue
 			}
-			pair(dst[r*16:], r, 2*r+1 >= k)
+			pair(dst[r*16:], row(d0), row(d1))
 			for p := used; p < np; p++ {
 				clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -16,9 +17,28 @@ import (
 // last case passes amxReach, so runAMX blocks it (TestAMXBlocked covers
 // the blocking). It is skipped where the CPU or the kernel lacks AMX.
 func TestAMXEqualsReference(t *testing.T) {
-	if !hasAMX() {
-		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
+	pairedLegs(t, testAMXEqualsReference)
+}
+
+// pairedLegs runs f on each paired backend this CPU has (AMX, VDPBF16PS),
+// and says which legs it lacks.
+func pairedLegs(t *testing.T, f func(t *testing.T, pt *pairTiles)) {
+	if !hasAVX512 || !hasAMX() {
+		t.Log("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
 	}
+	if !hasDP() {
+		t.Log("no AVX512_BF16 here (CPU flag avx512_bf16): the VDPBF16PS leg was not run")
+	}
+	pts := allPairedTiles()
+	if len(pts) == 0 {
+		t.Skip("no paired backend on this CPU")
+	}
+	for _, pt := range pts {
+		t.Run(pt.name, func(t *testing.T) { f(t, pt) })
+	}
+}
+
+func testAMXEqualsReference(t *testing.T, pt *pairTiles) {
 	cases := append([]struct{ m, n, k int }{{32, 32, 32}, {64, 96, 64}, {33, 32, 31}}, bf16Cases...)
 	small := len(cases)
 	cases = append(cases, struct{ m, n, k int }{33, 705, 1100})
@@ -33,7 +53,7 @@ func TestAMXEqualsReference(t *testing.T) {
 				for _, special := range specials {
 					rc := newRefCase(r, tc.m, tc.n, tc.k, tr, ab, special)
 					rc.check(t, rc.name, func(c []float32, par bool) {
-						sgemmBF16AMX(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], rc.a, rc.lda, rc.b, rc.ldb, ab[1], c, tc.n, par)
+						sgemmBF16AMX(pt, tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], rc.a, rc.lda, rc.b, rc.ldb, ab[1], c, tc.n, par)
 					})
 				}
 			}
@@ -46,9 +66,10 @@ func TestAMXEqualsReference(t *testing.T) {
 // (alpha 1, beta 0, whole tiles) or in a buffer, and reloaded into the
 // tiles pass after pass.
 func TestAMXBlocked(t *testing.T) {
-	if !hasAMX() {
-		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, or Linux's permission): the AMX leg was not run")
-	}
+	pairedLegs(t, testAMXBlocked)
+}
+
+func testAMXBlocked(t *testing.T, pt *pairTiles) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct{ m, n, k int }{{32, 64, 96}, {64, 96, 130}, {33, 70, 100}, {7, 17, 601}, {29, 65, 63}} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -57,11 +78,11 @@ func TestAMXBlocked(t *testing.T) {
 				kw := (tc.k + tileBlock - 1) / tileBlock * tileBlock
 				npad := (tc.n + 31) / 32 * 32
 				bw := make([]uint32, npad*kw/2)
-				packPanelsAMX(bw, tr[1], tc.k, tc.n, kw, npad, rc.b, rc.ldb, false)
+				packPanelsAMX(pt.perm, bw, tr[1], tc.k, tc.n, kw, npad, rc.b, rc.ldb, false)
 				for _, pass := range [][2]int{{1, 1}, {2, 1}, {3, 2}} {
 					rc.check(t, fmt.Sprintf("%s/passes=%v", rc.name, pass), func(c []float32, par bool) {
-						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: rc.a, lda: rc.lda}
-						runAMXBlocked(nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], c, tc.n, par, nil, pass[0], pass[1])
+						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: rc.a, lda: rc.lda, perm: pt.perm}
+						runAMXBlocked(pt, nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], c, tc.n, par, nil, pass[0], pass[1])
 					})
 				}
 			}
@@ -75,8 +96,9 @@ func TestAMXBlocked(t *testing.T) {
 // operands and runs the tiles, "amx_tiles" runs the tiles on operands
 // packed once. `go test -run '^$' -bench BF16AMX ./graph/kernels`.
 func BenchmarkBF16AMX(b *testing.B) {
-	if !hasAMX() {
-		b.Skip("no AMX-BF16 here")
+	pts := allPairedTiles()
+	if len(pts) == 0 {
+		b.Skip("no AMX-BF16 or AVX512_BF16 here")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range s16GemmShapes {
@@ -94,20 +116,23 @@ func BenchmarkBF16AMX(b *testing.B) {
 		}
 		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
 		run("emulated", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
-		run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
-		kw := (s.k + tileBlock - 1) / tileBlock * tileBlock
-		npad := (s.n + 31) / 32 * 32
-		ah := make([]uint16, (s.m+31)/32*32*kw)
-		bw := make([]uint32, npad*kw/2)
-		packRowsAMX(ah, s.tA, s.m, s.k, kw, a, lda)
-		packPanelsAMX(bw, s.tB, s.k, s.n, kw, npad, bb, ldb, true)
-		run("amx_tiles", func() { runAMX(ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true, nil) })
+		for _, pt := range pts {
+			name := strings.Fields(pt.name)[0]
+			run(name, func() { sgemmBF16AMX(pt, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+			kw := (s.k + tileBlock - 1) / tileBlock * tileBlock
+			npad := (s.n + 31) / 32 * 32
+			ah := make([]uint16, (s.m+31)/32*32*kw)
+			bw := make([]uint32, npad*kw/2)
+			packRowsAMX(pt.perm, ah, s.tA, s.m, s.k, kw, a, lda)
+			packPanelsAMX(pt.perm, bw, s.tB, s.k, s.n, kw, npad, bb, ldb, true)
+			run(name+"_tiles", func() { runAMX(pt, ah, nil, bw, s.m, s.n, s.k, 1, 0, c, s.n, true, nil) })
+		}
 	}
 }
 
 func TestTranspose16(t *testing.T) {
-	if !hasAMX() {
-		t.Skip("no AMX-BF16 here (the transposition serves it)")
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (the transposition serves them)")
 	}
 	src := make([]uint32, 16*20)
 	for i := range src {
@@ -128,8 +153,9 @@ func TestTranspose16(t *testing.T) {
 // ViT-S/16 (T 197, head dim 64) on one core: float32 (SgemmSerial) against
 // AMX (sgemmBF16AMX, not parallel).
 func BenchmarkBF16AMXAttention(b *testing.B) {
-	if !hasAMX() {
-		b.Skip("no AMX-BF16 here")
+	pts := allPairedTiles()
+	if len(pts) == 0 {
+		b.Skip("no AMX-BF16 or AVX512_BF16 here")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range s16GemmShapes {
@@ -146,7 +172,9 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 			})
 		}
 		run("fp32", func() { SgemmSerial(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n) })
-		run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n, false) })
+		for _, pt := range pts {
+			run(strings.Fields(pt.name)[0], func() { sgemmBF16AMX(pt, s.tA, s.tB, s.m, s.n, s.k, 0.125, a, lda, bb, ldb, 0, c, s.n, false) })
+		}
 	}
 }
 
@@ -157,8 +185,8 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 // that decide the rounding (0, 1, just below, at and above the tie, all
 // ones) and a pseudo-random one.
 func TestPackConversion(t *testing.T) {
-	if !hasAMX() {
-		t.Skip("no AMX-BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16, or Linux's permission): the AMX leg was not run")
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
 	}
 	lows := []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff, 0}
 	x := make([]float32, 0, 1<<16*len(lows))

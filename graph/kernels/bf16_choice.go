@@ -5,34 +5,55 @@ import (
 	"sync"
 )
 
-// The bfloat16 products run on AMX where the CPU and Linux allow it, and
-// on the emulation (the FTZ float32 tiles, bf16_tile_emul.go) elsewhere;
-// both give sgemmBF16Ref's bits. The environment variable
-// VIT_BF16_KERNEL=emulated forces the emulation, and =amx asks for AMX
-// (the emulation still runs where AMX is missing), for the tests and
-// benchmarks that compare them.
+// The bfloat16 products run on paired tiles where the CPU and Linux allow
+// it, AMX's (TDPBF16PS) or else AVX512_BF16's (VDPBF16PS), and on the
+// emulation (the FTZ float32 tiles, bf16_tile_emul.go) elsewhere; all give
+// sgemmBF16Ref's bits. The environment variable VIT_BF16_KERNEL=emulated
+// forces the emulation, =vdpbf16ps skips AMX, and =amx asks for AMX (the
+// others still run where it is missing), for the tests and benchmarks that
+// compare them.
+
+// pairTiles is a backend of the products on pairs of depth: AMX's tiles,
+// or VDPBF16PS's register tiles on operands whose depth is permuted.
+type pairTiles struct {
+	name string
+	// run is amxTiles32's contract: 32 rows of A (lda bytes apart) times
+	// nb blocks of 32 columns of B's 16-column panels (pstride bytes
+	// apart), over kb blocks of 32 of depth, into C (ldc bytes), from zero
+	// (load 0) or from C (load 1).
+	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
+	perm bool // the depth of each block of 32 permuted by dpPerm
+}
+
+// dpPerm is the order in which VDPBF16PS's tiles read each block of 32 of
+// depth: pair q < 8 is (4q+2, 4q), two steps of AMX's even chain (the
+// instruction adds the high half's product first), pair 8+q is (4q+3,
+// 4q+1), the odd chain's. Word i of a permuted block is word dpPerm[i].
+var dpPerm = [tileBlock]int{2, 0, 6, 4, 10, 8, 14, 12, 18, 16, 22, 20, 26, 24, 30, 28, 3, 1, 7, 5, 11, 9, 15, 13, 19, 17, 23, 21, 27, 25, 31, 29}
 
 var bf16Pick struct {
-	once sync.Once
-	amx  bool
+	once  sync.Once
+	tiles *pairTiles
 }
 
-// bf16AMX reports whether the bfloat16 products run on AMX tiles: the CPU
-// has AMX-TILE and AMX-BF16 (GODEBUG=cpu.amxbf16=off clears it) and
-// AVX-512 (the packing's; GODEBUG=cpu.avx512f=off clears it), Linux granted
-// the tile state, and VIT_BF16_KERNEL is not "emulated".
-func bf16AMX() bool {
+// bf16Tiles returns the paired backend the bfloat16 products run on, or
+// nil for the emulation: AMX or VDPBF16PS as pickTiles allows, while
+// AVX-512 (the packing's) is on (GODEBUG=cpu.avx512f=off turns it off).
+func bf16Tiles() *pairTiles {
 	bf16Pick.once.Do(func() {
-		bf16Pick.amx = os.Getenv("VIT_BF16_KERNEL") != "emulated" && hasAMX()
+		bf16Pick.tiles = pickTiles(os.Getenv("VIT_BF16_KERNEL"))
 	})
-	return bf16Pick.amx && hasAVX512
+	if !hasAVX512 {
+		return nil
+	}
+	return bf16Pick.tiles
 }
 
-// BF16Backend names the kernel the bfloat16 products run on: the AMX tiles,
-// or the FMA tile of the emulation (same bits either way).
+// BF16Backend names the kernel the bfloat16 products run on: AMX's tiles,
+// VDPBF16PS's, or the FMA tile of the emulation (same bits on each).
 func BF16Backend() string {
-	if bf16AMX() {
-		return "amx 32x32 (tdpbf16ps)"
+	if pt := bf16Tiles(); pt != nil {
+		return pt.name
 	}
 	return emulKernel().name + " (emulated)"
 }

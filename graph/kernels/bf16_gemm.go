@@ -32,8 +32,8 @@ func sgemmBF16Checked(name string, transA, transB bool, m, n, k int, alpha float
 
 // sgemmBF16 runs a checked product with m, n, k > 0 and alpha ≠ 0.
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	if bf16AMX() {
-		sgemmBF16AMX(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+	if pt := bf16Tiles(); pt != nil {
+		sgemmBF16AMX(pt, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
 		return
 	}
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
@@ -55,8 +55,8 @@ func SgemmBF16Then(transA, transB bool, m, n, k int, a []float32, lda int, b []f
 		return
 	}
 	par := m*n*k >= parallelMinWork
-	if bf16AMX() {
-		sgemmBF16AMXThen(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, true, epi)
+	if pt := bf16Tiles(); pt != nil {
+		sgemmBF16AMXThen(pt, transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, true, epi)
 		return
 	}
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, true)
@@ -72,17 +72,17 @@ func PackBBF16(transB bool, k, n int, b []float32, ldb int) *PackedB {
 
 // PackBBF16Into is PackBBF16 reusing dst's memory when it is large enough
 // (dst may be nil, or a PackedB of either precision). The panels are laid
-// out for the backend the products run on (bf16AMX).
+// out for the backend the products run on (bf16Tiles).
 func PackBBF16Into(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *PackedB {
 	checkPackB("PackBBF16", transB, k, n, b, ldb)
 	if dst == nil {
 		dst = new(PackedB)
 	}
 	dst.k, dst.n, dst.bf16 = k, n, true
-	dst.amx = bf16AMX()
-	if dst.amx { // AMX panels in words (amxPackB)
+	dst.tiles = bf16Tiles()
+	if dst.tiles != nil { // paired panels in words (amxPackB)
 		dst.kern = nil
-		dst.words = amxPackB(dst.words, transB, k, n, b, ldb)
+		dst.words = amxPackB(dst.tiles, dst.words, transB, k, n, b, ldb)
 		return dst
 	}
 	kern := emulKernel()
@@ -102,8 +102,8 @@ func (p *PackedB) BF16() bool { return p.bf16 }
 func sgemmPackedBF16(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	k, n := b.k, b.n
 	par := parallel && m*n*k >= parallelMinWork
-	if b.amx {
-		amxRunPacked(m, n, k, alpha, a, lda, b.words, c, ldc, par, epi)
+	if b.tiles != nil {
+		amxRunPacked(b.tiles, m, n, k, alpha, a, lda, b.words, c, ldc, par, epi)
 		return
 	}
 	runTileEmul(b.kern, false, m, n, k, alpha, a, lda, b.panels, 0, c, ldc, par)

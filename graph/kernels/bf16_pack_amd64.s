@@ -404,3 +404,35 @@ strip:
 sdone:
 	VZEROUPPER
 	RET
+
+// dpPermIdx is dpPerm as VPERMW's indices: word i of a block takes the
+// block's word dpPerm[i].
+DATA dpPermIdx<>+0(SB)/8, $0x0004000600000002
+DATA dpPermIdx<>+8(SB)/8, $0x000c000e0008000a
+DATA dpPermIdx<>+16(SB)/8, $0x0014001600100012
+DATA dpPermIdx<>+24(SB)/8, $0x001c001e0018001a
+DATA dpPermIdx<>+32(SB)/8, $0x0005000700010003
+DATA dpPermIdx<>+40(SB)/8, $0x000d000f0009000b
+DATA dpPermIdx<>+48(SB)/8, $0x0015001700110013
+DATA dpPermIdx<>+56(SB)/8, $0x001d001f0019001b
+GLOBL dpPermIdx<>(SB), RODATA|NOPTR, $64
+
+// func permuteDepthAVX512(w *uint16, n int)
+//
+// Permutes each block of 32 words of w[:n] (n a multiple of 32) by dpPerm,
+// in place.
+TEXT ·permuteDepthAVX512(SB), NOSPLIT, $0-16
+	MOVQ w+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHRQ $5, CX
+	JZ pdone
+	VMOVDQU16 dpPermIdx<>(SB), Z31
+ploop:
+	VPERMW (DI), Z31, Z0
+	VMOVDQU16 Z0, (DI)
+	ADDQ $64, DI
+	DECQ CX
+	JNZ ploop
+pdone:
+	VZEROUPPER
+	RET

@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -74,10 +75,10 @@ func TestBF16Underflow(t *testing.T) {
 		c := []float32{tc.c}
 		sgemmBF16Ref(false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1)
 		check("the reference", c)
-		if hasAMX() && hasAVX512 {
+		for _, pt := range allPairedTiles() {
 			c := []float32{tc.c}
-			sgemmBF16AMX(false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1, false)
-			check("amx", c)
+			sgemmBF16AMX(pt, false, false, 1, 1, 4, tc.alpha, a, 4, b, 1, tc.beta, c, 1, false)
+			check(pt.name, c)
 		}
 		for _, kern := range allEmulKernels() {
 			c := []float32{tc.c}
@@ -120,26 +121,30 @@ func BenchmarkSgemmBF16(b *testing.B) {
 			})
 		}
 		run("fp32", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n) })
-		if hasAMX() && hasAVX512 {
-			run("amx", func() { sgemmBF16AMX(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
+		for _, pt := range allPairedTiles() {
+			run(strings.Fields(pt.name)[0], func() { sgemmBF16AMX(pt, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 		}
 		run("emulated", func() { sgemmBF16Emul(emulKernel(), s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n, true) })
 	}
 }
 
 // bf16Backends runs f with each bfloat16 backend this CPU has: the
-// emulation and, where present, AMX.
+// emulation and, where present, AMX and VDPBF16PS.
 func bf16Backends(t *testing.T, f func(t *testing.T)) {
-	amx := bf16AMX()
-	defer func() { bf16Pick.amx = amx }()
-	bf16Pick.amx = false
+	pt := bf16Tiles()
+	defer func() { bf16Pick.tiles = pt }()
+	bf16Pick.tiles = nil
 	t.Run("emulated", f)
-	if !hasAMX() || !hasAVX512 {
+	if !hasAVX512 || !hasAMX() {
 		t.Log("this CPU (or Linux) lacks AMX-BF16: the AMX leg is not run")
-		return
 	}
-	bf16Pick.amx = true
-	t.Run("amx", f)
+	if !hasDP() {
+		t.Log("this CPU lacks AVX512_BF16: the VDPBF16PS leg is not run")
+	}
+	for _, p := range allPairedTiles() {
+		bf16Pick.tiles = p
+		t.Run(strings.Fields(p.name)[0], f)
+	}
 }
 
 // TestBF16PublicAPI checks SgemmBF16, SgemmBF16Serial and the products of

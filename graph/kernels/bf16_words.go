@@ -20,7 +20,7 @@ func WordsBF16(dst []uint16, src []float32) {
 	if len(src) == 0 {
 		return
 	}
-	if bf16AMX() { // AMX implies AVX512_BF16's conversion
+	if bf16Tiles() != nil { // AVX512_BF16's conversion (every paired backend has it)
 		wordsBF16(dst, src)
 		return
 	}
@@ -43,8 +43,8 @@ func SgemmPackedThenWords(m int, a []uint16, lda int, b *PackedB, c []float32, l
 	}
 	k, n := b.k, b.n
 	par := m*n*k >= parallelMinWork
-	if b.amx {
-		amxRunPackedWords(m, n, k, a, lda, b.words, c, ldc, par, epi)
+	if b.tiles != nil {
+		amxRunPackedWords(b.tiles, m, n, k, a, lda, b.words, c, ldc, par, epi)
 		return
 	}
 	buf, af := widenWords(a, m, k, lda)
@@ -74,8 +74,8 @@ func SgemmBF16Words(transA bool, m, n, k int, alpha float32, a []float32, lda in
 		scaleMatrix(m, n, beta, c, ldc)
 		return
 	}
-	if bf16AMX() {
-		sgemmBF16AMXWords(transA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
+	if pt := bf16Tiles(); pt != nil {
+		sgemmBF16AMXWords(pt, transA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
 		return
 	}
 	buf, bf := widenWords(b, k, n, ldb)

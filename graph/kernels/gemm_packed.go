@@ -16,8 +16,8 @@ type PackedB struct {
 	panels []float32   // native: per pass, per NR-column panel, kc×NR floats
 	rows   []float32   // OpenBLAS: B row-major, k×n
 	bf16   bool        // packed by PackBBF16: products take bfloat16 operands
-	words  []uint32    // bfloat16 pairs in AMX panels (amx)
-	amx    bool        // bfloat16 on AMX (bf16AMX): words holds amxPackB's panels; else panels holds packTileEmul's
+	words  []uint32    // bfloat16 pairs in paired panels (tiles)
+	tiles  *pairTiles  // bfloat16 on paired tiles (bf16Tiles): words holds amxPackB's panels; nil: panels holds packTileEmul's
 }
 
 // PackB lays out op(B) for SgemmPacked: B is stored k×n (row stride ldb),
@@ -35,7 +35,7 @@ func PackBInto(dst *PackedB, transB bool, k, n int, b []float32, ldb int) *Packe
 	if dst == nil {
 		dst = new(PackedB)
 	}
-	dst.bf16, dst.amx = false, false
+	dst.bf16, dst.tiles = false, nil
 	packB(dst, transB, k, n, b, ldb)
 	return dst
 }

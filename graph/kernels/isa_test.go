@@ -25,7 +25,8 @@ func TestISASelected(t *testing.T) {
 
 // TestBF16KernelSelected checks that VIT_BF16_KERNEL, where a CI leg sets
 // it, selects the bfloat16 backend it names; a CPU (or Linux) without
-// AMX-BF16 skips the amx leg with a message.
+// AMX-BF16 skips the amx leg with a message, one without AVX512_BF16 the
+// vdpbf16ps leg.
 func TestBF16KernelSelected(t *testing.T) {
 	want := os.Getenv("VIT_BF16_KERNEL")
 	switch {
@@ -33,9 +34,11 @@ func TestBF16KernelSelected(t *testing.T) {
 		t.Skip("VIT_BF16_KERNEL not set; bfloat16 products run on " + BF16Backend())
 	case want == "amx" && (!hasAMX() || !hasAVX512):
 		t.Skip("this CPU or Linux lacks AMX-BF16 (or AVX-512 is off): the amx leg is not run")
+	case want == "vdpbf16ps" && !hasDP():
+		t.Skip("this CPU lacks AVX512_BF16 (or AVX-512 is off): the vdpbf16ps leg is not run")
 	}
 	got := BF16Backend()
-	if (want == "amx") != strings.HasSuffix(got, "(tdpbf16ps)") || (want == "emulated") != strings.HasSuffix(got, "(emulated)") {
+	if (want == "amx") != strings.HasSuffix(got, "(tdpbf16ps)") || (want == "vdpbf16ps") != strings.HasSuffix(got, "(vdpbf16ps)") || (want == "emulated") != strings.HasSuffix(got, "(emulated)") {
 		t.Fatalf("VIT_BF16_KERNEL=%s runs %q", want, got)
 	}
 }

@@ -1,0 +1,65 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run gen_dp_asm.go
+
+// The bfloat16 products on AVX512_BF16's VDPBF16PS, for the CPUs that have
+// it without AMX (AMD Zen 4 and later, Intel Cooper Lake): AMX's driver,
+// packing and order, with the depth of each block of 32 permuted (dpPerm)
+// and dpTiles32 in place of amxTiles32 (see gen_dp_asm.go).
+
+//go:noescape
+func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
+
+//go:noescape
+func permuteDepthAVX512(w *uint16, n int)
+
+// hasDP reports whether the VDPBF16PS tiles can run: AVX512_BF16 (its
+// CPU flag avx512_bf16; GODEBUG=cpu.avx512bf16=off clears it) and the
+// AVX-512 the packing uses.
+func hasDP() bool { return hasAVX512 && cpu.X86.HasAVX512BF16 }
+
+// dpPaired is the VDPBF16PS backend.
+var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true}
+
+// amxPaired is the AMX backend.
+var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32}
+
+// pickTiles is the paired backend that VIT_BF16_KERNEL (env) and the CPU
+// allow: AMX, else VDPBF16PS, else none (the emulation). "emulated"
+// forces the emulation, "vdpbf16ps" skips AMX.
+func pickTiles(env string) *pairTiles {
+	switch {
+	case env == "emulated" || !hasAVX512:
+		return nil
+	case env != "vdpbf16ps" && hasAMX():
+		return amxPaired
+	case hasDP():
+		return dpPaired
+	}
+	return nil
+}
+
+// permuteDepth permutes each block of 32 words of w (a multiple of 32
+// long) by dpPerm, in place.
+func permuteDepth(w []uint16) {
+	if len(w) > 0 {
+		permuteDepthAVX512(&w[0], len(w))
+	}
+}
+
+// allPairedTiles lists the paired backends this CPU (and Linux) can run,
+// for tests.
+func allPairedTiles() []*pairTiles {
+	var pts []*pairTiles
+	if hasAVX512 && hasAMX() {
+		pts = append(pts, amxPaired)
+	}
+	if hasDP() {
+		pts = append(pts, dpPaired)
+	}
+	return pts
+}
