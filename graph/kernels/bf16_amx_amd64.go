@@ -160,7 +160,7 @@ func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, 
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	if 2*npad*kw > amxReach {
-		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, amxDepthBlocks, amxColBlocks)
+		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, pt.depthBlocks, amxColBlocks)
 		return
 	}
 	runAMXFlat(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
@@ -253,7 +253,10 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, 
 	for k0 := 0; k0 < kb; k0 += db {
 		kc := min(db, kb-k0)
 		a, la := ah[min(k0*tileBlock, len(ah)):], kw
-		if src != nil {
+		if src != nil && src.transA && src.w == nil {
+			a, la = rowsA, kc*tileBlock
+			packTransposedRows(a[:mb*32*la], la, src, k0*tileBlock, min(la, k-k0*tileBlock), par)
+		} else if src != nil {
 			a, la = rowsA, kc*tileBlock
 			d0 := k0 * tileBlock
 			each(func(lo, hi int) {
@@ -378,6 +381,46 @@ func (s *amxRows) packRows(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	for q0 := 0; q0 < kp; q0 += 16 {
 		transpose16AVX512(&dw[q0], kp, &tmp[q0*32], 32)
 		transpose16AVX512(&dw[16*kp+q0], kp, &tmp[q0*32+16], 32)
+	}
+}
+
+// packTransposedRows sets dst (a whole number of 32-row blocks of la
+// bfloat16, la a multiple of 32) to a transposed op(A)'s rows at depths d0
+// to d0+k, as amxRows.pack sets each block, all blocks at once: it reads
+// the stored A row by row (16 pairs of rows at a time, each pair of rows
+// into pairs, pairsBF16) and transposes them into every block, instead of
+// walking a strip of 32 columns down all the rows for each block.
+func packTransposedRows(dst []uint16, la int, src *amxRows, d0, k int, parallel bool) {
+	a, lda, m := src.a, src.lda, src.m
+	rows := len(dst) / la // m padded to 32
+	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst)/2)
+	chunks := la / tileBlock // 16 pairs each
+	forRange(parallel, chunks, 1, func(lo, hi int) {
+		buf := borrowWords(16 * rows)
+		defer putWords(buf)
+		tmp := *buf
+		for c := lo; c < hi; c++ {
+			for q := 0; q < 16; q++ {
+				row := tmp[q*rows : (q+1)*rows]
+				d := c*tileBlock + 2*q
+				if d >= k {
+					clear(row)
+					continue
+				}
+				var h []float32
+				if d+1 < k {
+					h = a[(d0+d+1)*lda : (d0+d+1)*lda+m]
+				}
+				pairsBF16(row, a[(d0+d)*lda:(d0+d)*lda+m], h, 16)
+				clear(row[(m+15)/16*16:])
+			}
+			for r := 0; r < rows; r += 16 {
+				transpose16AVX512(&dw[r*la/2+c*16], la/2, &tmp[r], rows)
+			}
+		}
+	})
+	if src.perm {
+		permuteDepth(dst)
 	}
 }
 

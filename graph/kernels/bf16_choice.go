@@ -23,6 +23,10 @@ type pairTiles struct {
 	// (load 0) or from C (load 1).
 	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
 	perm bool // the depth of each block of 32 permuted by dpPerm
+	// depthBlocks is the blocks of 32 of depth per pass of a product whose
+	// op(B) passes amxReach (runAMXBlocked): op(B)'s part of a pass must stay
+	// in the cache the tiles read it from.
+	depthBlocks int
 }
 
 // dpPerm is the order in which VDPBF16PS's tiles read each block of 32 of

@@ -22,11 +22,15 @@ func permuteDepthAVX512(w *uint16, n int)
 // AVX-512 the packing uses.
 func hasDP() bool { return hasAVX512 && cpu.X86.HasAVX512BF16 }
 
+// dpDepthBlocks is VDPBF16PS's depth per pass of a blocked product: the
+// 32 columns of op(B) that a 4-row tile reads over it (16 KiB) stay in L1.
+const dpDepthBlocks = 8
+
 // dpPaired is the VDPBF16PS backend.
-var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true}
+var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks}
 
 // amxPaired is the AMX backend.
-var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32}
+var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32, depthBlocks: amxDepthBlocks}
 
 // pickTiles is the paired backend that VIT_BF16_KERNEL (env) and the CPU
 // allow: AMX, else VDPBF16PS, else none (the emulation). "emulated"
