@@ -240,3 +240,18 @@ func TestPackConversion(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDPPeak times VDPBF16PS alone, 24 independent chains on one core:
+// its GFLOP/s (64 per instruction) is the ceiling of the VDPBF16PS tiles
+// and of any other bfloat16 product on a CPU without AMX.
+// `go test -run '^$' -bench DPPeak ./graph/kernels`.
+func BenchmarkDPPeak(b *testing.B) {
+	if !hasDP() {
+		b.Skip("no AVX512_BF16 here")
+	}
+	const rounds = 1 << 16
+	for b.Loop() {
+		dpPeakLoop(rounds)
+	}
+	b.ReportMetric(64*24*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

@@ -17,6 +17,9 @@ func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc
 //go:noescape
 func permuteDepthAVX512(w *uint16, n int)
 
+//go:noescape
+func dpPeakLoop(n int)
+
 // hasDP reports whether the VDPBF16PS tiles can run: AVX512_BF16 (its
 // CPU flag avx512_bf16; GODEBUG=cpu.avx512bf16=off clears it) and the
 // AVX-512 the packing uses.

@@ -73,7 +73,7 @@
 // chains from +0, e over the even elements' products and o over the odd
 // ones', then acc + (e + o), over the whole depth in one pass, every
 // operation with DAZ and FTZ, then SGEMM's epilogue (sgemmBF16Ref is the
-// definition). Two backends give those bits:
+// definition). Three backends give those bits:
 //
 //   - AMX tiles (AMX-TILE and AMX-BF16, with Linux's permission; the
 //     instructions emitted as bytes since Go's assembler lacks them), on
@@ -81,6 +81,14 @@
 //     bit); an op(B) too large for L2 is taken in passes of depth and
 //     columns, the tiles reloading their sums between passes (which
 //     changes no bit);
+//   - VDPBF16PS register tiles (AVX512_BF16 without AMX: AMD Zen 4 and
+//     later, Intel Cooper Lake), on AMX's packing and driver. The
+//     instruction adds a pair's high product, then its low one, each step
+//     rounded with DAZ and FTZ; a pair (depth 4q+2, 4q) is thus two steps
+//     of the even chain, (4q+3, 4q+1) two of the odd one. The depth of
+//     each block of 32 is permuted so (dpPerm), and the 4×32 tile keeps
+//     both chains in registers and adds e + o to its accumulator per block
+//     (gen_dp_asm.go);
 //   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
 //     and FTZ set, once over the even depths of a block (panel strides
 //     doubled) and once over the odd ones onto the same tile, then added
@@ -93,13 +101,13 @@
 // so these give the bits of the same products of the float32 values
 // (TestWordsProducts); a graph keeps product-only activations that way.
 //
-// AMX runs where it can (BF16Backend names the backend; VIT_BF16_KERNEL=
-// emulated forces the emulation). TestAMXEqualsReference, TestAMXBlocked,
-// TestPackConversion, TestBF16EmulatedEqualsReference and
-// TestBF16Underflow pin both backends
-// to the definition on every tile, split and edge, the flushing of results
-// that are tiny after rounding included; a CPU without AMX skips the AMX
-// leg with a message.
+// AMX runs where it can, else VDPBF16PS (BF16Backend names the backend;
+// VIT_BF16_KERNEL=emulated forces the emulation, =vdpbf16ps skips AMX).
+// TestAMXEqualsReference, TestAMXBlocked, TestPackConversion,
+// TestBF16EmulatedEqualsReference and TestBF16Underflow pin every backend
+// to the definition on every tile, split and edge, the flushing of
+// results that are tiny after rounding included; a CPU without AMX or
+// AVX512_BF16 skips that leg with a message.
 //
 // # Errors
 //

@@ -160,6 +160,23 @@ func main() {
 	g.p("\tLDMXCSR old-8(SP)")
 	g.p("\tVZEROUPPER")
 	g.p("\tRET")
+	g.p("")
+	g.p("// func dpPeakLoop(n int)")
+	g.p("//")
+	g.p("// n rounds of 24 independent VDPBF16PS, for BenchmarkDPPeak: the")
+	g.p("// instruction's throughput, the ceiling of any bfloat16 product here.")
+	g.p("TEXT ·dpPeakLoop(SB), NOSPLIT, $0-8")
+	g.p("\tMOVQ n+0(FP), CX")
+	g.p("\tVPXORD Z30, Z30, Z30")
+	g.p("\tVPXORD Z31, Z31, Z31")
+	g.p("peak:")
+	for i := 0; i < 24; i++ {
+		g.p("\t%s", vdpbf16ps(i, 30, 31))
+	}
+	g.p("\tDECQ CX")
+	g.p("\tJNZ peak")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
 	if err := os.WriteFile("bf16_dp_amd64.s", g.b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
