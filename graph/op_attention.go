@@ -34,8 +34,8 @@ import (
 // gradient bfloat16 products (kernels.SgemmBF16Serial); the scores, the
 // softmax and its gradient stay float32. StoreBF16 keeps the output as
 // bfloat16 words, for a bfloat16 attn.proj that reads it; a bfloat16
-// Attention also takes qkv as words (a qkv Linear's StoreBF16), each
-// head's Q, K and V widened (kernels.WidenBF16) for its products.
+// Attention also takes qkv as words (a qkv Linear's StoreBF16), which
+// its products read as they are (kernels.SgemmBF16SerialOf).
 func Attention(qkv *G.Node, batch, tokens, heads int, opts ...OpOption) (*G.Node, error) {
 	s := qkv.Shape()
 	if qkv.Dims() != 2 || s[0] != batch*tokens || s[1]%3 != 0 {
@@ -175,22 +175,36 @@ func (op *attentionOp) qkvOf(name string, v G.Value) (*tensor.Dense, []uint16, e
 	return d, nil, err
 }
 
-// headOperands returns image b, head h's Q, K and V, rows of hd with row
-// stride ld: views of qkv, or, with qkv's words qw (float32 only), their
-// values widened into buf (3·T·hd, the heads one after another).
-func headOperands[T Float](op *attentionOp, qkv []T, qw []uint16, buf []T, b, h int) (q, k, v []T, ld int) {
+// head is one image and head's Q, K and V, rows of hd with row stride
+// ld: views of qkv's values, or of its words (qw, kw, vw; float32 only).
+type head[T Float] struct {
+	q, k, v    []T
+	qw, kw, vw []uint16
+	ld         int
+}
+
+// headOperands returns image b, head h's Q, K and V: views of qkv, or of
+// its words qw when qkv is kept as words (the products read them as they
+// are, kernels.SgemmBF16SerialOf).
+func headOperands[T Float](op *attentionOp, qkv []T, qw []uint16, b, h int) head[T] {
 	t, d, hd := op.tokens, op.dim, op.dim/op.heads
 	base := b*t*3*d + h*hd
 	if qw == nil {
-		return qkv[base:], qkv[base+d:], qkv[base+2*d:], 3 * d
+		return head[T]{q: qkv[base:], k: qkv[base+d:], v: qkv[base+2*d:], ld: 3 * d}
 	}
-	f := any(buf).([]float32)
-	for part := range 3 {
-		for r := range t {
-			kernels.WidenBF16(f[(part*t+r)*hd:][:hd], qw[base+r*3*d+part*d:][:hd])
-		}
+	return head[T]{qw: qw[base:], kw: qw[base+d:], vw: qw[base+2*d:], ld: 3 * d}
+}
+
+// gemmHead is gemmSerial with either operand given as bfloat16 words (aw,
+// bw; float32 and bf16 only), as a head's Q, K and V may be.
+func gemmHead[T Float](bf16, transA, transB bool, m, n, k int, alpha T, a []T, aw []uint16, lda int, b []T, bw []uint16, ldb int, beta T, c []T, ldc int) {
+	if aw == nil && bw == nil {
+		gemmSerial(bf16, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
 	}
-	return buf, buf[t*hd:], buf[2*t*hd:], hd
+	opA := kernels.BF16Operand{F: any(a).([]float32), W: aw, Ld: lda}
+	opB := kernels.BF16Operand{F: any(b).([]float32), W: bw, Ld: ldb}
+	kernels.SgemmBF16SerialOf(transA, transB, m, n, k, float32(alpha), opA, opB, float32(beta), any(c).([]float32), ldc)
 }
 
 // scratch holds per-goroutine (T, T) matrices for the attention kernels.
@@ -231,10 +245,9 @@ func putScratch[T Float](s *[]T) {
 func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv []T, qw []uint16, probs []T) {
 	t, nh, d, hd := op.tokens, op.heads, op.dim, op.dim/op.heads
 	parallelFor(op.batch*nh, func(lo, hi int) {
-		sp := getScratch[T](t*t + 4*t*hd)
+		sp := getScratch[T](t*t + t*hd)
 		defer putScratch(sp)
 		o := (*sp)[t*t : t*t+t*hd]
-		heads := (*sp)[t*t+t*hd : t*t+4*t*hd]
 		for i := lo; i < hi; i++ {
 			var p []T
 			if len(probs) == 0 {
@@ -243,13 +256,13 @@ func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv []T, qw []uin
 				p = probs[i*t*t:][:t*t]
 			}
 			b, h := i/nh, i%nh
-			q, k, v, ld := headOperands(op, qkv, qw, heads, b, h)
-			attnProbs(op, q, k, ld, p)
+			hp := headOperands(op, qkv, qw, b, h)
+			attnProbs(op, hp, p)
 			if y != nil { // O = P·V into the head's columns of y
-				gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, ld, 0, y[b*t*d+h*hd:], d)
+				gemmHead(op.bf16, false, false, t, hd, t, 1, p, nil, t, hp.v, hp.vw, hp.ld, 0, y[b*t*d+h*hd:], d)
 				continue
 			}
-			gemmSerial(op.bf16, false, false, t, hd, t, 1, p, t, v, ld, 0, o, hd)
+			gemmHead(op.bf16, false, false, t, hd, t, 1, p, nil, t, hp.v, hp.vw, hp.ld, 0, o, hd)
 			o32 := any(o).([]float32)
 			for r := range t {
 				kernels.WordsBF16(yw[(b*t+r)*d+h*hd:][:hd], o32[r*hd:(r+1)*hd])
@@ -262,9 +275,9 @@ func attnForward[T Float](op *attentionOp, y []T, yw []uint16, qkv []T, qw []uin
 // (T, T) from its Q and K (row stride ld): S = scale·Q·Kᵀ, then softmax by
 // rows. The backward pass calls it again to recompute them: same inputs,
 // same kernels, so the same bits.
-func attnProbs[T Float](op *attentionOp, q, k []T, ld int, p []T) {
+func attnProbs[T Float](op *attentionOp, hp head[T], p []T) {
 	t, hd := op.tokens, op.dim/op.heads
-	gemmSerial(op.bf16, false, true, t, t, hd, T(op.scale()), q, ld, k, ld, 0, p, t)
+	gemmHead(op.bf16, false, true, t, t, hd, T(op.scale()), hp.q, hp.qw, hp.ld, hp.k, hp.kw, hp.ld, 0, p, t)
 	softmax(p, t, t)
 }
 
@@ -412,28 +425,27 @@ func attnBackward[T Float](op *attentionOp, dqkv, qkv []T, qw []uint16, dy, prob
 	t, d, nh := op.tokens, op.dim, op.heads
 	hd, scale := d/nh, T(op.scale())
 	parallelFor(op.batch*nh, func(lo, hi int) {
-		sp := getScratch[T](2*t*t + 3*t*hd)
+		sp := getScratch[T](2 * t * t)
 		defer putScratch(sp)
 		dp := (*sp)[t*t : 2*t*t]
-		heads := (*sp)[2*t*t : 2*t*t+3*t*hd]
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
-			q, k, v, ld := headOperands(op, qkv, qw, heads, b, h)
+			hp := headOperands(op, qkv, qw, b, h)
 			var p []T
 			if len(probs) == 0 {
 				p = (*sp)[:t*t]
-				attnProbs(op, q, k, ld, p)
+				attnProbs(op, hp, p)
 			} else {
 				p = probs[i*t*t:][:t*t]
 			}
 			base := b * t * 3 * d
 			dQ, dK, dV := dqkv[base+h*hd:], dqkv[base+d+h*hd:], dqkv[base+2*d+h*hd:]
 			do := dy[b*t*d+h*hd:]
-			gemmSerial(op.bf16, true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)       // dV = Pᵀ·dO
-			gemmSerial(op.bf16, false, true, t, t, hd, 1, do, d, v, ld, 0, dp, t)        // dP = dO·Vᵀ
-			softmaxBackward(dp, p, t, t)                                                 // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-			gemmSerial(op.bf16, false, false, t, hd, t, scale, dp, t, k, ld, 0, dQ, 3*d) // dQ = scale·dS·K
-			gemmSerial(op.bf16, true, false, t, hd, t, scale, dp, t, q, ld, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
+			gemmSerial(op.bf16, true, false, t, hd, t, 1, p, t, do, d, 0, dV, 3*d)                       // dV = Pᵀ·dO
+			gemmHead(op.bf16, false, true, t, t, hd, 1, do, nil, d, hp.v, hp.vw, hp.ld, 0, dp, t)        // dP = dO·Vᵀ
+			softmaxBackward(dp, p, t, t)                                                                 // dS = P ⊙ (dP − rowsum(dP ⊙ P))
+			gemmHead(op.bf16, false, false, t, hd, t, scale, dp, nil, t, hp.k, hp.kw, hp.ld, 0, dQ, 3*d) // dQ = scale·dS·K
+			gemmHead(op.bf16, true, false, t, hd, t, scale, dp, nil, t, hp.q, hp.qw, hp.ld, 0, dK, 3*d)  // dK = scale·dSᵀ·Q
 		}
 	})
 }

@@ -63,7 +63,8 @@ func sgemmBF16AMX(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32
 // sgemmBF16AMXThen is sgemmBF16AMX with epi, when not nil, run on each
 // block of whole rows of C as it is finished (runAMX).
 func sgemmBF16AMXThen(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
-	amxProduct(pt, transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
+	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: pt.perm}
+	amxProduct(pt, src, n, alpha, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
 		packPanelsAMX(pt.perm, bw, transB, k, n, kw, npad, b, ldb, par)
 	})
 }
@@ -71,7 +72,8 @@ func sgemmBF16AMXThen(pt *pairTiles, transA, transB bool, m, n, k int, alpha flo
 // amxProduct is the body of sgemmBF16AMX: op(B)'s panels borrowed and
 // packed by pack, then the tiles run over op(A)'s rows, converted by the
 // cores that run them.
-func amxProduct(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
+func amxProduct(pt *pairTiles, src *amxRows, n int, alpha, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
+	m, k := src.m, src.k
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
 	bufB := borrowWords(npad * kw / 2)
@@ -79,7 +81,6 @@ func amxProduct(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []floa
 	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
 	pack(bw, kw, npad, par)
-	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: pt.perm}
 	runAMX(pt, nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
 
@@ -111,22 +112,44 @@ func amxRunPackedWords(pt *pairTiles, m, n, k int, a []uint16, lda int, bw []uin
 // sgemmBF16AMXWords is sgemmBF16AMX with B (not transposed) stored as
 // bfloat16 words (SgemmBF16Words).
 func sgemmBF16AMXWords(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	amxProduct(pt, transA, m, n, k, alpha, a, lda, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
-		var zero []uint16 // a row of +0, for pairs whose low row is past k
-		if pt.perm {
-			zero = make([]uint16, n)
+	sgemmBF16AMXOf(pt, transA, false, m, n, k, alpha, BF16Operand{F: a, Ld: lda}, BF16Operand{W: b, Ld: ldb}, beta, c, ldc, parallel)
+}
+
+// sgemmBF16AMXOf is sgemmBF16AMX with each operand float32 values or
+// bfloat16 words (A's words not transposed: SgemmBF16SerialOf checks).
+func sgemmBF16AMXOf(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int, parallel bool) {
+	src := &amxRows{transA: transA, m: m, k: k, a: a.F, w: a.W, lda: a.Ld, perm: pt.perm}
+	amxProduct(pt, src, n, alpha, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
+		switch {
+		case b.W == nil:
+			packPanelsAMX(pt.perm, bw, transB, k, n, kw, npad, b.F, b.Ld, par)
+		case transB:
+			packColumns(pt.perm, bw, k, n, kw, npad, par, func(row []uint16, j int) {
+				copy(row, b.W[j*b.Ld:j*b.Ld+k])
+			})
+		default:
+			packWordRows(pt.perm, bw, k, n, kw, npad, b.W, b.Ld, par)
 		}
-		packPairRows(pt.perm, bw, k, n, kw, npad, par, func(dst []uint32, lo, hi int) {
-			l := zero
-			if lo >= 0 {
-				l = b[lo*ldb : lo*ldb+n]
-			}
-			var h []uint16
-			if hi >= 0 {
-				h = b[hi*ldb : hi*ldb+n]
-			}
-			pairsWords(dst, l, h, kw/2*16)
-		})
+	})
+}
+
+// packWordRows is packPanelsAMX of a non-transposed op(B) stored as
+// bfloat16 words.
+func packWordRows(perm bool, dst []uint32, k, n, kw, npad int, b []uint16, ldb int, parallel bool) {
+	var zero []uint16 // a row of +0, for pairs whose low row is past k
+	if perm {
+		zero = make([]uint16, n)
+	}
+	packPairRows(perm, dst, k, n, kw, npad, parallel, func(dst []uint32, lo, hi int) {
+		l := zero
+		if lo >= 0 {
+			l = b[lo*ldb : lo*ldb+n]
+		}
+		var h []uint16
+		if hi >= 0 {
+			h = b[hi*ldb : hi*ldb+n]
+		}
+		pairsWords(dst, l, h, kw/2*16)
 	})
 }
 
@@ -439,7 +462,6 @@ func packRowsAMX(perm bool, dst []uint16, transA bool, m, k, kw int, a []float32
 // k and columns past n are +0.
 func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
 	kp := kw / 2
-	np := npad / 16
 	if !transB {
 		var zero []float32 // a row of +0, for pairs whose low row is past k
 		if perm {
@@ -458,6 +480,18 @@ func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b [
 		})
 		return
 	}
+	packColumns(perm, dst, k, n, kw, npad, parallel, func(row []uint16, j int) {
+		wordsBF16(row, b[j*ldb:j*ldb+k])
+	})
+}
+
+// packColumns sets dst to a transposed op(B)'s pairs in 16-column panels,
+// as packPanelsAMX: col(row, j) sets row[:k] to column j's k bfloat16
+// (B's row j, stored); the rest is padded with +0, permuted by dpPerm when
+// perm, and the panel's 16 columns transposed into pairs.
+func packColumns(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, col func(row []uint16, j int)) {
+	kp := kw / 2
+	np := npad / 16
 	run := func(lo, hi int) {
 		buf := borrowWords(amxChunk * kw / 2)
 		defer putWords(buf)
@@ -467,7 +501,7 @@ func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b [
 			for jj := 0; jj < 16; jj++ {
 				row := tmp[jj*kw : (jj+1)*kw]
 				if j := p*16 + jj; j < n {
-					wordsBF16(row, b[j*ldb:j*ldb+k])
+					col(row, j)
 					clear(row[k:])
 					if perm {
 						permuteDepth(row)

@@ -46,3 +46,8 @@ func allPairedTiles() []*pairTiles { return nil }
 
 // hasDP is false: no assembly is built here.
 func hasDP() bool { return false }
+
+// sgemmBF16AMXOf is never called here (pickTiles gives nil).
+func sgemmBF16AMXOf(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int, parallel bool) {
+	panic("kernels: no AMX in this build")
+}

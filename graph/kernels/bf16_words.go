@@ -103,11 +103,91 @@ func widenBF16Go(dst []float32, src []uint16) {
 // widenWords returns the rows×cols words of w (row stride ld) widened to
 // float32 (FromBF16) in rows of cols, in a buffer of scratch to give back.
 func widenWords(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
+	return widenRows(w, rows, cols, ld, rows*cols >= 1<<16)
+}
+
+// widenSerial is widenWords on the calling goroutine.
+func widenSerial(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
+	return widenRows(w, rows, cols, ld, false)
+}
+
+// widenRows is widenWords, split over the cores when parallel.
+func widenRows(w []uint16, rows, cols, ld int, parallel bool) (*[]float32, []float32) {
 	buf, f := borrowFloats(rows * cols)
-	forRange(rows*cols >= 1<<16, rows, splitGrain(rows, 4, 1), func(lo, hi int) {
+	forRange(parallel, rows, splitGrain(rows, 4, 1), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			widenBF16(f[r*cols:(r+1)*cols], w[r*ld:r*ld+cols])
 		}
 	})
 	return buf, f
+}
+
+// BF16Operand is an operand of SgemmBF16SerialOf: float32 values F, or
+// bfloat16 words W (WordsBF16's), stored row-major with row stride Ld.
+// Exactly one of F and W is set.
+type BF16Operand struct {
+	F  []float32
+	W  []uint16
+	Ld int
+}
+
+// check panics, naming fn and the operand, unless exactly one of F and W
+// is set and it holds rows×cols with row stride Ld.
+func (o BF16Operand) check(fn, name string, rows, cols int) int {
+	if (o.F == nil) == (o.W == nil) {
+		panic(fmt.Sprintf("kernels.%s: %s must have exactly one of F and W", fn, name))
+	}
+	n := len(o.F) + len(o.W)
+	checkMatrix(fn, name, n, rows, cols, o.Ld)
+	return n
+}
+
+// SgemmBF16SerialOf is SgemmBF16Serial with each operand given as float32
+// values or as bfloat16 words (A's words only when A is not transposed):
+// the bits of SgemmBF16Serial on the operands' float32 values. The paired
+// backends read the words as they are; the emulation widens them first.
+// One (image, head) product of attention whose Q, K and V are kept as
+// words runs so.
+func SgemmBF16SerialOf(transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int) {
+	const fn = "SgemmBF16SerialOf"
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernels.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
+	}
+	ar, ac, br, bc := m, k, k, n
+	if transA {
+		ar, ac = k, m
+	}
+	if transB {
+		br, bc = n, k
+	}
+	a.check(fn, "a", ar, ac)
+	b.check(fn, "b", br, bc)
+	if a.W != nil && transA {
+		panic("kernels." + fn + ": a transposed A must be float32 values")
+	}
+	checkMatrix(fn, "c", len(c), m, n, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return
+	}
+	if pt := bf16Tiles(); pt != nil {
+		sgemmBF16AMXOf(pt, transA, transB, m, n, k, alpha, a, b, beta, c, ldc, false)
+		return
+	}
+	af, lda := a.F, a.Ld
+	if a.W != nil {
+		buf, f := widenSerial(a.W, ar, ac, a.Ld)
+		defer scratch.put(buf)
+		af, lda = f, ac
+	}
+	bf, ldb := b.F, b.Ld
+	if b.W != nil {
+		buf, f := widenSerial(b.W, br, bc, b.Ld)
+		defer scratch.put(buf)
+		bf, ldb = f, bc
+	}
+	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, af, lda, bf, ldb, beta, c, ldc, false)
 }

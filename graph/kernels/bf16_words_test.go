@@ -106,6 +106,56 @@ func TestWordsProducts(t *testing.T) {
 	})
 }
 
+// TestSerialOfProducts pins SgemmBF16SerialOf, every operand given as
+// float32 values or as words (A's words not transposed, B's either way),
+// to SgemmBF16Serial on the same values, on every backend: the shapes of
+// attention's per-head products (T 197, head dim 64, rows 3·d apart) and
+// tails.
+func TestSerialOfProducts(t *testing.T) {
+	bf16Backends(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for _, tc := range []struct{ m, n, k int }{{197, 197, 64}, {197, 64, 197}, {1, 1, 1}, {15, 33, 17}, {40, 70, 600}} {
+			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+				ar, ac, br, bc := tc.m, tc.k, tc.k, tc.n
+				if tr[0] {
+					ar, ac = tc.k, tc.m
+				}
+				if tr[1] {
+					br, bc = tc.n, tc.k
+				}
+				lda, ldb := ac+7, bc+3
+				a := nanGuard(wordsValues(r, ar*lda))
+				b := nanGuard(wordsValues(r, br*ldb))
+				aw, bw := make([]uint16, len(a)), make([]uint16, len(b))
+				WordsBF16(aw, a)
+				WordsBF16(bw, b)
+				c0 := wordsValues(r, tc.m*tc.n)
+				for _, ab := range [][2]float32{{0.125, 0}, {-0.5, 1.25}} {
+					want := append([]float32(nil), c0...)
+					SgemmBF16Serial(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], a, lda, b, ldb, ab[1], want, tc.n)
+					for _, words := range [][2]bool{{false, true}, {true, false}, {true, true}} {
+						if words[0] && tr[0] {
+							continue
+						}
+						opA, opB := BF16Operand{F: a, Ld: lda}, BF16Operand{F: b, Ld: ldb}
+						if words[0] {
+							opA = BF16Operand{W: aw, Ld: lda}
+						}
+						if words[1] {
+							opB = BF16Operand{W: bw, Ld: ldb}
+						}
+						got := append([]float32(nil), c0...)
+						SgemmBF16SerialOf(tr[0], tr[1], tc.m, tc.n, tc.k, ab[0], opA, opB, ab[1], got, tc.n)
+						if i := firstDiff(got, want); i >= 0 {
+							t.Fatalf("SgemmBF16SerialOf %dx%dx%d trans=%v words=%v alpha=%v beta=%v: C[%d] = %g, want %g", tc.m, tc.n, tc.k, tr, words, ab[0], ab[1], i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestWidenBF16 pins WidenBF16 to FromBF16 on every word, with every
 // kernel this CPU has and every tail length, and checks it writes nothing
 // past len(src).
