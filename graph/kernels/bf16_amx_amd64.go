@@ -109,12 +109,6 @@ func amxRunPackedWords(pt *pairTiles, m, n, k int, a []uint16, lda int, bw []uin
 	runAMX(pt, nil, src, bw, m, n, k, 1, 0, c, ldc, par, epi)
 }
 
-// sgemmBF16AMXWords is sgemmBF16AMX with B (not transposed) stored as
-// bfloat16 words (SgemmBF16Words).
-func sgemmBF16AMXWords(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	sgemmBF16AMXOf(pt, transA, false, m, n, k, alpha, BF16Operand{F: a, Ld: lda}, BF16Operand{W: b, Ld: ldb}, beta, c, ldc, parallel)
-}
-
 // sgemmBF16AMXOf is sgemmBF16AMX with each operand float32 values or
 // bfloat16 words (A's words not transposed: SgemmBF16SerialOf checks).
 func sgemmBF16AMXOf(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int, parallel bool) {
@@ -128,28 +122,8 @@ func sgemmBF16AMXOf(pt *pairTiles, transA, transB bool, m, n, k int, alpha float
 				copy(row, b.W[j*b.Ld:j*b.Ld+k])
 			})
 		default:
-			packWordRows(pt.perm, bw, k, n, kw, npad, b.W, b.Ld, par)
+			packPairRows(pt.perm, bw, k, n, kw, npad, b.W, b.Ld, par, pairsWords)
 		}
-	})
-}
-
-// packWordRows is packPanelsAMX of a non-transposed op(B) stored as
-// bfloat16 words.
-func packWordRows(perm bool, dst []uint32, k, n, kw, npad int, b []uint16, ldb int, parallel bool) {
-	var zero []uint16 // a row of +0, for pairs whose low row is past k
-	if perm {
-		zero = make([]uint16, n)
-	}
-	packPairRows(perm, dst, k, n, kw, npad, parallel, func(dst []uint32, lo, hi int) {
-		l := zero
-		if lo >= 0 {
-			l = b[lo*ldb : lo*ldb+n]
-		}
-		var h []uint16
-		if hi >= 0 {
-			h = b[hi*ldb : hi*ldb+n]
-		}
-		pairsWords(dst, l, h, kw/2*16)
 	})
 }
 
@@ -459,25 +433,11 @@ func packRowsAMX(perm bool, dst []uint16, transA bool, m, k, kw int, a []float32
 
 // packPanelsAMX sets dst to op(B)'s pairs in 16-column panels, panel p at
 // dst[p·kw/2·16:], row r of it the pairs (B(2r, j), B(2r+1, j)); rows past
-// k and columns past n are +0.
+// k and columns past n are +0; a row's depth is permuted by dpPerm when
+// perm.
 func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
-	kp := kw / 2
 	if !transB {
-		var zero []float32 // a row of +0, for pairs whose low row is past k
-		if perm {
-			zero = make([]float32, n)
-		}
-		packPairRows(perm, dst, k, n, kw, npad, parallel, func(dst []uint32, lo, hi int) {
-			l := zero
-			if lo >= 0 {
-				l = b[lo*ldb : lo*ldb+n]
-			}
-			var h []float32
-			if hi >= 0 {
-				h = b[hi*ldb : hi*ldb+n]
-			}
-			pairsBF16(dst, l, h, kp*16)
-		})
+		packPairRows(perm, dst, k, n, kw, npad, b, ldb, parallel, pairsBF16)
 		return
 	}
 	packColumns(perm, dst, k, n, kw, npad, parallel, func(row []uint16, j int) {
@@ -520,11 +480,27 @@ func packColumns(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, col
 }
 
 // packPairRows sets dst to a non-transposed op(B)'s pairs in 16-column
-// panels, as packPanelsAMX: pair(dst[r·16:], lo, hi) stores row r of pairs
-// 16 at a time, a panel (kw/2·16 pairs) apart, from B's rows lo and hi
-// (2r and 2r+1, or their dpPerm images when perm; -1 for a row past k,
-// +0); rows of pairs past k and panels past n's are cleared here.
-func packPairRows(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, pair func(dst []uint32, lo, hi int)) {
+// panels, as packPanelsAMX, from b's rows (float32 values or bfloat16
+// words, row stride ldb): pairs(dst[r·16:], lo, hi, stride) stores row r of
+// pairs 16 at a time, a panel (kw/2·16 pairs) apart, from B's rows 2r and
+// 2r+1, or their dpPerm images when perm (a row past k: +0, a nil hi or a
+// row of zeros); rows of pairs past k and panels past n's are cleared here.
+func packPairRows[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, pairs func(dst []uint32, lo, hi []E, stride int)) {
+	var zero []E // a row of +0, for pairs whose low row is past k
+	if perm {
+		zero = make([]E, n)
+	}
+	pair := func(dst []uint32, lo, hi int) {
+		l := zero
+		if lo >= 0 {
+			l = b[lo*ldb : lo*ldb+n]
+		}
+		var h []E
+		if hi >= 0 {
+			h = b[hi*ldb : hi*ldb+n]
+		}
+		pairs(dst, l, h, kw/2*16)
+	}
 	kp := kw / 2
 	np := npad / 16
 	used := (n + 15) / 16

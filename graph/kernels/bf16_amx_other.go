@@ -28,11 +28,6 @@ func amxRunPackedWords(pt *pairTiles, m, n, k int, a []uint16, lda int, bw []uin
 	panic("kernels: no AMX in this build")
 }
 
-// sgemmBF16AMXWords is never called here (pickTiles gives nil).
-func sgemmBF16AMXWords(pt *pairTiles, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, parallel bool) {
-	panic("kernels: no AMX in this build")
-}
-
 // wordsBF16 is never called here (pickTiles gives nil).
 func wordsBF16(dst []uint16, src []float32) { panic("kernels: no AMX in this build") }
 

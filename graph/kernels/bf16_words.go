@@ -56,31 +56,7 @@ func SgemmPackedThenWords(m int, a []uint16, lda int, b *PackedB, c []float32, l
 // words, k×n (row stride ldb): a weight gradient dyᵀ·x of an activation x
 // kept in bfloat16. Its bits are SgemmBF16's with B's float32 values.
 func SgemmBF16Words(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
-	const fn = "SgemmBF16Words"
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("kernels.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
-	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	checkMatrix(fn, "a", len(a), ar, ac, lda)
-	checkMatrix(fn, "b", len(b), k, n, ldb)
-	checkMatrix(fn, "c", len(c), m, n, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if alpha == 0 || k == 0 {
-		scaleMatrix(m, n, beta, c, ldc)
-		return
-	}
-	if pt := bf16Tiles(); pt != nil {
-		sgemmBF16AMXWords(pt, transA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, true)
-		return
-	}
-	buf, bf := widenWords(b, k, n, ldb)
-	defer scratch.put(buf)
-	sgemmBF16(transA, false, m, n, k, alpha, a, lda, bf, n, beta, c, ldc, true)
+	sgemmBF16Of("SgemmBF16Words", true, transA, false, m, n, k, alpha, BF16Operand{F: a, Ld: lda}, BF16Operand{W: b, Ld: ldb}, beta, c, ldc)
 }
 
 // WidenBF16 sets dst[i] = FromBF16(src[i]) for i < len(src) (dst at least
@@ -104,11 +80,6 @@ func widenBF16Go(dst []float32, src []uint16) {
 // float32 (FromBF16) in rows of cols, in a buffer of scratch to give back.
 func widenWords(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
 	return widenRows(w, rows, cols, ld, rows*cols >= 1<<16)
-}
-
-// widenSerial is widenWords on the calling goroutine.
-func widenSerial(w []uint16, rows, cols, ld int) (*[]float32, []float32) {
-	return widenRows(w, rows, cols, ld, false)
 }
 
 // widenRows is widenWords, split over the cores when parallel.
@@ -149,7 +120,12 @@ func (o BF16Operand) check(fn, name string, rows, cols int) int {
 // One (image, head) product of attention whose Q, K and V are kept as
 // words runs so.
 func SgemmBF16SerialOf(transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int) {
-	const fn = "SgemmBF16SerialOf"
+	sgemmBF16Of("SgemmBF16SerialOf", false, transA, transB, m, n, k, alpha, a, b, beta, c, ldc)
+}
+
+// sgemmBF16Of checks and runs a product of BF16Operands for the public
+// function fn, split over the cores when parallel.
+func sgemmBF16Of(fn string, parallel, transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("kernels.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
 	}
@@ -174,20 +150,20 @@ func SgemmBF16SerialOf(transA, transB bool, m, n, k int, alpha float32, a, b BF1
 		return
 	}
 	if pt := bf16Tiles(); pt != nil {
-		sgemmBF16AMXOf(pt, transA, transB, m, n, k, alpha, a, b, beta, c, ldc, false)
+		sgemmBF16AMXOf(pt, transA, transB, m, n, k, alpha, a, b, beta, c, ldc, parallel)
 		return
 	}
 	af, lda := a.F, a.Ld
 	if a.W != nil {
-		buf, f := widenSerial(a.W, ar, ac, a.Ld)
+		buf, f := widenRows(a.W, ar, ac, a.Ld, parallel && ar*ac >= 1<<16)
 		defer scratch.put(buf)
 		af, lda = f, ac
 	}
 	bf, ldb := b.F, b.Ld
 	if b.W != nil {
-		buf, f := widenSerial(b.W, br, bc, b.Ld)
+		buf, f := widenRows(b.W, br, bc, b.Ld, parallel && br*bc >= 1<<16)
 		defer scratch.put(buf)
 		bf, ldb = f, bc
 	}
-	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, af, lda, bf, ldb, beta, c, ldc, false)
+	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, af, lda, bf, ldb, beta, c, ldc, parallel)
 }
