@@ -307,3 +307,11 @@ func BenchmarkMicroKernelL1(b *testing.B) {
 	})
 	b.ReportMetric(2*float64(kern.mr*kern.nr*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// b16GemmShapes are ViT-B/16's products at batch 16 (3152 tokens).
+var b16GemmShapes = []gemmShape{
+	{"b16_fwd_qkv", false, true, 3152, 2304, 768},
+	{"b16_fwd_fc2", false, true, 3152, 768, 3072},
+	{"b16_dX_fc2", false, false, 3152, 3072, 768},
+	{"b16_dW_fc1", true, false, 3072, 768, 3152},
+}

@@ -90,10 +90,11 @@ func testAMXBlocked(t *testing.T, pt *pairTiles) {
 	}
 }
 
-// BenchmarkBF16AMX times ViT-S/16's products (batch 32, 6304 tokens) on
-// AMX against float32 (Sgemm) and the emulation (sgemmBF16Emul), on all
-// cores: "amx" converts and packs the
-// operands and runs the tiles, "amx_tiles" runs the tiles on operands
+// BenchmarkBF16AMX times ViT-S/16's products (batch 32, 6304 tokens) and
+// ViT-B/16's linear ones (batch 16, 3152 tokens) on each paired backend
+// (AMX, VDPBF16PS) against float32 (Sgemm) and the emulation
+// (sgemmBF16Emul), on all cores: "amx" or "avx512bf16" converts and packs
+// the operands and runs the tiles, "…_tiles" runs the tiles on operands
 // packed once. `go test -run '^$' -bench BF16AMX ./graph/kernels`.
 func BenchmarkBF16AMX(b *testing.B) {
 	pts := allPairedTiles()
@@ -101,7 +102,7 @@ func BenchmarkBF16AMX(b *testing.B) {
 		b.Skip("no AMX-BF16 or AVX512_BF16 here")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, s := range s16GemmShapes {
+	for _, s := range append(s16GemmShapes, b16GemmShapes...) {
 		if s.m < 1000 && s.k < 1000 {
 			continue // attention's per-head products
 		}
