@@ -102,15 +102,13 @@ type BF16Operand struct {
 	Ld int
 }
 
-// check panics, naming fn and the operand, unless exactly one of F and W
-// is set and it holds rows×cols with row stride Ld.
-func (o BF16Operand) check(fn, name string, rows, cols int) int {
-	if (o.F == nil) == (o.W == nil) {
-		panic(fmt.Sprintf("kernels.%s: %s must have exactly one of F and W", fn, name))
+// check panics, naming fn and the operand, unless it holds rows×cols with
+// row stride Ld in one of F and W (neither is needed when it is empty).
+func (o BF16Operand) check(fn, name string, rows, cols int) {
+	if o.F != nil && o.W != nil {
+		panic(fmt.Sprintf("kernels.%s: %s has both F and W", fn, name))
 	}
-	n := len(o.F) + len(o.W)
-	checkMatrix(fn, name, n, rows, cols, o.Ld)
-	return n
+	checkMatrix(fn, name, len(o.F)+len(o.W), rows, cols, o.Ld)
 }
 
 // SgemmBF16SerialOf is SgemmBF16Serial with each operand given as float32

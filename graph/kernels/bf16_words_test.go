@@ -156,6 +156,37 @@ func TestSerialOfProducts(t *testing.T) {
 	})
 }
 
+// TestSerialOfPanics checks SgemmBF16SerialOf's refusals, each naming the
+// function and the operand, and that an empty product needs no operand.
+func TestSerialOfPanics(t *testing.T) {
+	f, w := make([]float32, 16), make([]uint16, 16)
+	const fn = "kernels.SgemmBF16SerialOf"
+	for _, tc := range []struct {
+		name string
+		a, b BF16Operand
+		tA   bool
+		want string
+	}{
+		{"both", BF16Operand{F: f, W: w, Ld: 4}, BF16Operand{F: f, Ld: 4}, false, fn + ": a has both F and W"},
+		{"neither", BF16Operand{F: f, Ld: 4}, BF16Operand{Ld: 4}, false, fn + ": len(b) = 0"},
+		{"words transposed", BF16Operand{W: w, Ld: 4}, BF16Operand{F: f, Ld: 4}, true, fn + ": a transposed A must be float32 values"},
+		{"short", BF16Operand{W: w[:10], Ld: 4}, BF16Operand{F: f, Ld: 4}, false, fn + ": len(a) = 10"},
+		{"lda", BF16Operand{W: w, Ld: 3}, BF16Operand{F: f, Ld: 4}, false, fn + ": lda = 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantPanic(t, tc.want, func() {
+				SgemmBF16SerialOf(tc.tA, false, 4, 4, 4, 1, tc.a, tc.b, 0, make([]float32, 16), 4)
+			})
+		})
+	}
+	c := []float32{5}
+	SgemmBF16SerialOf(false, false, 1, 1, 0, 1, BF16Operand{Ld: 1}, BF16Operand{Ld: 1}, 0, c, 1)
+	SgemmBF16Words(false, 0, 0, 0, 1, nil, 1, nil, 1, 0, nil, 1)
+	if c[0] != 0 {
+		t.Fatalf("an empty depth leaves C = %v, want beta·C = 0", c[0])
+	}
+}
+
 // TestWidenBF16 pins WidenBF16 to FromBF16 on every word, with every
 // kernel this CPU has and every tail length, and checks it writes nothing
 // past len(src).
