@@ -21,8 +21,10 @@ func permuteDepthAVX512(w *uint16, n int)
 func dpPeakLoop(n int)
 
 // hasDP reports whether the VDPBF16PS tiles can run: AVX512_BF16 (its
-// CPU flag avx512_bf16; GODEBUG=cpu.avx512bf16=off clears it) and the
-// AVX-512 the packing uses.
+// CPU flag avx512_bf16) and the AVX-512 the packing uses.
+// GODEBUG=cpu.avx512bf16=off clears it (golang.org/x/sys/cpu honours the
+// name; the runtime's own check warns that it does not know it);
+// VIT_BF16_KERNEL=emulated is the quiet way to the emulation.
 func hasDP() bool { return hasAVX512 && cpu.X86.HasAVX512BF16 }
 
 // dpDepthBlocks is VDPBF16PS's depth per pass of a blocked product: the
