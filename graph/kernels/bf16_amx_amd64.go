@@ -156,7 +156,7 @@ const (
 func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
-	if 2*npad*kw > amxReach {
+	if pt.blocked(npad, kw) {
 		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, pt.depthBlocks, amxColBlocks)
 		return
 	}

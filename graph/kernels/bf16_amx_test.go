@@ -14,8 +14,8 @@ import (
 // definition of the product in AMX's order (sgemmBF16Ref), bit for bit,
 // for every transpose, beta, tail and the special values (subnormals,
 // signed zeros, bfloat16 ties, products near the smallest normal). The
-// last case passes amxReach, so runAMX blocks it (TestAMXBlocked covers
-// the blocking). It is skipped where the CPU or the kernel lacks AMX.
+// last two cases are blocked by runAMX: the first passes amxReach (AMX),
+// the second dpFlatDepth (VDPBF16PS); TestAMXBlocked covers the blocking. It is skipped where the CPU or the kernel lacks AMX.
 func TestAMXEqualsReference(t *testing.T) {
 	pairedLegs(t, testAMXEqualsReference)
 }
@@ -41,7 +41,7 @@ func pairedLegs(t *testing.T, f func(t *testing.T, pt *pairTiles)) {
 func testAMXEqualsReference(t *testing.T, pt *pairTiles) {
 	cases := append([]struct{ m, n, k int }{{32, 32, 32}, {64, 96, 64}, {33, 32, 31}}, bf16Cases...)
 	small := len(cases)
-	cases = append(cases, struct{ m, n, k int }{33, 705, 1100})
+	cases = append(cases, struct{ m, n, k int }{33, 705, 1100}, struct{ m, n, k int }{20, 40, 2100})
 	r := rand.New(rand.NewPCG(3, 4))
 	for ci, tc := range cases {
 		abs, specials := [][2]float32{{1, 0}, {1.25, 0}, {1, 1}, {1.25, -0.75}}, []bool{false, true}

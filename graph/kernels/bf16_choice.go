@@ -23,10 +23,23 @@ type pairTiles struct {
 	// (load 0) or from C (load 1).
 	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
 	perm bool // the depth of each block of 32 permuted by dpPerm
-	// depthBlocks is the blocks of 32 of depth per pass of a product whose
-	// op(B) passes amxReach (runAMXBlocked): op(B)'s part of a pass must stay
-	// in the cache the tiles read it from.
+	// depthBlocks is the blocks of 32 of depth per pass of a blocked
+	// product (runAMXBlocked): op(B)'s part of a pass must stay in the
+	// cache the tiles read it from.
 	depthBlocks int
+	// flatDepth, when not 0, is the deepest product (in bfloat16, padded)
+	// that runs flat whatever op(B)'s size; 0: flat while op(B)'s panels
+	// are within amxReach.
+	flatDepth int
+}
+
+// blocked reports whether a product of depth kw (padded) and npad columns
+// runs in passes (runAMXBlocked) rather than flat (runAMXFlat).
+func (pt *pairTiles) blocked(npad, kw int) bool {
+	if pt.flatDepth > 0 {
+		return kw > pt.flatDepth
+	}
+	return 2*npad*kw > amxReach
 }
 
 // dpPerm is the order in which VDPBF16PS's tiles read each block of 32 of

@@ -31,8 +31,15 @@ func hasDP() bool { return hasAVX512 && cpu.X86.HasAVX512BF16 }
 // 32 columns of op(B) that a 4-row tile reads over it (16 KiB) stay in L1.
 const dpDepthBlocks = 8
 
+// dpFlatDepth is the deepest product VDPBF16PS runs flat. Its tiles read
+// op(B) 32 columns at a time (2 KiB per block of depth) and keep C's sums in
+// registers, so a wide op(B) costs little flat, while the passes store and
+// reload all of C; only a deep product (a weight gradient over the tokens)
+// gains from them.
+const dpFlatDepth = 2048
+
 // dpPaired is the VDPBF16PS backend.
-var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks}
+var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks, flatDepth: dpFlatDepth}
 
 // amxPaired is the AMX backend.
 var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32, depthBlocks: amxDepthBlocks}
