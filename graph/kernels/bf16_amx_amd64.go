@@ -149,6 +149,15 @@ const (
 	amxColBlocks   = 16
 )
 
+// blocked reports whether a product of depth kw (padded) and npad columns
+// runs in passes (runAMXBlocked) rather than flat (runAMXFlat).
+func (pt *pairTiles) blocked(npad, kw int) bool {
+	if pt.flatDepth > 0 {
+		return kw > pt.flatDepth
+	}
+	return 2*npad*kw > amxReach
+}
+
 // runAMX runs the tiles over the packed operands of sgemmBF16AMX: op(A)'s
 // rows from ah, packed whole, or from src, converted block by block; then
 // epi (when not nil) on each block of whole rows of C, on the goroutine

@@ -33,15 +33,6 @@ type pairTiles struct {
 	flatDepth int
 }
 
-// blocked reports whether a product of depth kw (padded) and npad columns
-// runs in passes (runAMXBlocked) rather than flat (runAMXFlat).
-func (pt *pairTiles) blocked(npad, kw int) bool {
-	if pt.flatDepth > 0 {
-		return kw > pt.flatDepth
-	}
-	return 2*npad*kw > amxReach
-}
-
 // dpPerm is the order in which VDPBF16PS's tiles read each block of 32 of
 // depth: pair q < 8 is (4q+2, 4q), two steps of AMX's even chain (the
 // instruction adds the high half's product first), pair 8+q is (4q+3,
