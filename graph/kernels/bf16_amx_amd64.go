@@ -212,9 +212,9 @@ func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k i
 				rowsA = ah[i0*kw:]
 			}
 			if direct && i0+32 <= m {
-				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0)
+				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0, 32)
 			} else {
-				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0)
+				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0, min(32, m-i0))
 				epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
 			}
 			if epi != nil {
@@ -286,7 +286,7 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, 
 			b := &bw[(2*j0*kb+k0)*256]
 			each(func(lo, hi int) {
 				for blk := lo; blk < hi; blk++ {
-					pt.run(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load)
+					pt.run(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
 				}
 			})
 		}

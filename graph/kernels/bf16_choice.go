@@ -20,8 +20,10 @@ type pairTiles struct {
 	// run is amxTiles32's contract: 32 rows of A (lda bytes apart) times
 	// nb blocks of 32 columns of B's 16-column panels (pstride bytes
 	// apart), over kb blocks of 32 of depth, into C (ldc bytes), from zero
-	// (load 0) or from C (load 1).
-	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
+	// (load 0) or from C (load 1). Only C's first rows (1 to 32) are
+	// needed: a backend may skip the others (VDPBF16PS runs 4 rows at a
+	// time), or compute them from A's padding, so all 32 must be writable.
+	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
 	perm bool // the depth of each block of 32 permuted by dpPerm
 	// depthBlocks is the blocks of 32 of depth per pass of a blocked
 	// product (runAMXBlocked): op(B)'s part of a pass must stay in the

@@ -12,7 +12,7 @@ import "golang.org/x/sys/cpu"
 // and dpTiles32 in place of amxTiles32 (see gen_dp_asm.go).
 
 //go:noescape
-func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
+func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
 
 //go:noescape
 func permuteDepthAVX512(w *uint16, n int)
@@ -42,7 +42,13 @@ const dpFlatDepth = 2048
 var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks, flatDepth: dpFlatDepth}
 
 // amxPaired is the AMX backend.
-var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32, depthBlocks: amxDepthBlocks}
+var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32Rows, depthBlocks: amxDepthBlocks}
+
+// amxTiles32Rows is amxTiles32 under pairTiles.run's contract: the tiles
+// always run all 32 rows.
+func amxTiles32Rows(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, _ int) {
+	amxTiles32(cfg, a, lda, b, kb, c, ldc, nb, pstride, load)
+}
 
 // pickTiles is the paired backend that VIT_BF16_KERNEL (env) and the CPU
 // allow: AMX, else VDPBF16PS, else none (the emulation). "emulated"

@@ -4,13 +4,14 @@
 
 #include "textflag.h"
 
-// func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int)
+// func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
 //
 // amxTiles32's contract (cfg unused) on operands whose depth is permuted
 // by dpPerm in each block of 32: for each of nb blocks of 32 columns,
-// C[0:32, 32j:32j+32] = the sums over kb blocks, from zero (load 0) or
-// from C (load 1), in AMX's order. lda, ldc and pstride are in bytes.
-TEXT ·dpTiles32(SB), NOSPLIT, $16-80
+// C[0:r, 32j:32j+32] = the sums over kb blocks, from zero (load 0) or
+// from C (load 1), in AMX's order, where r is rows (1 to 32) rounded up
+// to a multiple of 4. lda, ldc and pstride are in bytes.
+TEXT ·dpTiles32(SB), NOSPLIT, $16-88
 	STMXCSR old-8(SP)
 	MOVL old-8(SP), AX
 	ORL $0x8040, AX
@@ -26,7 +27,10 @@ TEXT ·dpTiles32(SB), NOSPLIT, $16-80
 nblock:
 	MOVQ a+8(FP), SI
 	MOVQ CX, R12
-	MOVQ $8, rg-16(SP)
+	MOVQ rows+80(FP), BX
+	ADDQ $3, BX
+	SHRQ $2, BX
+	MOVQ BX, rg-16(SP)
 rgroup:
 	CMPQ load+72(FP), $0
 	JEQ zero
