@@ -88,7 +88,8 @@
 //     of the even chain, (4q+3, 4q+1) two of the odd one. The depth of
 //     each block of 32 is permuted so (dpPerm), and the 4×32 tile keeps
 //     both chains in registers and adds e + o to its accumulator per block
-//     (gen_dp_asm.go);
+//     (gen_dp_asm.go); a partial block of 32 rows runs only its groups of
+//     4 (attention's 197 rows: 200 computed, where AMX computes 224);
 //   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
 //     and FTZ set, once over the even depths of a block (panel strides
 //     doubled) and once over the odd ones onto the same tile, then added
