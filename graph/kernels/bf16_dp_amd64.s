@@ -3,6 +3,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "ftz_amd64.h"
 
 // func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
 //
@@ -12,12 +13,7 @@
 // from C (load 1), in AMX's order, where r is rows (1 to 32) rounded up
 // to a multiple of 4. lda, ldc and pstride are in bytes.
 TEXT ·dpTiles32(SB), NOSPLIT, $16-88
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ lda+16(FP), DX
 	LEAQ (DX)(DX*2), R9
 	MOVQ ldc+48(FP), R11
@@ -345,7 +341,7 @@ kblock:
 	ADDQ $128, CX
 	DECQ R13
 	JNZ nblock
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 

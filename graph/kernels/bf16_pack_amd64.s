@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "ftz_amd64.h"
 
 // CVTW sets Y1 to the 16 float32 of Z0 rounded to bfloat16 by
 // VCVTNEPS2BF16 (AVX512_BF16; Go's assembler lacks it, so it is its bytes
@@ -150,12 +151,7 @@ vdone:
 // FTZ set and rounding to nearest even: fmaFTZ's arithmetic, as
 // epilogueFTZ. MXCSR is set once for all the rows.
 TEXT ·epilogueFTZAVX512(SB), NOSPLIT, $8-56
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ c+0(FP), R8
 	MOVQ ldc+8(FP), R11
 	SHLQ $2, R11
@@ -196,7 +192,7 @@ edone:
 	DECQ R10
 	JMP erow
 eend:
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 

@@ -1,18 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-
-// SETFTZ saves MXCSR at old-8(SP) and sets DAZ, FTZ and round to nearest
-// even; RESTOREFTZ puts it back.
-#define SETFTZ \
-	STMXCSR old-8(SP) \
-	MOVL old-8(SP), AX \
-	ORL $0x8040, AX \
-	ANDL $0xffff9fff, AX \
-	MOVL AX, new-4(SP) \
-	LDMXCSR new-4(SP)
-
-#define RESTOREFTZ LDMXCSR old-8(SP)
+#include "ftz_amd64.h"
 
 // func addFTZAVX512(dst, src *float32, n int)
 //

@@ -3,6 +3,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "ftz_amd64.h"
 
 // lanebits<>: dword j holds 1<<j, to turn a column bit mask into lane masks.
 DATA lanebits<>+0(SB)/4, $0x1
@@ -1911,12 +1912,7 @@ done:
 
 // func sgemm14x32AVX512RowAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
 TEXT ·sgemm14x32AVX512RowAFTZ(SB), NOSPLIT, $8-80
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ as+16(FP), R8
@@ -2485,18 +2481,13 @@ store0:
 	VMOVUPS Z27, K2, 64(BX)
 	JMP done
 done:
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 
 // func sgemm14x32AVX512ColAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
 TEXT ·sgemm14x32AVX512ColAFTZ(SB), NOSPLIT, $8-80
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ as+16(FP), R8
@@ -3059,18 +3050,13 @@ store0:
 	VMOVUPS Z27, K2, 64(BX)
 	JMP done
 done:
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 
 // func sgemm6x16AVX2RowAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
 TEXT ·sgemm6x16AVX2RowAFTZ(SB), NOSPLIT, $8-80
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ as+16(FP), R8
@@ -3440,18 +3426,13 @@ masked0:
 	VMASKMOVPS Y11, Y13, 32(BX)
 	JMP done
 done:
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 
 // func sgemm6x16AVX2ColAFTZ(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)
 TEXT ·sgemm6x16AVX2ColAFTZ(SB), NOSPLIT, $8-80
-	STMXCSR old-8(SP)
-	MOVL old-8(SP), AX
-	ORL $0x8040, AX
-	ANDL $0xffff9fff, AX
-	MOVL AX, new-4(SP)
-	LDMXCSR new-4(SP)
+	SETFTZ
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ as+16(FP), R8
@@ -3819,7 +3800,7 @@ masked0:
 	VMASKMOVPS Y11, Y13, 32(BX)
 	JMP done
 done:
-	LDMXCSR old-8(SP)
+	RESTOREFTZ
 	VZEROUPPER
 	RET
 

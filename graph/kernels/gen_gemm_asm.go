@@ -128,15 +128,10 @@ func (g *gen) kernel(k kernel) {
 
 	g.p("// func %s(kc int, a *float32, as int, b *float32, bs int, c *float32, ldc int, alpha, beta float32, mr int, mask uint64)", k.name())
 	if k.ftz {
-		// MXCSR: DAZ (bit 6) and FTZ (bit 15) set, rounding (bits 13–14)
-		// to nearest; the caller's value is restored at done.
+		// MXCSR: DAZ and FTZ set, rounding to nearest (SETFTZ,
+		// ftz_amd64.h); the caller's value is restored at done.
 		g.p("TEXT ·%s(SB), NOSPLIT, $8-80", k.name())
-		g.p("\tSTMXCSR old-8(SP)")
-		g.p("\tMOVL old-8(SP), AX")
-		g.p("\tORL $0x8040, AX")
-		g.p("\tANDL $0xffff9fff, AX")
-		g.p("\tMOVL AX, new-4(SP)")
-		g.p("\tLDMXCSR new-4(SP)")
+		g.p("\tSETFTZ")
 	} else {
 		g.p("TEXT ·%s(SB), NOSPLIT, $0-80", k.name())
 	}
@@ -320,7 +315,7 @@ func (g *gen) kernel(k kernel) {
 	}
 	g.p("done:")
 	if k.ftz {
-		g.p("\tLDMXCSR old-8(SP)")
+		g.p("\tRESTOREFTZ")
 	}
 	g.p("\tVZEROUPPER")
 	g.p("\tRET")
@@ -598,6 +593,7 @@ func main() {
 	g.p("//go:build amd64 && !purego")
 	g.p("")
 	g.p("#include \"textflag.h\"")
+	g.p("#include \"ftz_amd64.h\"")
 	g.p("")
 	g.p("// lanebits<>: dword j holds 1<<j, to turn a column bit mask into lane masks.")
 	for j := 0; j < 16; j++ {
