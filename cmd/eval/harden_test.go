@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // TestEvalFIFOCheckpoint: -checkpoint naming a named pipe exits 1 with a
@@ -185,5 +186,15 @@ func TestImagesBatchMemory(t *testing.T) {
 	}
 	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
 		t.Fatalf("classifying 3 images at -batch 65536 allocated %d bytes", d)
+	}
+}
+
+// TestBF16KernelEnvRefused: an unknown VIT_BF16_KERNEL is refused before
+// the checkpoint is read, naming the variable and its value.
+func TestBF16KernelEnvRefused(t *testing.T) {
+	t.Setenv(kernels.BF16KernelEnv, "AMX")
+	var out, errb bytes.Buffer
+	if code := run([]string{"-checkpoint", "/nonexistent"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), kernels.BF16KernelEnv+`="AMX"`) {
+		t.Errorf("exit %d, stderr %q, want 2 and the variable named", code, errb.String())
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
 	"github.com/vitgo/vit/layers"
@@ -60,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	imgs := addImageFlags(flag)
 	rest, err := parseInterleaved(flag, args)
 	if err != nil {
+		return 2
+	}
+	if err := kernels.CheckBF16KernelEnv(); err != nil {
+		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 2
 	}
 	if *ckpt == "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
 	"github.com/vitgo/vit/internal/signals"
@@ -77,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	log, err := newLogger(stderr, *logFormat, *verbose)
 	if err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 2
+	}
+	if err := kernels.CheckBF16KernelEnv(); err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/gate"
 	"github.com/vitgo/vit/train"
 )
@@ -46,6 +47,16 @@ func TestBadInvocations(t *testing.T) {
 		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to mention %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestBF16KernelEnvRefused: an unknown VIT_BF16_KERNEL is refused before
+// the config is read, naming the variable and its value.
+func TestBF16KernelEnvRefused(t *testing.T) {
+	t.Setenv(kernels.BF16KernelEnv, "emulate")
+	var out, errb bytes.Buffer
+	if code := run([]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-dry-run"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), kernels.BF16KernelEnv+`="emulate"`) {
+		t.Errorf("exit %d, stderr %q, want 2 and the variable named", code, errb.String())
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/signals"
 )
 
@@ -122,6 +123,9 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 		return err
 	}
 	if err := s.checkFlags(o); err != nil {
+		return err
+	}
+	if err := kernels.CheckBF16KernelEnv(); err != nil {
 		return err
 	}
 	s.dec = classify.Decoder{MaxPixels: s.maxPixels, NoWait: true}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 var ckpt string
@@ -301,6 +302,16 @@ func TestFlagsRefused(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Flag != tc[0] {
 			t.Errorf("%v: %v, want a *FlagError for %s", tc, err, tc[0])
 		}
+	}
+}
+
+// TestBF16KernelEnvRefused: an unknown VIT_BF16_KERNEL stops the service
+// at start-up, naming the variable, before the checkpoint is read.
+func TestBF16KernelEnvRefused(t *testing.T) {
+	t.Setenv(kernels.BF16KernelEnv, "emulate")
+	err := run(context.Background(), []string{"-checkpoint", "/nonexistent"}, log.New(io.Discard, "", 0))
+	if err == nil || !strings.Contains(err.Error(), kernels.BF16KernelEnv) {
+		t.Errorf("%s=emulate: %v, want an error naming it", kernels.BF16KernelEnv, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"os"
 	"sync"
 )
@@ -41,6 +42,24 @@ type pairTiles struct {
 // 4q+1), the odd chain's. Word i of a permuted block is word dpPerm[i].
 var dpPerm = [tileBlock]int{2, 0, 6, 4, 10, 8, 14, 12, 18, 16, 22, 20, 26, 24, 30, 28, 3, 1, 7, 5, 11, 9, 15, 13, 19, 17, 23, 21, 27, 25, 31, 29}
 
+// BF16KernelEnv is the environment variable that picks the bfloat16
+// products' backend: amx, vdpbf16ps or emulated; unset, the fastest the
+// CPU has.
+const BF16KernelEnv = "VIT_BF16_KERNEL"
+
+// CheckBF16KernelEnv returns an error naming BF16KernelEnv and its value
+// unless it is unset, amx, vdpbf16ps or emulated. Any other value is
+// ignored by the products (they run on the default backend), so a command
+// refuses to start with one rather than run something it did not ask for.
+func CheckBF16KernelEnv() error {
+	switch v := os.Getenv(BF16KernelEnv); v {
+	case "", "amx", "vdpbf16ps", "emulated":
+		return nil
+	default:
+		return fmt.Errorf("environment variable %s=%q: want amx, vdpbf16ps or emulated, or leave it unset for the fastest backend the CPU has", BF16KernelEnv, v)
+	}
+}
+
 var bf16Pick struct {
 	once  sync.Once
 	tiles *pairTiles
@@ -51,7 +70,7 @@ var bf16Pick struct {
 // AVX-512 (the packing's) is on (GODEBUG=cpu.avx512f=off turns it off).
 func bf16Tiles() *pairTiles {
 	bf16Pick.once.Do(func() {
-		bf16Pick.tiles = pickTiles(os.Getenv("VIT_BF16_KERNEL"))
+		bf16Pick.tiles = pickTiles(os.Getenv(BF16KernelEnv))
 	})
 	if !hasAVX512 {
 		return nil

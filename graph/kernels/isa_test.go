@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -40,5 +41,26 @@ func TestBF16KernelSelected(t *testing.T) {
 	got := BF16Backend()
 	if (want == "amx") != strings.HasSuffix(got, "(tdpbf16ps)") || (want == "vdpbf16ps") != strings.HasSuffix(got, "(vdpbf16ps)") || (want == "emulated") != strings.HasSuffix(got, "(emulated)") {
 		t.Fatalf("VIT_BF16_KERNEL=%s runs %q", want, got)
+	}
+}
+
+// TestCheckBF16KernelEnv: the backends' names pass, anything else is
+// refused with the variable and the value in the message.
+func TestCheckBF16KernelEnv(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"", true}, {"amx", true}, {"vdpbf16ps", true}, {"emulated", true},
+		{"emulate", false}, {"AMX", false}, {" amx", false}, {"avx512", false},
+	} {
+		t.Setenv(BF16KernelEnv, tc.value)
+		err := CheckBF16KernelEnv()
+		if (err == nil) != tc.ok {
+			t.Errorf("%s=%q: error %v, want ok %t", BF16KernelEnv, tc.value, err, tc.ok)
+		}
+		if err != nil && (!strings.Contains(err.Error(), BF16KernelEnv) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.value))) {
+			t.Errorf("%s=%q: error %q does not name the variable and its value", BF16KernelEnv, tc.value, err)
+		}
 	}
 }
