@@ -177,52 +177,76 @@ func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, 
 // blocks and the whole depth in one call.
 func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kb := (k + tileBlock - 1) / tileBlock
-	kw := kb * tileBlock
-	mb := (m + 31) / 32
 	nb := (n + 31) / 32
-	npad := nb * 32
+	f := flatRun{pt: pt, ah: ah, src: src, bw: bw, m: m, n: n, k: k, kb: kb, kw: kb * tileBlock, nb: nb, npad: nb * 32,
+		alpha: alpha, beta: beta, c: c, ldc: ldc, epi: epi}
+	f.direct = alpha == 1 && beta == 0 && n == f.npad
+	if mb := (m + 31) / 32; par {
+		g := f // only these copies escape to the cores, so a serial product allocates nothing here
+		if f.src != nil {
+			src := *f.src
+			g.src = &src
+		}
+		parallelFor(mb, splitGrain(mb, 4, 1), 1, g.run)
+	} else {
+		f.run(0, mb)
+	}
+}
+
+// flatRun is runAMXFlat's work, run over op(A)'s 32-row blocks [lo, hi).
+type flatRun struct {
+	pt                        *pairTiles
+	ah                        []uint16
+	src                       *amxRows
+	bw                        []uint32
+	m, n, k, kb, kw, nb, npad int
+	alpha, beta               float32
+	c                         []float32
+	ldc                       int
+	epi                       func(i0, i1, j0, j1 int)
+	direct                    bool // alpha 1, beta 0, whole column blocks: the tiles write C itself
+}
+
+func (f *flatRun) run(lo, hi int) {
+	m, n, k, kw, npad := f.m, f.n, f.k, f.kw, f.npad
 	pstride := 32 * kw // bytes from one 16-column panel to the next
-	direct := alpha == 1 && beta == 0 && n == npad
-	run := func(lo, hi int) {
-		var scratch []float32
-		if !direct || hi*32 > m {
-			buf := borrowWords(32 * npad)
-			defer putWords(buf)
-			scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
-		}
-		var blockA []uint16
-		var tmp []uint32
-		if src != nil {
-			buf := borrowWords(32 * kw / 2)
-			defer putWords(buf)
-			blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
-			if src.transA {
-				t := borrowWords(kw / 2 * 32)
-				defer putWords(t)
-				tmp = *t
-			}
-		}
-		for blk := lo; blk < hi; blk++ {
-			i0 := blk * 32
-			var rowsA []uint16
-			if src != nil {
-				src.pack(blockA, i0, 0, k, kw, tmp)
-				rowsA = blockA
-			} else {
-				rowsA = ah[i0*kw:]
-			}
-			if direct && i0+32 <= m {
-				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &c[i0*ldc], 4*ldc, nb, pstride, 0, 32)
-			} else {
-				pt.run(&amxCfg[0], &rowsA[0], 2*kw, &bw[0], kb, &scratch[0], 4*npad, nb, pstride, 0, min(32, m-i0))
-				epilogueRows(c[i0*ldc:], ldc, scratch, npad, min(32, m-i0), n, alpha, beta)
-			}
-			if epi != nil {
-				epi(i0, min(i0+32, m), 0, n)
-			}
+	var scratch []float32
+	if !f.direct || hi*32 > m {
+		buf := borrowWords(32 * npad)
+		defer putWords(buf)
+		scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
+	}
+	var blockA []uint16
+	var tmp []uint32
+	if f.src != nil {
+		buf := borrowWords(32 * kw / 2)
+		defer putWords(buf)
+		blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
+		if f.src.transA {
+			t := borrowWords(kw / 2 * 32)
+			defer putWords(t)
+			tmp = *t
 		}
 	}
-	forRange(par, mb, splitGrain(mb, 4, 1), run)
+	for blk := lo; blk < hi; blk++ {
+		i0 := blk * 32
+		var rowsA []uint16
+		if f.src != nil {
+			f.src.pack(blockA, i0, 0, k, kw, tmp)
+			rowsA = blockA
+		} else {
+			rowsA = f.ah[i0*kw:]
+		}
+		if f.direct && i0+32 <= m {
+			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &f.c[i0*f.ldc], 4*f.ldc, f.nb, pstride, 0, 32)
+		} else {
+			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &scratch[0], 4*npad, f.nb, pstride, 0, min(32, m-i0))
+			epilogueRows(f.c[i0*f.ldc:], f.ldc, scratch, npad, min(32, m-i0), n, f.alpha, f.beta)
+		}
+		if f.epi != nil {
+			f.epi(i0, min(i0+32, m), 0, n)
+		}
+	}
 }
 
 // runAMXBlocked is runAMX for an op(B) past amxReach, as BLAS blocks a
@@ -233,7 +257,12 @@ func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k i
 // the result (alpha 1, beta 0, whole tiles), else in a float32 buffer that
 // the epilogue reads at the end. Storing and reloading a tile changes no
 // bit, so the sums are runAMX's.
-func runAMXBlocked(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
+func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
+	var src *amxRows
+	if rows != nil {
+		s := *rows // the closures below take this copy, not the caller's
+		src = &s
+	}
 	kb := (k + tileBlock - 1) / tileBlock
 	kw := kb * tileBlock
 	mb := (m + 31) / 32
@@ -495,49 +524,72 @@ func packColumns(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, col
 // 2r+1, or their dpPerm images when perm (a row past k: +0, a nil hi or a
 // row of zeros); rows of pairs past k and panels past n's are cleared here.
 func packPairRows[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, pairs func(dst []uint32, lo, hi []E, stride int)) {
-	var zero []E // a row of +0, for pairs whose low row is past k
+	pr := pairRows[E]{perm: perm, dst: dst, k: k, n: n, kw: kw, npad: npad, b: b, ldb: ldb, pairs: pairs}
 	if perm {
-		zero = make([]E, n)
+		pr.zero = zerosOf[E](n)
 	}
-	pair := func(dst []uint32, lo, hi int) {
-		l := zero
-		if lo >= 0 {
-			l = b[lo*ldb : lo*ldb+n]
-		}
-		var h []E
-		if hi >= 0 {
-			h = b[hi*ldb : hi*ldb+n]
-		}
-		pairs(dst, l, h, kw/2*16)
+	if kp := kw / 2; parallel {
+		q := pr // only this copy escapes to the cores, so a serial call allocates nothing
+		parallelFor(kp, 64, 1, q.run)
+	} else {
+		pr.run(0, kp)
 	}
-	kp := kw / 2
-	np := npad / 16
-	used := (n + 15) / 16
-	row := func(d int) int {
-		if d >= k {
-			return -1
-		}
-		return d
+}
+
+// pairRows is packPairRows' work, run over rows of pairs [lo, hi).
+type pairRows[E float32 | uint16] struct {
+	perm                bool
+	dst                 []uint32
+	k, n, kw, npad, ldb int
+	b                   []E
+	zero                []E // a row of +0, for pairs whose low row is past k
+	pairs               func(dst []uint32, lo, hi []E, stride int)
+}
+
+// row is B's row d, or nil past k.
+func (p *pairRows[E]) row(d int) []E {
+	if d >= p.k {
+		return nil
 	}
-	forRange(parallel, kp, 64, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			d0, d1 := 2*r, 2*r+1
-			if perm {
-				base, i := r/16*tileBlock, 2*(r%16)
-				d0, d1 = base+dpPerm[i], base+dpPerm[i+1]
-			}
-			if d0 >= k && d1 >= k {
-				for p := 0; p < np; p++ {
-					clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
-				}
-				continue
-			}
-			pair(dst[r*16:], row(d0), row(d1))
-			for p := used; p < np; p++ {
-				clear(dst[(p*kp+r)*16 : (p*kp+r+1)*16])
-			}
+	return p.b[d*p.ldb : d*p.ldb+p.n]
+}
+
+func (p *pairRows[E]) run(lo, hi int) {
+	kp, np, used := p.kw/2, p.npad/16, (p.n+15)/16
+	for r := lo; r < hi; r++ {
+		d0, d1 := 2*r, 2*r+1
+		if p.perm {
+			base, i := r/16*tileBlock, 2*(r%16)
+			d0, d1 = base+dpPerm[i], base+dpPerm[i+1]
 		}
-	})
+		if d0 >= p.k && d1 >= p.k {
+			for q := 0; q < np; q++ {
+				clear(p.dst[(q*kp+r)*16 : (q*kp+r+1)*16])
+			}
+			continue
+		}
+		l := p.row(d0)
+		if l == nil {
+			l = p.zero
+		}
+		p.pairs(p.dst[r*16:], l, p.row(d1), kp*16)
+		for q := used; q < np; q++ {
+			clear(p.dst[(q*kp+r)*16 : (q*kp+r+1)*16])
+		}
+	}
+}
+
+// zeroWords backs zerosOf's rows; nothing writes it.
+var zeroWords [2048]uint32
+
+// zerosOf returns n values of +0 (a bfloat16 word or float32 of all-zero
+// bits), from zeroWords when they fit: read them, never write them.
+func zerosOf[E float32 | uint16](n int) []E {
+	var e E
+	if n*int(unsafe.Sizeof(e)) <= 4*len(zeroWords) {
+		return unsafe.Slice((*E)(unsafe.Pointer(&zeroWords[0])), n)
+	}
+	return make([]E, n)
 }
 
 //go:noescape

@@ -166,6 +166,7 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 		a, bb, c, lda, ldb := s.operands(r)
 		run := func(name string, f func()) {
 			b.Run(s.name+"/"+name, func(b *testing.B) {
+				b.ReportAllocs() // a head's product runs thousands of times a step
 				for b.Loop() {
 					f()
 				}
