@@ -105,7 +105,9 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 	if err := checkpoint.CheckClasses(o.Checkpoint, meta.Classes, loader.Dataset().Classes()); err != nil {
 		return Result{}, meta, nil, err
 	}
-	ev, err := New(m, l.batch(), WithPrecision(o.Precision))
+	// The weights no longer change: a Frozen graph (packed weights, fused
+	// epilogues) evaluates them faster than the trainer's evaluation graph.
+	ev, err := NewFrozenIn(m, l.batch(), graph.NewArena(), WithPrecision(o.Precision))
 	if err != nil {
 		return Result{}, meta, nil, err
 	}
