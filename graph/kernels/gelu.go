@@ -7,6 +7,10 @@ package kernels
 // their lengths must match.
 func GELU(dst, src []float32) {
 	checkLens("GELU", len(src), "dst", len(dst))
+	if len(src) < parallelMinElems { // no closure: GELULinear calls this per row
+		geluVec(dst, src)
+		return
+	}
 	forElems(len(src), func(lo, hi int) { geluVec(dst[lo:hi], src[lo:hi]) })
 }
 
@@ -15,5 +19,9 @@ func GELU(dst, src []float32) {
 // dy·(|Φ(x)| + |x·φ(x)|). dx may alias dy or x; all lengths must match.
 func GELUBackward(dx, x, dy []float32) {
 	checkLens("GELUBackward", len(x), "dx,dy", len(dx), len(dy))
+	if len(x) < parallelMinElems { // no closure, as in GELU
+		geluBackwardVec(dx, x, dy)
+		return
+	}
 	forElems(len(x), func(lo, hi int) { geluBackwardVec(dx[lo:hi], x[lo:hi], dy[lo:hi]) })
 }
