@@ -64,15 +64,13 @@ func sgemmBF16AMX(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32
 // block of whole rows of C as it is finished (runAMX).
 func sgemmBF16AMXThen(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: pt.perm}
-	amxProduct(pt, src, n, alpha, beta, c, ldc, parallel, epi, func(bw []uint32, kw, npad int, par bool) {
-		packPanelsAMX(pt.perm, bw, transB, k, n, kw, npad, b, ldb, par)
-	})
+	amxProduct(pt, src, BF16Operand{F: b, Ld: ldb}, transB, n, alpha, beta, c, ldc, parallel, epi)
 }
 
 // amxProduct is the body of sgemmBF16AMX: op(B)'s panels borrowed and
-// packed by pack, then the tiles run over op(A)'s rows, converted by the
-// cores that run them.
-func amxProduct(pt *pairTiles, src *amxRows, n int, alpha, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int), pack func(bw []uint32, kw, npad int, par bool)) {
+// packed (packOperandB), then the tiles run over op(A)'s rows, converted
+// by the cores that run them.
+func amxProduct(pt *pairTiles, src *amxRows, b BF16Operand, transB bool, n int, alpha, beta float32, c []float32, ldc int, parallel bool, epi func(i0, i1, j0, j1 int)) {
 	m, k := src.m, src.k
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
@@ -80,9 +78,25 @@ func amxProduct(pt *pairTiles, src *amxRows, n int, alpha, beta float32, c []flo
 	defer putWords(bufB)
 	bw := *bufB
 	par := parallel && m*n*k >= parallelMinWork
-	pack(bw, kw, npad, par)
+	packOperandB(pt.perm, bw, transB, k, n, kw, npad, b, par)
 	runAMX(pt, nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
 }
+
+// packOperandB is packPanelsAMX for an operand of float32 values or
+// bfloat16 words (stored, B's row j when transB: column j of op(B)).
+func packOperandB(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b BF16Operand, par bool) {
+	switch {
+	case b.W == nil:
+		packPanelsAMX(perm, dst, transB, k, n, kw, npad, b.F, b.Ld, par)
+	case transB:
+		packColumns(perm, dst, k, n, kw, npad, b.W, b.Ld, par, copyWords)
+	default:
+		packPairRows(perm, dst, k, n, kw, npad, b.W, b.Ld, par, pairsWords)
+	}
+}
+
+// copyWords is packColumns' conversion of words: none.
+func copyWords(dst, src []uint16) { copy(dst, src) }
 
 // amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as
 // sgemmBF16AMX packs them, for amxRunPacked.
@@ -113,18 +127,7 @@ func amxRunPackedWords(pt *pairTiles, m, n, k int, a []uint16, lda int, bw []uin
 // bfloat16 words (A's words not transposed: SgemmBF16SerialOf checks).
 func sgemmBF16AMXOf(pt *pairTiles, transA, transB bool, m, n, k int, alpha float32, a, b BF16Operand, beta float32, c []float32, ldc int, parallel bool) {
 	src := &amxRows{transA: transA, m: m, k: k, a: a.F, w: a.W, lda: a.Ld, perm: pt.perm}
-	amxProduct(pt, src, n, alpha, beta, c, ldc, parallel, nil, func(bw []uint32, kw, npad int, par bool) {
-		switch {
-		case b.W == nil:
-			packPanelsAMX(pt.perm, bw, transB, k, n, kw, npad, b.F, b.Ld, par)
-		case transB:
-			packColumns(pt.perm, bw, k, n, kw, npad, par, func(row []uint16, j int) {
-				copy(row, b.W[j*b.Ld:j*b.Ld+k])
-			})
-		default:
-			packPairRows(pt.perm, bw, k, n, kw, npad, b.W, b.Ld, par, pairsWords)
-		}
-	})
+	amxProduct(pt, src, b, transB, n, alpha, beta, c, ldc, parallel, nil)
 }
 
 // amxRows is op(A) as sgemmBF16AMX's caller gave it, converted 32 rows
@@ -178,15 +181,14 @@ func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, 
 func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
 	kb := (k + tileBlock - 1) / tileBlock
 	nb := (n + 31) / 32
-	f := flatRun{pt: pt, ah: ah, src: src, bw: bw, m: m, n: n, k: k, kb: kb, kw: kb * tileBlock, nb: nb, npad: nb * 32,
+	f := flatRun{pt: pt, ah: ah, bw: bw, m: m, n: n, k: k, kb: kb, kw: kb * tileBlock, nb: nb, npad: nb * 32,
 		alpha: alpha, beta: beta, c: c, ldc: ldc, epi: epi}
 	f.direct = alpha == 1 && beta == 0 && n == f.npad
+	if src != nil {
+		f.src, f.hasSrc = *src, true
+	}
 	if mb := (m + 31) / 32; par {
-		g := f // only these copies escape to the cores, so a serial product allocates nothing here
-		if f.src != nil {
-			src := *f.src
-			g.src = &src
-		}
+		g := f // only this copy escapes to the cores, so a serial product allocates nothing here
 		parallelFor(mb, splitGrain(mb, 4, 1), 1, g.run)
 	} else {
 		f.run(0, mb)
@@ -197,7 +199,8 @@ func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k i
 type flatRun struct {
 	pt                        *pairTiles
 	ah                        []uint16
-	src                       *amxRows
+	src                       amxRows // op(A)'s source when hasSrc: a copy, as the tiles' calls leak f's contents
+	hasSrc                    bool
 	bw                        []uint32
 	m, n, k, kb, kw, nb, npad int
 	alpha, beta               float32
@@ -218,7 +221,7 @@ func (f *flatRun) run(lo, hi int) {
 	}
 	var blockA []uint16
 	var tmp []uint32
-	if f.src != nil {
+	if f.hasSrc {
 		buf := borrowWords(32 * kw / 2)
 		defer putWords(buf)
 		blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
@@ -231,7 +234,7 @@ func (f *flatRun) run(lo, hi int) {
 	for blk := lo; blk < hi; blk++ {
 		i0 := blk * 32
 		var rowsA []uint16
-		if f.src != nil {
+		if f.hasSrc {
 			f.src.pack(blockA, i0, 0, k, kw, tmp)
 			rowsA = blockA
 		} else {
@@ -478,43 +481,58 @@ func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b [
 		packPairRows(perm, dst, k, n, kw, npad, b, ldb, parallel, pairsBF16)
 		return
 	}
-	packColumns(perm, dst, k, n, kw, npad, parallel, func(row []uint16, j int) {
-		wordsBF16(row, b[j*ldb:j*ldb+k])
-	})
+	packColumns(perm, dst, k, n, kw, npad, b, ldb, parallel, wordsBF16)
 }
 
 // packColumns sets dst to a transposed op(B)'s pairs in 16-column panels,
-// as packPanelsAMX: col(row, j) sets row[:k] to column j's k bfloat16
-// (B's row j, stored); the rest is padded with +0, permuted by dpPerm when
-// perm, and the panel's 16 columns transposed into pairs.
-func packColumns(perm bool, dst []uint32, k, n, kw, npad int, parallel bool, col func(row []uint16, j int)) {
+// as packPanelsAMX: conv(row, b[j·ldb:][:k]) sets row[:k] to column j's k
+// bfloat16 (B's row j, stored: float32 values converted, or words copied);
+// the rest is padded with +0, permuted by dpPerm when perm, and the
+// panel's 16 columns transposed into pairs.
+func packColumns[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, conv func(dst []uint16, src []E)) {
+	pc := colPanels[E]{perm: perm, dst: dst, k: k, n: n, kw: kw, b: b, ldb: ldb, conv: conv}
+	if np := npad / 16; parallel {
+		q := pc // only this copy escapes to the cores, so a serial call allocates nothing here
+		parallelFor(np, 1, 1, q.run)
+	} else {
+		pc.run(0, np)
+	}
+}
+
+// colPanels is packColumns' work, run over panels [lo, hi).
+type colPanels[E float32 | uint16] struct {
+	perm          bool
+	dst           []uint32
+	k, n, kw, ldb int
+	b             []E
+	conv          func(dst []uint16, src []E)
+}
+
+func (pc *colPanels[E]) run(lo, hi int) {
+	k, kw := pc.k, pc.kw
 	kp := kw / 2
-	np := npad / 16
-	run := func(lo, hi int) {
-		buf := borrowWords(amxChunk * kw / 2)
-		defer putWords(buf)
-		tw := *buf
-		tmp := unsafe.Slice((*uint16)(unsafe.Pointer(&tw[0])), len(tw)*2)
-		for p := lo; p < hi; p++ {
-			for jj := 0; jj < 16; jj++ {
-				row := tmp[jj*kw : (jj+1)*kw]
-				if j := p*16 + jj; j < n {
-					col(row, j)
-					clear(row[k:])
-					if perm {
-						permuteDepth(row)
-					}
-				} else {
-					clear(row)
+	buf := borrowWords(amxChunk * kw / 2)
+	defer putWords(buf)
+	tw := *buf
+	tmp := unsafe.Slice((*uint16)(unsafe.Pointer(&tw[0])), len(tw)*2)
+	for p := lo; p < hi; p++ {
+		for jj := 0; jj < 16; jj++ {
+			row := tmp[jj*kw : (jj+1)*kw]
+			if j := p*16 + jj; j < pc.n {
+				pc.conv(row[:k], pc.b[j*pc.ldb:j*pc.ldb+k])
+				clear(row[k:])
+				if pc.perm {
+					permuteDepth(row)
 				}
-			}
-			panel := dst[p*kp*16 : (p+1)*kp*16]
-			for r := 0; r < kp; r += 16 {
-				transpose16AVX512(&panel[r*16], 16, &tw[r], kp)
+			} else {
+				clear(row)
 			}
 		}
+		panel := pc.dst[p*kp*16 : (p+1)*kp*16]
+		for r := 0; r < kp; r += 16 {
+			transpose16AVX512(&panel[r*16], 16, &tw[r], kp)
+		}
 	}
-	forRange(parallel, np, 1, run)
 }
 
 // packPairRows sets dst to a non-transposed op(B)'s pairs in 16-column

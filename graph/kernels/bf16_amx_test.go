@@ -257,3 +257,44 @@ func BenchmarkDPPeak(b *testing.B) {
 	}
 	b.ReportMetric(64*24*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// TestSerialProductsAllocateNothing: attention runs six serial products per
+// image and head (13,824 a ViT-S/16 step at batch 32), with operands as
+// float32 values or as words; on a paired backend they must not allocate.
+func TestSerialProductsAllocateNothing(t *testing.T) {
+	pairedLegs(t, func(t *testing.T, pt *pairTiles) {
+		saved := bf16Tiles()
+		bf16Pick.tiles = pt
+		defer func() { bf16Pick.tiles = saved }()
+		op := func(rows, cols int, words bool) BF16Operand {
+			if words {
+				return BF16Operand{W: make([]uint16, rows*cols), Ld: cols}
+			}
+			return BF16Operand{F: make([]float32, rows*cols), Ld: cols}
+		}
+		for _, s := range []struct {
+			name         string
+			tA, tB       bool
+			m, n, k      int
+			aWords, bWrd bool
+		}{
+			{"QKᵀ", false, true, 197, 197, 64, true, true},
+			{"PV", false, false, 197, 64, 197, false, true},
+			{"dV=Pᵀ·dO", true, false, 197, 64, 197, false, false},
+			{"dK=dSᵀ·Q", true, false, 197, 64, 197, false, true},
+			{"TINY QKᵀ", false, true, 50, 50, 16, true, true},
+		} {
+			ar, ac, br, bc := s.m, s.k, s.k, s.n
+			if s.tA {
+				ar, ac = ac, ar
+			}
+			if s.tB {
+				br, bc = bc, br
+			}
+			a, b, c := op(ar, ac, s.aWords), op(br, bc, s.bWrd), make([]float32, s.m*s.n)
+			if n := testing.AllocsPerRun(10, func() { SgemmBF16SerialOf(s.tA, s.tB, s.m, s.n, s.k, 0.125, a, b, 0, c, s.n) }); n != 0 {
+				t.Errorf("%s (%d×%d×%d): %v allocations per call", s.name, s.m, s.n, s.k, n)
+			}
+		}
+	})
+}
