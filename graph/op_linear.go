@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"hash"
+	"runtime"
 	"sync"
 
 	"github.com/chewxy/hm"
@@ -211,12 +212,14 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	var y *tensor.Dense
 	var yd []float32
 	var yw []uint16
+	chunk := m // rows per product call
 	if op.outWords {
 		y = op.out.get(tensor.Uint16, m, n)
 		yw = y.Data().([]uint16)
-		buf := getLinearRows(m * n)
+		chunk = linearChunkRows(m)
+		buf := getLinearRows(chunk * n)
 		defer linearRows.Put(buf)
-		yd = (*buf)[:m*n]
+		yd = (*buf)[:chunk*n]
 	} else {
 		y = op.out.get(tensor.Float32, m, n)
 		yd = data[float32](y)
@@ -225,6 +228,7 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	if op.bias {
 		b = data[float32](rest[1])
 	}
+	base := 0 // the first row of the chunk being computed; yd holds its rows
 	epi := func(i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i++ {
 			row := yd[i*n+j0 : i*n+j1]
@@ -232,23 +236,38 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 				kernels.EpilogueRow(row, b[j0:j1], nil, false)
 			}
 			if yw != nil {
-				kernels.WordsBF16(yw[i*n+j0:i*n+j1], row)
+				kernels.WordsBF16(yw[(base+i)*n+j0:(base+i)*n+j1], row)
 			}
 		}
 	}
 	if k == 0 {
-		clear(yd)
-		epi(0, m, 0, n)
+		for base = 0; base < m; base += chunk {
+			rows := min(chunk, m-base)
+			clear(yd[:rows*n])
+			epi(0, rows, 0, n)
+		}
 		return y, nil
 	}
 	p := kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
 	defer packedWeights.Put(p)
-	if xw != nil {
-		kernels.SgemmPackedThenWords(m, xw, k, p, yd, n, epi)
-	} else {
-		kernels.SgemmPackedThen(m, data[float32](x), k, p, yd, n, epi)
+	for base = 0; base < m; base += chunk {
+		rows := min(chunk, m-base)
+		if xw != nil {
+			kernels.SgemmPackedThenWords(rows, xw[base*k:], k, p, yd, n, epi)
+		} else {
+			kernels.SgemmPackedThen(rows, data[float32](x)[base*k:], k, p, yd, n, epi)
+		}
 	}
 	return y, nil
+}
+
+// linearChunkRows is the rows of a Linear whose output is kept as words
+// that one product call computes into float32 rows before they are
+// rounded: 8 blocks of 32 rows per core, so the float32 buffer is a few
+// MB, not the whole output (29 MB for ViT-S/16's qkv at batch 32). The
+// products' bits do not depend on the rows a call covers.
+func linearChunkRows(m int) int {
+	return min(m, 32*8*runtime.GOMAXPROCS(0))
 }
 
 // wordsRows holds the words of GELULinear's GELU(u) while a product reads

@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 // The ways mlpRun builds an MLP's activation and fc2.
@@ -205,5 +208,42 @@ func TestStoreBF16Attention(t *testing.T) {
 				t.Errorf("planned=%t: %s differs when the activations are kept in bfloat16", planned, names[i])
 			}
 		}
+	}
+}
+
+// TestLinearWordsInChunks: a Linear whose output is kept as words computes
+// it in chunks of rows (linearChunkRows) through a small float32 buffer;
+// over several chunks and a short last one, with x as float32 values or as
+// words, the words are the float32 output's, rounded.
+func TestLinearWordsInChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // chunks of 256 rows
+	const k, n = 24, 40
+	m := 2*linearChunkRows(1<<20) + 37
+	for _, xWords := range []bool{false, true} {
+		g := G.NewGraph()
+		x := randNode(g, tensor.Float32, "x", 1, 1, m, k)
+		w := randNode(g, tensor.Float32, "w", 0.3, 2, n, k)
+		b := randNode(g, tensor.Float32, "b", 0.3, 3, n)
+		in := x
+		if xWords {
+			lw := randNode(g, tensor.Float32, "lw", 0.3, 4, k)
+			lb := randNode(g, tensor.Float32, "lb", 0.3, 5, k)
+			in = G.Must(LayerNorm(x, lw, lb, 1e-6, StoreBF16()))
+		}
+		words := G.Must(Linear(in, w, b, WithPrecision(BF16), StoreBF16()))
+		floats := G.Must(Linear(in, w, b, WithPrecision(BF16)))
+		vm := G.NewTapeMachine(g)
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		got := words.Value().Data().([]uint16)
+		want := make([]uint16, m*n)
+		kernels.WordsBF16(want, floats.Value().Data().([]float32))
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("x words %t, m %d: element %d (row %d) is %#04x, want %#04x", xWords, m, i, i/n, got[i], want[i])
+			}
+		}
+		vm.Close()
 	}
 }
