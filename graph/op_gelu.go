@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -85,6 +86,9 @@ func (op *geluOp) Type() hm.Type {
 // rounds them to words: small enough to stay in L1.
 const geluWordsChunk = 2048
 
+// geluBufs holds geluWords' float32 buffers.
+var geluBufs = sync.Pool{New: func() any { return new([geluWordsChunk]float32) }}
+
 // geluToWords sets dst to the words of GELU(src) in the given form, over
 // the cores.
 func geluToWords(approx GELUApprox, dst []uint16, src []float32) {
@@ -98,7 +102,8 @@ func geluToWords(approx GELUApprox, dst []uint16, src []float32) {
 // geluWords sets dst to the words of f(src) (kernels.WordsBF16), geluWordsChunk
 // values at a time through a float32 buffer.
 func geluWords(f func(dst, src []float32), dst []uint16, src []float32) {
-	var buf [geluWordsChunk]float32
+	buf := geluBufs.Get().(*[geluWordsChunk]float32) // f is not known here, so a local array would be allocated per call
+	defer geluBufs.Put(buf)
 	for lo := 0; lo < len(src); lo += geluWordsChunk {
 		hi := min(lo+geluWordsChunk, len(src))
 		f(buf[:hi-lo], src[lo:hi])

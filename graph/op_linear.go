@@ -204,21 +204,25 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	if w.Shape().TotalSize() != n*k {
 		return nil, fmt.Errorf("Linear: x %v and w %v do not fit", x.Shape(), w.Shape())
 	}
-	if op.act != nil { // x is u: the product reads GELU(u)'s words
-		buf := geluWordsOf(*op.act, data[float32](x))
-		defer wordsRows.Put(buf)
-		xw = *buf
+	chunk := m // rows per product call
+	if op.outWords || op.act != nil {
+		chunk = linearChunkRows(m)
+	}
+	var gw []uint16 // with op.act, x is u and the product reads GELU(u)'s words, a chunk at a time
+	if op.act != nil {
+		buf := geluChunks.get(chunk * k)
+		defer geluChunks.put(buf)
+		gw = *buf
 	}
 	var y *tensor.Dense
 	var yd []float32
 	var yw []uint16
-	chunk := m // rows per product call
 	if op.outWords {
 		y = op.out.get(tensor.Uint16, m, n)
 		yw = y.Data().([]uint16)
 		chunk = linearChunkRows(m)
-		buf := getLinearRows(chunk * n)
-		defer linearRows.Put(buf)
+		buf := linearRows.get(chunk * n)
+		defer linearRows.put(buf)
 		yd = (*buf)[:chunk*n]
 	} else {
 		y = op.out.get(tensor.Float32, m, n)
@@ -228,10 +232,10 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	if op.bias {
 		b = data[float32](rest[1])
 	}
-	base := 0 // the first row of the chunk being computed; yd holds its rows
+	base, cur := 0, yd // the first row of the chunk being computed, and its float32 rows
 	epi := func(i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i++ {
-			row := yd[i*n+j0 : i*n+j1]
+			row := cur[i*n+j0 : i*n+j1]
 			if b != nil {
 				kernels.EpilogueRow(row, b[j0:j1], nil, false)
 			}
@@ -240,54 +244,58 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 			}
 		}
 	}
-	if k == 0 {
-		for base = 0; base < m; base += chunk {
-			rows := min(chunk, m-base)
-			clear(yd[:rows*n])
-			epi(0, rows, 0, n)
-		}
-		return y, nil
+	var p *kernels.PackedB
+	if k > 0 {
+		p = kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
+		defer packedWeights.Put(p)
 	}
-	p := kernels.PackBBF16Into(packedWeights.Get().(*kernels.PackedB), true, k, n, data[float32](w), k)
-	defer packedWeights.Put(p)
 	for base = 0; base < m; base += chunk {
 		rows := min(chunk, m-base)
-		if xw != nil {
-			kernels.SgemmPackedThenWords(rows, xw[base*k:], k, p, yd, n, epi)
-		} else {
-			kernels.SgemmPackedThen(rows, data[float32](x)[base*k:], k, p, yd, n, epi)
+		if !op.outWords {
+			cur = yd[base*n:]
+		}
+		switch {
+		case k == 0:
+			clear(cur[:rows*n])
+			epi(0, rows, 0, n)
+		case op.act != nil:
+			geluToWords(*op.act, gw[:rows*k], data[float32](x)[base*k:(base+rows)*k])
+			kernels.SgemmPackedThenWords(rows, gw, k, p, cur, n, epi)
+		case xw != nil:
+			kernels.SgemmPackedThenWords(rows, xw[base*k:], k, p, cur, n, epi)
+		default:
+			kernels.SgemmPackedThen(rows, data[float32](x)[base*k:], k, p, cur, n, epi)
 		}
 	}
 	return y, nil
 }
 
-// linearChunkRows is the rows of a Linear whose output is kept as words
-// that one product call computes into float32 rows before they are
-// rounded: 8 blocks of 32 rows per core, so the float32 buffer is a few
-// MB, not the whole output (29 MB for ViT-S/16's qkv at batch 32). The
+// linearChunkRows is the rows one product call computes for a Linear whose
+// output is kept as words (into float32 rows, then rounded) or whose input
+// is GELU(u)'s words (GELULinear, rounded from u first): 8 blocks of 32
+// rows per core, so each buffer is a few MB, not the whole output or input
+// (29 MB for ViT-S/16's qkv at batch 32, 19 MB for its fc2's input). The
 // products' bits do not depend on the rows a call covers.
 func linearChunkRows(m int) int {
 	return min(m, 32*8*runtime.GOMAXPROCS(0))
 }
 
 // wordsRows holds the words of GELULinear's GELU(u) while a product reads
-// them: one buffer for the ops that run one after another.
-var wordsRows sync.Pool
+// them (its weight gradient's op(B)): one buffer for the ops that run one
+// after another.
+var wordsRows rowsPool[uint16]
 
 // geluWordsOf returns a buffer of wordsRows holding the words of GELU(u)
 // (GELU's float32 values rounded by kernels.WordsBF16), for GELULinear.
 func geluWordsOf(approx GELUApprox, u []float32) *[]uint16 {
-	buf, _ := wordsRows.Get().(*[]uint16)
-	if buf == nil {
-		buf = new([]uint16)
-	}
-	if cap(*buf) < len(u) {
-		*buf = make([]uint16, len(u))
-	}
-	*buf = (*buf)[:len(u)]
+	buf := wordsRows.get(len(u))
 	geluToWords(approx, *buf, u)
 	return buf
 }
+
+// geluChunks holds the words of one chunk of GELULinear's forward input
+// (linearChunkRows).
+var geluChunks rowsPool[uint16]
 
 // actTag is what WriteHash adds for GELULinear's ops ("" otherwise).
 func actTag(act *GELUApprox) string {
@@ -297,22 +305,9 @@ func actTag(act *GELUApprox) string {
 	return ",gelu=" + act.String()
 }
 
-// linearRows holds the float32 rows of a Linear whose output is kept as
-// words, while the product fills them: one buffer for the Linears that
-// run one after another, not one per layer.
-var linearRows sync.Pool
-
-// getLinearRows returns a buffer of linearRows of at least n floats.
-func getLinearRows(n int) *[]float32 {
-	buf, _ := linearRows.Get().(*[]float32)
-	if buf == nil {
-		buf = new([]float32)
-	}
-	if len(*buf) < n {
-		*buf = make([]float32, n)
-	}
-	return buf
-}
+// linearRows holds the float32 rows of a chunk of a Linear whose output
+// is kept as words, while the product fills them.
+var linearRows rowsPool[float32]
 
 func biasData[T Float](in []*tensor.Dense, has bool) []T {
 	if !has {
@@ -566,7 +561,7 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 			return nil, err
 		}
 		buf := geluWordsOf(*op.act, data[float32](b))
-		defer wordsRows.Put(buf)
+		defer wordsRows.put(buf)
 		bw = *buf
 	} else if b, bw, err = wordsOf(op.name, vs[1]); err != nil {
 		return nil, err

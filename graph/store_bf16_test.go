@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"runtime"
 	"testing"
 
@@ -214,7 +215,8 @@ func TestStoreBF16Attention(t *testing.T) {
 // TestLinearWordsInChunks: a Linear whose output is kept as words computes
 // it in chunks of rows (linearChunkRows) through a small float32 buffer;
 // over several chunks and a short last one, with x as float32 values or as
-// words, the words are the float32 output's, rounded.
+// words, the words are the float32 output's, rounded. GELULinear rounds
+// its input a chunk at a time: it equals a GELU kept as words, then Linear.
 func TestLinearWordsInChunks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // chunks of 256 rows
 	const k, n = 24, 40
@@ -245,5 +247,22 @@ func TestLinearWordsInChunks(t *testing.T) {
 			}
 		}
 		vm.Close()
+	}
+	g := G.NewGraph()
+	u := randNode(g, tensor.Float32, "u", 1, 6, m, k)
+	w := randNode(g, tensor.Float32, "w", 0.3, 7, n, k)
+	b := randNode(g, tensor.Float32, "b", 0.3, 8, n)
+	fused := G.Must(GELULinear(u, w, b, GELUExact, WithPrecision(BF16)))
+	apart := G.Must(Linear(G.Must(GELU(u, GELUExact, StoreBF16())), w, b, WithPrecision(BF16)))
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	got, want := fused.Value().Data().([]float32), apart.Value().Data().([]float32)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("GELULinear, m %d: element %d (row %d) is %v, want %v", m, i, i/n, got[i], want[i])
+		}
 	}
 }
