@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
 )
 
@@ -110,32 +111,65 @@ func withPartials(chunks int, dsts [][]float32, cols int, fill func(part func(c,
 	parallelFor(cols, splitGrain(cols, 4, 64), 16, add)
 }
 
-// sizedPool lends buffers by size class: class c holds buffers of
-// exactly 2^c elements, so a small request never takes, and keeps alive, a
-// large buffer, and a large one never grows a small one into garbage. (One
-// sync.Pool made every pooled buffer the size of the largest request, the
-// bf16 weight gradient's 19 MB panels, once per borrower: 94 MiB of the
-// ViT-S/16 bf16 step's peak RSS.)
-type sizedPool[T any] struct{ classes [48]sync.Pool }
+// sizedPool lends buffers by size class: a request of n elements takes a
+// buffer of classSize(n) (n rounded up to an eighth of its power of two), so
+// a small request never takes, and keeps alive, a large buffer, a large one
+// never grows a small one into garbage, and rounding wastes at most 1/8.
+// (One sync.Pool made every pooled buffer the size of the largest request,
+// the bf16 weight gradient's 19 MB panels, once per borrower: 94 MiB of the
+// ViT-S/16 bf16 step's peak RSS.) Each class is a free list under a mutex:
+// unlike a sync.Pool, a buffer put back on one core is found by a get on
+// any other (a sync.Pool's per-P slot misses it and allocates another), and
+// a collection does not empty it, since the same products run every step.
+type sizedPool[T any] struct {
+	mu   sync.Mutex
+	free map[int][]*[]T // by classSize
+}
 
-// sizeClass is the class of a buffer of at least n elements: the smallest
-// c with 2^c ≥ n.
-func sizeClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
+// sizedPoolKeep is the most buffers of one class a sizedPool keeps: one per
+// core and a few the calling goroutine holds at once.
+func sizedPoolKeep() int { return 2*runtime.GOMAXPROCS(0) + 4 }
+
+// classSize is the size of the buffers that serve a request of n
+// elements: n rounded up to a multiple of 2^(e−4), an eighth of 2^(e−1),
+// where 2^(e−1) < n ≤ 2^e (n itself up to 8).
+func classSize(n int) int {
+	if n <= 8 {
+		return max(n, 1)
+	}
+	q := 1 << (bits.Len(uint(n-1)) - 4)
+	return (n + q - 1) / q * q
+}
 
 // get returns a buffer of at least n elements (len n), whatever it held.
 func (p *sizedPool[T]) get(n int) *[]T {
-	c := sizeClass(n)
-	buf, _ := p.classes[c].Get().(*[]T)
-	if buf == nil {
-		b := make([]T, 1<<c)
-		buf = &b
+	c := classSize(n)
+	p.mu.Lock()
+	if l := p.free[c]; len(l) > 0 {
+		buf := l[len(l)-1]
+		p.free[c] = l[:len(l)-1]
+		p.mu.Unlock()
+		*buf = (*buf)[:n]
+		return buf
 	}
-	*buf = (*buf)[:n]
-	return buf
+	p.mu.Unlock()
+	b := make([]T, n, c)
+	return &b
 }
 
-// put gives back a buffer of get.
-func (p *sizedPool[T]) put(buf *[]T) { p.classes[sizeClass(cap(*buf))].Put(buf) }
+// put gives back a buffer of get (dropped when its class already keeps
+// sizedPoolKeep).
+func (p *sizedPool[T]) put(buf *[]T) {
+	c := cap(*buf)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free == nil {
+		p.free = map[int][]*[]T{}
+	}
+	if len(p.free[c]) < sizedPoolKeep() {
+		p.free[c] = append(p.free[c], buf)
+	}
+}
 
 // scratch holds the float buffers lent for one call and kept between
 // calls: reduceRows' partial sums, sgemmDepthSplit's partial products, the
