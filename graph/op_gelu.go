@@ -3,13 +3,13 @@ package graph
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/bufpool"
 )
 
 // GELUApprox selects the form of GELU, like PyTorch's approximate argument.
@@ -87,7 +87,7 @@ func (op *geluOp) Type() hm.Type {
 const geluWordsChunk = 2048
 
 // geluBufs holds geluWords' float32 buffers.
-var geluBufs = sync.Pool{New: func() any { return new([geluWordsChunk]float32) }}
+var geluBufs bufpool.Pool[float32]
 
 // geluToWords sets dst to the words of GELU(src) in the given form, over
 // the cores.
@@ -102,8 +102,9 @@ func geluToWords(approx GELUApprox, dst []uint16, src []float32) {
 // geluWords sets dst to the words of f(src) (kernels.WordsBF16), geluWordsChunk
 // values at a time through a float32 buffer.
 func geluWords(f func(dst, src []float32), dst []uint16, src []float32) {
-	buf := geluBufs.Get().(*[geluWordsChunk]float32) // f is not known here, so a local array would be allocated per call
-	defer geluBufs.Put(buf)
+	p := geluBufs.Get(geluWordsChunk) // f is not known here, so a local array would be allocated per call
+	defer geluBufs.Put(p)
+	buf := *p
 	for lo := 0; lo < len(src); lo += geluWordsChunk {
 		hi := min(lo+geluWordsChunk, len(src))
 		f(buf[:hi-lo], src[lo:hi])

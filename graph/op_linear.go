@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/bufpool"
 )
 
 // Linear returns x·Wᵀ + b, PyTorch's nn.Linear on a matrix of rows.
@@ -210,8 +211,8 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 	}
 	var gw []uint16 // with op.act, x is u and the product reads GELU(u)'s words, a chunk at a time
 	if op.act != nil {
-		buf := geluChunks.get(chunk * k)
-		defer geluChunks.put(buf)
+		buf := geluChunks.Get(chunk * k)
+		defer geluChunks.Put(buf)
 		gw = *buf
 	}
 	var y *tensor.Dense
@@ -221,8 +222,8 @@ func (op *linearOp) doWords(vs []G.Value) (G.Value, error) {
 		y = op.out.get(tensor.Uint16, m, n)
 		yw = y.Data().([]uint16)
 		chunk = linearChunkRows(m)
-		buf := linearRows.get(chunk * n)
-		defer linearRows.put(buf)
+		buf := linearRows.Get(chunk * n)
+		defer linearRows.Put(buf)
 		yd = (*buf)[:chunk*n]
 	} else {
 		y = op.out.get(tensor.Float32, m, n)
@@ -283,19 +284,19 @@ func linearChunkRows(m int) int {
 // wordsRows holds the words of GELULinear's GELU(u) while a product reads
 // them (its weight gradient's op(B)): one buffer for the ops that run one
 // after another.
-var wordsRows rowsPool[uint16]
+var wordsRows bufpool.Pool[uint16]
 
 // geluWordsOf returns a buffer of wordsRows holding the words of GELU(u)
 // (GELU's float32 values rounded by kernels.WordsBF16), for GELULinear.
 func geluWordsOf(approx GELUApprox, u []float32) *[]uint16 {
-	buf := wordsRows.get(len(u))
+	buf := wordsRows.Get(len(u))
 	geluToWords(approx, *buf, u)
 	return buf
 }
 
 // geluChunks holds the words of one chunk of GELULinear's forward input
 // (linearChunkRows).
-var geluChunks rowsPool[uint16]
+var geluChunks bufpool.Pool[uint16]
 
 // actTag is what WriteHash adds for GELULinear's ops ("" otherwise).
 func actTag(act *GELUApprox) string {
@@ -307,7 +308,7 @@ func actTag(act *GELUApprox) string {
 
 // linearRows holds the float32 rows of a chunk of a Linear whose output
 // is kept as words, while the product fills them.
-var linearRows rowsPool[float32]
+var linearRows bufpool.Pool[float32]
 
 func biasData[T Float](in []*tensor.Dense, has bool) []T {
 	if !has {
@@ -561,7 +562,7 @@ func (op *matMulOp) doWords(vs []G.Value) (G.Value, error) {
 			return nil, err
 		}
 		buf := geluWordsOf(*op.act, data[float32](b))
-		defer wordsRows.put(buf)
+		defer wordsRows.Put(buf)
 		bw = *buf
 	} else if b, bw, err = wordsOf(op.name, vs[1]); err != nil {
 		return nil, err

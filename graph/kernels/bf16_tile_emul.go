@@ -20,7 +20,7 @@ func sgemmBF16Emul(kern *gemmKernel, transA, transB bool, m, n, k int, alpha flo
 	npad := (n + NR - 1) / NR * NR
 	par := parallel && m*n*k >= parallelMinWork
 	bufB, pb := borrowFloats(npad * kw)
-	defer scratch.put(bufB)
+	defer scratch.Put(bufB)
 	packTileEmul(pb, transB, n, k, kw, NR, b, ldb, par)
 	runTileEmul(kern, transA, m, n, k, alpha, a, lda, pb, beta, c, ldc, par)
 }
@@ -31,11 +31,11 @@ func runTileEmul(kern *gemmKernel, transA bool, m, n, k int, alpha float32, a []
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	mt, nt := (m+MR-1)/MR, (n+NR-1)/NR
 	bufA, pa := borrowFloats(mt * MR * kw)
-	defer scratch.put(bufA)
+	defer scratch.Put(bufA)
 	packTileEmul(pa, !transA, m, k, kw, MR, a, lda, par)
 	splitTiles(mt, nt, par, func(r0, r1, p0, p1 int) {
 		buf, e := borrowFloats(2 * MR * NR)
-		defer scratch.put(buf)
+		defer scratch.Put(buf)
 		e, acc := e[:MR*NR], e[MR*NR:]
 		full := uint64(1)<<uint(NR) - 1
 		for jp := p0; jp < p1; jp++ {
@@ -90,7 +90,7 @@ func packTileEmul(dst []float32, byRow bool, x, k, kw, R int, src []float32, ld 
 		var t []float32
 		if byRow {
 			tb, t = borrowFloats(R * kw)
-			defer scratch.put(tb)
+			defer scratch.Put(tb)
 		}
 		for q := lo; q < hi; q++ {
 			q0 := q * R

@@ -48,7 +48,7 @@ func SgemmPackedThenWords(m int, a []uint16, lda int, b *PackedB, c []float32, l
 		return
 	}
 	buf, af := widenWords(a, m, k, lda)
-	defer scratch.put(buf)
+	defer scratch.Put(buf)
 	sgemmPackedBF16(m, 1, af, k, b, c, ldc, true, epi)
 }
 
@@ -154,13 +154,13 @@ func sgemmBF16Of(fn string, parallel, transA, transB bool, m, n, k int, alpha fl
 	af, lda := a.F, a.Ld
 	if a.W != nil {
 		buf, f := widenRows(a.W, ar, ac, a.Ld, parallel && ar*ac >= 1<<16)
-		defer scratch.put(buf)
+		defer scratch.Put(buf)
 		af, lda = f, ac
 	}
 	bf, ldb := b.F, b.Ld
 	if b.W != nil {
 		buf, f := widenRows(b.W, br, bc, b.Ld, parallel && br*bc >= 1<<16)
-		defer scratch.put(buf)
+		defer scratch.Put(buf)
 		bf, ldb = f, bc
 	}
 	sgemmBF16Emul(emulKernel(), transA, transB, m, n, k, alpha, af, lda, bf, ldb, beta, c, ldc, parallel)

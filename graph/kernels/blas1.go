@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"math/bits"
-	"runtime"
-	"sync"
-)
+import "github.com/vitgo/vit/internal/bufpool"
 
 // Axpy sets y += alpha·x. The lengths must match.
 func Axpy(alpha float32, x, y []float32) {
@@ -91,7 +87,7 @@ func reduceRows(rows, cols int, dsts [][]float32, body func(lo, hi int, acc [][]
 // blocks of columns.
 func withPartials(chunks int, dsts [][]float32, cols int, fill func(part func(c, d int) []float32)) {
 	buf, partial := borrowFloats(chunks * len(dsts) * cols)
-	defer scratch.put(buf)
+	defer scratch.Put(buf)
 	part := func(c, d int) []float32 {
 		o := (c*len(dsts) + d) * cols
 		return partial[o : o+cols]
@@ -111,84 +107,24 @@ func withPartials(chunks int, dsts [][]float32, cols int, fill func(part func(c,
 	parallelFor(cols, splitGrain(cols, 4, 64), 16, add)
 }
 
-// sizedPool lends buffers by size class: a request of n elements takes a
-// buffer of classSize(n) (n rounded up to an eighth of its power of two), so
-// a small request never takes, and keeps alive, a large buffer, a large one
-// never grows a small one into garbage, and rounding wastes at most 1/8.
-// (One sync.Pool made every pooled buffer the size of the largest request,
-// the bf16 weight gradient's 19 MB panels, once per borrower: 94 MiB of the
-// ViT-S/16 bf16 step's peak RSS.) Each class is a free list under a mutex:
-// unlike a sync.Pool, a buffer put back on one core is found by a get on
-// any other (a sync.Pool's per-P slot misses it and allocates another), and
-// a collection does not empty it, since the same products run every step.
-type sizedPool[T any] struct {
-	mu   sync.Mutex
-	free map[int][]*[]T // by classSize
-}
-
-// sizedPoolKeep is the most buffers of one class a sizedPool keeps: one per
-// core and a few the calling goroutine holds at once.
-func sizedPoolKeep() int { return 2*runtime.GOMAXPROCS(0) + 4 }
-
-// classSize is the size of the buffers that serve a request of n
-// elements: n rounded up to a multiple of 2^(e−4), an eighth of 2^(e−1),
-// where 2^(e−1) < n ≤ 2^e (n itself up to 8).
-func classSize(n int) int {
-	if n <= 8 {
-		return max(n, 1)
-	}
-	q := 1 << (bits.Len(uint(n-1)) - 4)
-	return (n + q - 1) / q * q
-}
-
-// get returns a buffer of at least n elements (len n), whatever it held.
-func (p *sizedPool[T]) get(n int) *[]T {
-	c := classSize(n)
-	p.mu.Lock()
-	if l := p.free[c]; len(l) > 0 {
-		buf := l[len(l)-1]
-		p.free[c] = l[:len(l)-1]
-		p.mu.Unlock()
-		*buf = (*buf)[:n]
-		return buf
-	}
-	p.mu.Unlock()
-	b := make([]T, n, c)
-	return &b
-}
-
-// put gives back a buffer of get (dropped when its class already keeps
-// sizedPoolKeep).
-func (p *sizedPool[T]) put(buf *[]T) {
-	c := cap(*buf)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.free == nil {
-		p.free = map[int][]*[]T{}
-	}
-	if len(p.free[c]) < sizedPoolKeep() {
-		p.free[c] = append(p.free[c], buf)
-	}
-}
-
 // scratch holds the float buffers lent for one call and kept between
 // calls: reduceRows' partial sums, sgemmDepthSplit's partial products, the
 // bf16 emulation's panels.
-var scratch sizedPool[float32]
+var scratch bufpool.Pool[float32]
 
 // borrowFloats lends n floats from scratch, whatever they held; the
-// caller gives buf back with scratch.put once done with floats.
+// caller gives buf back with scratch.Put once done with floats.
 func borrowFloats(n int) (buf *[]float32, floats []float32) {
-	buf = scratch.get(n)
+	buf = scratch.Get(n)
 	return buf, *buf
 }
 
 // words holds the word buffers of the bf16 products (packed operands).
-var words sizedPool[uint32]
+var words bufpool.Pool[uint32]
 
 // borrowWords returns a pooled buffer of at least n words (len n); give it
 // back with putWords.
-func borrowWords(n int) *[]uint32 { return words.get(n) }
+func borrowWords(n int) *[]uint32 { return words.Get(n) }
 
 // putWords gives back a buffer of borrowWords.
-func putWords(buf *[]uint32) { words.put(buf) }
+func putWords(buf *[]uint32) { words.Put(buf) }

@@ -331,7 +331,7 @@ func sgemmDepthSplit(kern *gemmKernel, transA, transB bool, m, n, k int, alpha f
 	blocks := (k + kstep - 1) / kstep
 	mt := (m + MR - 1) / MR
 	buf, part := borrowFloats((blocks - 1) * m * n)
-	defer scratch.put(buf)
+	defer scratch.Put(buf)
 	parallelFor(blocks*mt, mt, 1, func(lo, hi int) {
 		ws := workspaces.Get().(*workspace)
 		for t := lo; t < hi; {
