@@ -105,9 +105,7 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 	if err := checkpoint.CheckClasses(o.Checkpoint, meta.Classes, loader.Dataset().Classes()); err != nil {
 		return Result{}, meta, nil, err
 	}
-	// The weights no longer change: a Frozen graph (packed weights, fused
-	// epilogues) evaluates them faster than the trainer's evaluation graph.
-	ev, err := NewFrozenIn(m, l.batch(), graph.NewArena(), WithPrecision(o.Precision))
+	ev, err := checkpointEvaluator(m, l.batch(), o.Precision)
 	if err != nil {
 		return Result{}, meta, nil, err
 	}
@@ -117,4 +115,18 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 		return Result{}, meta, nil, err
 	}
 	return r, meta, notes, nil
+}
+
+// checkpointEvaluator is the evaluator of a checkpoint's weights, which no
+// longer change. In bf16 it is a Frozen graph (packed weights, fused
+// epilogues: faster), whose logits are the evaluation graph's bit for bit
+// because each bf16 product is defined element by element. In fp32 it is
+// the trainer's evaluation graph: there a Frozen graph's packed products
+// may round differently from the BLAS the training run validated with (an
+// OpenBLAS build does), and cmd/eval gives the run's own numbers.
+func checkpointEvaluator(m *layers.VisionTransformer, batch int, prec graph.Precision) (*Evaluator, error) {
+	if prec == graph.BF16 {
+		return NewFrozenIn(m, batch, graph.NewArena(), WithPrecision(prec))
+	}
+	return New(m, batch, WithPrecision(prec))
 }

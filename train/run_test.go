@@ -21,6 +21,7 @@ import (
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/report"
 )
 
@@ -73,6 +74,25 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(pred)), "\n")
 	if len(lines) != 101 || !strings.HasPrefix(lines[0], "index,label,pred,logit_0,") || !strings.HasPrefix(lines[1], "0,") {
 		t.Fatalf("predictions: %d lines, first %q %q", len(lines), lines[0], lines[1])
+	}
+}
+
+// TestBF16EvalMatches: a run trained and validated in bf16, evaluated by
+// cmd/eval's evaluator in bf16 (a Frozen graph), gives the run's own
+// validation numbers.
+func TestBF16EvalMatches(t *testing.T) {
+	cfg := tinyRun(t)
+	cfg.Train.Precision = graph.BF16
+	res, err := Run(context.Background(), cfg, Options{Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, _, err := evaluate.Checkpoint(context.Background(), evaluate.Options{Checkpoint: filepath.Join(cfg.Train.OutDir, LastModel), Loader: evalLoader(cfg), Precision: graph.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Top1 != res.Last.Top1 || r.Top5 != res.Last.Top5 || math.Abs(r.Loss-res.Last.Loss) > 1e-12 {
+		t.Fatalf("bf16 eval %v/%v/%v, training validation %v/%v/%v", r.Top1, r.Top5, r.Loss, res.Last.Top1, res.Last.Top5, res.Last.Loss)
 	}
 }
 
