@@ -2,7 +2,9 @@ package bufpool
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -47,6 +49,72 @@ func TestPool(t *testing.T) {
 
 // A scratch buffer borrowed for one call and given back: the next request
 // of its class, from any goroutine, gets the same memory.
+// TestClassIndex: classIndex numbers the classes in order, one index per
+// class, every request of a class on its index, all within numClasses.
+func TestClassIndex(t *testing.T) {
+	prev, prevSize := -1, 0
+	check := func(n int) {
+		c := ClassSize(n)
+		i := classIndex(n)
+		switch {
+		case i != classIndex(c):
+			t.Fatalf("classIndex(%d) = %d, but its class size %d has %d", n, i, c, classIndex(c))
+		case i < 0 || i >= numClasses:
+			t.Fatalf("classIndex(%d) = %d, outside [0, %d)", n, i, numClasses)
+		case c == prevSize && i != prev, c > prevSize && i != prev+1:
+			t.Fatalf("classIndex(%d) = %d (size %d) after %d (size %d): want the next index for the next size", n, i, c, prev, prevSize)
+		}
+		prev, prevSize = i, c
+	}
+	for n := 1; n <= 1<<16; n++ {
+		check(n)
+	}
+	if i := classIndex(math.MaxInt); i != numClasses-1 {
+		t.Errorf("classIndex(MaxInt) = %d, want the last index %d", i, numClasses-1)
+	}
+}
+
+// TestPoolConcurrent: goroutines on every core take and give back buffers
+// of a few classes at once; no buffer is lent to two at the same time
+// (each writes its mark through and finds it unchanged), and a foreign
+// capacity is never kept. go test -race checks the slots' ordering.
+func TestPoolConcurrent(t *testing.T) {
+	var p Pool[int]
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range 2000 {
+				n := 100 + (it%3)*50
+				buf := p.Get(n)
+				for i := range *buf {
+					(*buf)[i] = g
+				}
+				runtime.Gosched()
+				for i, v := range *buf {
+					if v != g {
+						errs <- fmt.Errorf("goroutine %d: element %d of a buffer it holds is %d", g, i, v)
+						return
+					}
+				}
+				p.Put(buf)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	odd := make([]int, 10, 1000) // 1000 is not a class size (ClassSize(1000) = 1024)
+	p.Put(&odd)
+	if got := p.Get(1000); cap(*got) != 1024 {
+		t.Errorf("Get(1000) after a Put of capacity 1000: capacity %d, want 1024", cap(*got))
+	}
+}
+
 func ExamplePool() {
 	var scratch Pool[float32]
 	buf := scratch.Get(1000)

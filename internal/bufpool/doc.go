@@ -6,7 +6,10 @@
 // buffer of ClassSize(n), n rounded up to an eighth of the power of two
 // below it, so a small request never takes, and keeps alive, a large
 // buffer, a large one never grows a small one into garbage, and rounding
-// wastes at most 1/8. Each class is a free list under a mutex. Unlike a
+// wastes at most 1/8. Each class is a row of Keep slots, each taken and
+// freed by one atomic compare-and-swap, so no goroutine waits for another
+// (the products of attention's heads, thousands per step on every core,
+// take and give back their buffers at once). Unlike a
 // sync.Pool, a buffer put back by one goroutine is found by a Get on any
 // core (a sync.Pool's per-P slot hides it and the Get allocates another),
 // and a garbage collection does not empty the pool: a training step runs
