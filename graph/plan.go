@@ -283,7 +283,8 @@ func tapeOrder(g *G.ExprGraph) ([]*G.Node, map[*G.Node]int, error) {
 	return order, pos, nil
 }
 
-// pick returns the smallest free slot holding at least size elements, or
+// pick returns the smallest free slot holding at least size elements,
+// unless it holds more than maxSlack times size (then nil: a new slot); or
 // else the largest one (to be grown), or nil.
 func pick(free []*slot, size int) *slot {
 	if len(free) == 0 {
@@ -293,11 +294,24 @@ func pick(free []*slot, size int) *slot {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].size < sorted[j].size })
 	for _, s := range sorted {
 		if s.size >= size {
+			if s.size > maxSlack*size {
+				return nil
+			}
 			return s
 		}
 	}
 	return sorted[len(sorted)-1]
 }
+
+// maxSlack bounds the slot an output may take: at most this many times its
+// size. A larger free slot waits for a larger output, so a small activation
+// kept from the forward pass to the backward one never holds a large slot
+// for the whole step. Without it a bf16 ViT-S/16 step recomputing its MLP
+// input (graph.RecomputeInput), whose (B·T, 4D) slots are free again after
+// each block's forward pass, kept each later block's (B·T, D) LayerNorm
+// input in one: an arena of 960 MiB instead of 674 MiB (graph
+// TestPlanSlack). Graphs without freed large slots grow by 1 % or less.
+const maxSlack = 2
 
 func remove(ss []*slot, s *slot) []*slot {
 	for i, x := range ss {

@@ -203,3 +203,37 @@ func TestPlanBuffersKeep(t *testing.T) {
 		t.Error("keeping a node of another graph: no error")
 	}
 }
+
+// TestPlanSlack: a small output that lives to the end of the run does not
+// take a free slot more than maxSlack times its size (a large output's,
+// freed before it), which a later large output then needs: the chain
+// x → a (M, 4K) → b (M, K) → c (M, K) → d (M, 4K) → e (M, K), out = c + e,
+// plans into slots of 4K, K and K (and d reuses a's), not 4K, K and 4K.
+func TestPlanSlack(t *testing.T) {
+	const m, k = 16, 8
+	g := G.NewGraph()
+	must := func(v *G.Node, err error) *G.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	x := randNode(g, tensor.Float32, "x", 1, 1, m, k)
+	lin := func(in *G.Node, name string, seed uint64, out int) *G.Node {
+		return must(Linear(in, randNode(g, tensor.Float32, name, 0.3, seed, out, in.Shape()[1]), nil))
+	}
+	a := lin(x, "w1", 2, 4*k)
+	b := lin(a, "w2", 3, k)
+	c := lin(b, "w3", 4, k)
+	d := lin(c, "w4", 5, 4*k)
+	e := lin(d, "w5", 6, k)
+	out := must(Add(c, e))
+	st, err := PlanBuffers(g, NewArena(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(m*(4*k+k+k)) * 4; int64(st.ArenaMiB*(1<<20)) != want {
+		t.Errorf("arena %d bytes, want %d (slots of %d, %d and %d floats)", int64(st.ArenaMiB*(1<<20)), want, m*4*k, m*k, m*k)
+	}
+}
