@@ -90,7 +90,11 @@ func GELULinear(u, w, b *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, 
 	if !bf16 {
 		return nil, fmt.Errorf("GELULinear: needs precision %s", BF16)
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: true, act: &approx}
+	recompute := recomputes(opts)
+	if _, ok := u.Op().(*linearOp); recompute && !ok {
+		return nil, fmt.Errorf("GELULinear: RecomputeInput needs u made by a Linear, got %s from %v", u.Name(), u.Op())
+	}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: true, act: &approx, recompute: recompute}
 	if b == nil {
 		return G.ApplyOp(op, u, w)
 	}
@@ -111,7 +115,10 @@ type linearOp struct {
 	// act, when not nil: x is u and the product reads GELU(u)'s words,
 	// made in a pooled buffer (GELULinear).
 	act *GELUApprox
-	out buffer
+	// recompute: the backward pass reads u recomputed, not x
+	// (GELULinear's RecomputeInput).
+	recompute bool
+	out       buffer
 }
 
 var _ G.SDOp = (*linearOp)(nil)
@@ -367,7 +374,7 @@ func linearBiasForward32(bf16 bool, y, x, w, b []float32, m, n, k int) {
 }
 
 func (op *linearOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s%s%s)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words), wordsTag(op.outWords), actTag(op.act))
+	fmt.Fprintf(h, "Linear(w%d,bias=%t%s%s%s%s,recompute=%t)", op.wRank, op.bias, precisionTag(op.bf16), wordsTag(op.words), wordsTag(op.outWords), actTag(op.act), op.recompute)
 	op.writeID(h)
 }
 func (op *linearOp) Hashcode() uint32 { return hashOf(op) }
@@ -385,6 +392,11 @@ func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 	x, w := inputs[0], inputs[1]
 	var dx *G.Node
 	var err error
+	if op.recompute { // u again, once the gradient has reached this op
+		if x, err = recomputeOf(x, grad); err != nil {
+			return nil, err
+		}
+	}
 	if op.act != nil { // u's gradient: GELU's gradient of dy·W, in the product's epilogue
 		dx, err = G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDxGELU", bf16: true, geluGrad: op.act, ranks: [3]int{2, op.wRank, 2}}, grad, w, x)
 	} else {

@@ -151,3 +151,92 @@ func TestBuildBF16Refusals(t *testing.T) {
 		t.Errorf("bf16 on a float64 model: err %v, want a *graph.PrecisionError", err)
 	}
 }
+
+// TestRecomputeMLP: a bf16 training graph with RecomputeMLP gives the same
+// logits and gradients, bit for bit, as one without; it has one recompute
+// op per block, and its planned arena is smaller by at least the blocks'
+// fc1 outputs but one (each a (B·T, hidden) float32 matrix, which the
+// graph without it keeps from the forward pass to the backward one).
+func TestRecomputeMLP(t *testing.T) {
+	m, c := bf16Model(t)
+	const batch = 4
+	type run struct {
+		logits   []float32
+		grads    [][]float32
+		arena    float64
+		recompOp int
+	}
+	step := func(rc Recompute) run {
+		g, err := m.Build(batch, BuildOptions{Precision: graph.BF16, Training: true, Seed: 5, Recompute: rc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads, err := G.Grad(weightedSum32(t, g.Logits), g.Params...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := graph.PlanBuffers(g.G, graph.NewArena(), append(G.Nodes{g.Logits}, grads...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := g.Input.Value().Data().([]float32)
+		for j := range x {
+			x[j] = float32(j%17)/8 - 1
+		}
+		runGraph(t, g.G)
+		r := run{logits: append([]float32(nil), g.Logits.Value().Data().([]float32)...), arena: st.ArenaMiB}
+		for _, gr := range grads {
+			r.grads = append(r.grads, append([]float32(nil), gr.Value().Data().([]float32)...))
+		}
+		for _, n := range g.G.AllNodes() {
+			if n.Op() != nil && strings.HasPrefix(n.Op().String(), "Recompute") {
+				r.recompOp++
+			}
+		}
+		return r
+	}
+	keep, again := step(RecomputeNone), step(RecomputeMLP)
+	bitsEqual := func(what string, a, b []float32) {
+		t.Helper()
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("%s[%d]: %v with RecomputeMLP, %v without", what, i, b[i], a[i])
+			}
+		}
+	}
+	bitsEqual("logits", keep.logits, again.logits)
+	for i := range keep.grads {
+		bitsEqual(m.Params[i].Name+"'s gradient", keep.grads[i], again.grads[i])
+	}
+	if keep.recompOp != 0 || again.recompOp != c.Depth {
+		t.Errorf("recompute ops: %d without, %d with RecomputeMLP; want 0 and %d (one per block)", keep.recompOp, again.recompOp, c.Depth)
+	}
+	hidden := int(float64(c.EmbedDim) * c.MLPRatio)
+	u := float64(batch*c.NumTokens()*hidden*4) / (1 << 20)
+	if saved := keep.arena - again.arena; saved < float64(c.Depth-1)*u {
+		t.Errorf("arena %.4f MiB with RecomputeMLP, %.4f without: saves %.4f MiB, want ≥ %d fc1 outputs of %.4f MiB", again.arena, keep.arena, saved, c.Depth-1, u)
+	}
+}
+
+// TestRecomputeRefusals: RecomputeMLP outside a bf16 training graph
+// without dropout, and an unknown choice, are build errors naming it.
+func TestRecomputeRefusals(t *testing.T) {
+	m, c := bf16Model(t)
+	for name, opts := range map[string]BuildOptions{
+		"unknown": {Precision: graph.BF16, Training: true, Recompute: "blocks"},
+		"eval":    {Precision: graph.BF16, Recompute: RecomputeMLP},
+		"fp32":    {Training: true, Recompute: RecomputeMLP},
+	} {
+		if _, err := m.Build(2, opts); err == nil || !strings.Contains(err.Error(), "recompute") {
+			t.Errorf("%s: err %v, want a recompute error", name, err)
+		}
+	}
+	c.Dropout = 0.1
+	md, err := New(c, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := md.Build(2, BuildOptions{Precision: graph.BF16, Training: true, Recompute: RecomputeMLP}); err == nil || !strings.Contains(err.Error(), "model.dropout") {
+		t.Errorf("dropout 0.1: err %v, want one naming model.dropout", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/enum"
 )
 
 // Param is one named model parameter. Value holds the weights; every graph
@@ -169,7 +170,34 @@ type BuildOptions struct {
 	// while everything else stays float32 (see graph.Precision). It needs a
 	// float32 model and the linear patch embedding.
 	Precision graph.Precision
+
+	// Recompute names the activations a Training graph computes again in
+	// the backward pass instead of keeping them between the passes
+	// ("" = RecomputeNone). RecomputeMLP needs bf16 and no dropout.
+	Recompute Recompute
 }
+
+// Recompute names what a training graph recomputes in its backward pass.
+type Recompute string
+
+// The recompute choices. The zero value "" means RecomputeNone.
+const (
+	// RecomputeNone keeps every activation the backward pass reads.
+	RecomputeNone Recompute = "none"
+	// RecomputeMLP recomputes each block's mlp.fc1 output, the input of
+	// its GELU, when the backward pass reaches the block's MLP
+	// (graph.RecomputeInput): one (B·T, hidden) float32 matrix is kept at a
+	// time instead of one per block, for one more fc1 product per block.
+	// Every bit of the step stays the same. It needs a bf16 graph without
+	// dropout, whose MLP is a GELULinear.
+	RecomputeMLP Recompute = "mlp"
+)
+
+// Validate reports whether r is a recompute choice ("" = none).
+func (r Recompute) Validate() error { return enum.Check(r, RecomputeNone, RecomputeMLP) }
+
+// String returns r as written ("" for the unset default).
+func (r Recompute) String() string { return string(r) }
 
 // Graph is one forward graph of the model for a fixed batch size. Several
 // graphs (training, evaluation) share the model's parameter tensors.
@@ -203,6 +231,19 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if opts.Precision.IsBF16() && c.PatchEmbed == PatchConv {
 		return nil, fmt.Errorf("build: precision %s needs model.patch_embed %q: the %q form is Gorgonia's convolution, which has no bfloat16 products", opts.Precision, PatchLinear, PatchConv)
 	}
+	if err := opts.Recompute.Validate(); err != nil {
+		return nil, fmt.Errorf("build: recompute %w", err)
+	}
+	if opts.Recompute == RecomputeMLP {
+		switch {
+		case !opts.Training:
+			return nil, fmt.Errorf("build: recompute %q is for a Training graph (it has no backward pass)", opts.Recompute)
+		case !opts.Precision.IsBF16():
+			return nil, fmt.Errorf("build: recompute %q needs precision %s, got %s", opts.Recompute, graph.BF16, opts.Precision.OrDefault())
+		case c.Dropout != 0:
+			return nil, fmt.Errorf("build: recompute %q needs model.dropout 0 (got %g): the MLP with a dropout between fc1 and fc2 keeps GELU's output", opts.Recompute, c.Dropout)
+		}
+	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
 	var err error
@@ -216,7 +257,8 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 		p[pr.Name] = n
 	}
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumTokens(), stoch: out.Stoch, noMaps: opts.NoMaps,
-		splitHeads: c.Distilled && opts.DistilledTraining, prec: graph.WithPrecision(opts.Precision)}
+		splitHeads: c.Distilled && opts.DistilledTraining, prec: graph.WithPrecision(opts.Precision),
+		recomputeMLP: opts.Recompute == RecomputeMLP}
 	if opts.Frozen {
 		if b.packed, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
 			return nil, err
@@ -239,6 +281,7 @@ type builder struct {
 	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
 	prec          graph.OpOption                 // the precision of every product (BuildOptions.Precision)
 	splitHeads    bool                           // a distilled model's two heads apart (BuildOptions.DistilledTraining)
+	recomputeMLP  bool                           // each GELULinear recomputes fc1's output (BuildOptions.Recompute)
 	distLogits    *G.Node                        // head_dist's output, when splitHeads
 	batch, tokens int
 	stoch         *graph.Stochastic
@@ -448,7 +491,11 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 		// no copy of the hidden activation (graph.GELULinear).
 		h = b.linear(n, pre+"mlp.fc1") // (B·queries, hidden), before the GELU
 		h = b.op(func() (*G.Node, error) {
-			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), b.prec)
+			opts := []graph.OpOption{b.prec}
+			if b.recomputeMLP {
+				opts = append(opts, graph.RecomputeInput())
+			}
+			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), opts...)
 		})
 		h = b.dropout(h, pre+"mlp.drop2")
 		return b.residual(x, n, h, dpr, pre+"drop_path2"), attn

@@ -90,6 +90,12 @@ type RunConfig struct {
 	// graph.Precision). Weights, optimizer state, EMA, checkpoints and
 	// every reduction stay float32.
 	Precision graph.Precision `yaml:"precision"`
+	// Recompute names the activations the backward pass computes again
+	// instead of keeping them from the forward pass: none (default, also
+	// "") or mlp, each block's mlp.fc1 output (layers.RecomputeMLP; bf16
+	// and model.dropout 0 only). It changes no bit of the run, so a
+	// resumed run may change it.
+	Recompute layers.Recompute `yaml:"recompute"`
 }
 
 // CheckpointConfig is the checkpoint section. Its zero value means the
@@ -139,7 +145,7 @@ func DefaultConfig() Config {
 		Mixup:   data.DefaultMixupConfig(),
 		Optim:   optim.DefaultConfig(),
 		Train: RunConfig{
-			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50, Precision: graph.FP32,
+			Epochs: 10, BatchSize: 128, OutDir: "runs/default", EvalEvery: 1, LogEvery: 50, Precision: graph.FP32, Recompute: layers.RecomputeNone,
 		},
 		Checkpoint: CheckpointConfig{SaveBest: optional.BoolOf(true)},
 		Finetune:   FinetuneConfig{Interp: InterpBicubic},
@@ -176,6 +182,9 @@ func (c Config) WithDefaults() Config {
 	if c.Train.Precision == "" {
 		c.Train.Precision = d.Train.Precision
 	}
+	if c.Train.Recompute == "" {
+		c.Train.Recompute = d.Train.Recompute
+	}
 	c.Checkpoint.SaveBest = c.Checkpoint.SaveBest.Or(d.Checkpoint.SaveBest)
 	if c.Finetune.Interp == "" {
 		c.Finetune.Interp = d.Finetune.Interp
@@ -211,6 +220,16 @@ func (c Config) Validate() error {
 		errs.Add("train.precision", "%w", err)
 	} else if t.Precision.IsBF16() && c.Model.PatchEmbed == layers.PatchConv {
 		errs.Add("train.precision", "%s needs model.patch_embed %q: the %q form has no bfloat16 products", t.Precision, layers.PatchLinear, layers.PatchConv)
+	}
+	if err := t.Recompute.Validate(); err != nil {
+		errs.Add("train.recompute", "%w", err)
+	} else if t.Recompute == layers.RecomputeMLP {
+		switch {
+		case !t.Precision.IsBF16():
+			errs.Add("train.recompute", "%s needs train.precision %s (got %s): only its MLP can recompute fc1's output", t.Recompute, graph.BF16, t.Precision.OrDefault())
+		case c.Model.Dropout != 0:
+			errs.Add("train.recompute", "%s needs model.dropout 0 (got %g): a dropout between fc1 and fc2 keeps GELU's output", t.Recompute, c.Model.Dropout)
+		}
 	}
 	if c.Model.Validate() == nil { // the patterns are checked against the model's names
 		if _, err := FrozenNames(c); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/enum"
+	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/report"
 )
 
@@ -51,6 +52,30 @@ func TestPrecisionConfig(t *testing.T) {
 	var ee *enum.Error
 	if !errors.As(err, &ce) || ce.Key != "train.precision" || !errors.As(err, &ee) {
 		t.Errorf("Validate of precision fp16: %v, want an *enum.Error under a *ConfigError for train.precision", err)
+	}
+}
+
+// TestRecomputeConfig: train.recompute defaults to none, takes mlp with
+// bf16, and refuses an unknown value, mlp with fp32 and mlp with dropout
+// (a *ConfigError naming train.recompute).
+func TestRecomputeConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte("train: {epochs: 1}\n"), nil)
+	if err != nil || cfg.Train.Recompute != layers.RecomputeNone {
+		t.Errorf("default recompute %q, %v; want none", cfg.Train.Recompute, err)
+	}
+	if cfg, err = ParseConfig(nil, []string{"train.precision=bf16", "train.recompute=mlp"}); err != nil || cfg.Train.Recompute != layers.RecomputeMLP {
+		t.Errorf("-set train.recompute=mlp: %q, %v", cfg.Train.Recompute, err)
+	}
+	for _, set := range [][]string{
+		{"train.precision=bf16", "train.recompute=blocks"},
+		{"train.recompute=mlp"},
+		{"train.precision=bf16", "train.recompute=mlp", "model.dropout=0.1"},
+	} {
+		_, err := ParseConfig(nil, set)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "train.recompute" {
+			t.Errorf("%v: err %v, want a *ConfigError for train.recompute", set, err)
+		}
 	}
 }
 

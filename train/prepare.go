@@ -90,8 +90,8 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := atomicfile.WriteBytes(filepath.Join(r.out, ConfigFile), cfgYAML); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
-	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads, precision %s",
-		r.data.train.Name(), r.model.NumParams(), r.data.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0), cfg.Train.Precision)
+	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads, precision %s, recompute %s",
+		r.data.train.Name(), r.model.NumParams(), r.data.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0), cfg.Train.Precision, cfg.Train.Recompute)
 	return r, nil
 }
 
@@ -183,7 +183,7 @@ func (r *run) buildModel() (err error) {
 	arena := graph.NewArena()
 	if r.step, err = NewStep(r.model, StepConfig{Batch: cfg.Train.BatchSize, Seed: cfg.Train.Seed, Optim: cfg.Optim,
 		StepsPerEpoch: r.data.spe, TotalSteps: r.data.totalSteps, Arena: arena, Comm: r.comm, GradAccum: cfg.Train.GradAccumSteps,
-		Frozen: frozen, Distill: cfg.Distill, Teacher: teacher, Precision: cfg.Train.Precision}); err != nil {
+		Frozen: frozen, Distill: cfg.Distill, Teacher: teacher, Precision: cfg.Train.Precision, Recompute: cfg.Train.Recompute}); err != nil {
 		if teacher != nil && teacher.vm != nil {
 			teacher.Close()
 		}

@@ -70,7 +70,7 @@ func (e *NoRunError) Error() string {
 // what the run computes (train.epochs may only grow).
 var resumableKeys = map[string]bool{
 	"train.epochs": true, "train.max_steps": true, "train.eval_every": true, "train.log_every": true,
-	"train.threads": true, "data.workers": true, "data.prefetch": true,
+	"train.threads": true, "train.recompute": true, "data.workers": true, "data.prefetch": true,
 	"train.out_dir": true, "checkpoint.keep_last": true, "checkpoint.save_best": true, "checkpoint.every_steps": true,
 }
 

@@ -98,6 +98,9 @@ type StepConfig struct {
 	// weights, the optimizer state, the EMA and the gradient all-reduce are
 	// float32 whatever it is.
 	Precision graph.Precision
+	// Recompute is what the training graph recomputes in its backward pass
+	// (train.recompute; layers.BuildOptions.Recompute). It changes no bit.
+	Recompute layers.Recompute
 }
 
 // StepStats is what one step reports.
@@ -191,7 +194,7 @@ func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
 		}
 		s.teacher, dc = c.Teacher, &c.Distill
 	}
-	if s.tg, s.kd, err = buildTrainGraph(model, graphBatch, c.Seed, c.Precision, c.Arena, c.Frozen, dc); err != nil {
+	if s.tg, s.kd, err = buildTrainGraph(model, graphBatch, c.Seed, layers.BuildOptions{Precision: c.Precision, Recompute: c.Recompute}, c.Arena, c.Frozen, dc); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -397,7 +400,7 @@ type TrainGraph struct {
 }
 
 // buildTrainGraph builds the training graph of model for batch images, with
-// stochastic layers seeded by seed and products in precision prec, and plans its activations into arena
+// stochastic layers seeded by seed, products in arith's precision and its recompute choice, and plans its activations into arena
 // (nil: a fresh one). With dc (distillation on) the graph returns the
 // distilled model's two heads apart and the loss is DeiT's (buildKDLoss). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
@@ -412,8 +415,8 @@ type TrainGraph struct {
 // The gradient nodes' own values are read each step: with BindDualValues
 // Gorgonia v0.9.18 adds every run's gradient into the dual values (Reset does
 // not clear them), which would sum gradients across steps.
-func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, prec graph.Precision, arena *graph.Arena, frozen map[string]bool, dc *DistillConfig) (*TrainGraph, *kdLoss, error) {
-	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed, DistilledTraining: dc != nil, Precision: prec})
+func buildTrainGraph(model *layers.VisionTransformer, batch int, seed uint64, arith layers.BuildOptions, arena *graph.Arena, frozen map[string]bool, dc *DistillConfig) (*TrainGraph, *kdLoss, error) {
+	g, err := model.Build(batch, layers.BuildOptions{Training: true, Seed: seed, DistilledTraining: dc != nil, Precision: arith.Precision, Recompute: arith.Recompute})
 	if err != nil {
 		return nil, nil, err
 	}

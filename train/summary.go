@@ -30,7 +30,7 @@ func Summary(w io.Writer, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.Build(1, layers.BuildOptions{Training: true, Precision: cfg.Train.Precision}); err != nil {
+	if _, err := m.Build(1, layers.BuildOptions{Training: true, Precision: cfg.Train.Precision, Recompute: cfg.Train.Recompute}); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
 	if err := report.Summary(w, m, cfg.Train.BatchSize, cfg.EvalBatch(), cfg.Data.Prefetch, est); err != nil {

@@ -68,6 +68,7 @@ type opts struct {
 	peerScript string
 	cpuProfile string
 	precision  string // comma-separated graph.Precision values for ours
+	recompute  string // layers.Recompute of ours's bf16 training steps
 }
 
 var o opts
@@ -87,6 +88,7 @@ var experiment = harness.Experiment[results]{
 		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
 		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
 		fs.StringVar(&o.precision, "precision", "fp32", "comma-separated precisions of ours: fp32, bf16 (bfloat16 products, float32 accumulation); with bf16 the peer also runs with --amp bf16")
+		fs.StringVar(&o.recompute, "recompute", "none", "what ours's bf16 training steps recompute in the backward pass (train.recompute): none, or mlp (each block's fc1 output)")
 		fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
 	},
 	Measure: measure,
@@ -137,6 +139,9 @@ func peerModes(precs []graph.Precision) []graph.Precision {
 
 // check validates the flags and returns the configs they name.
 func (o opts) check() ([]benchConfig, error) {
+	if err := layers.Recompute(o.recompute).Validate(); err != nil {
+		return nil, fmt.Errorf("-recompute: %w", err)
+	}
 	if _, err := o.precisions(); err != nil {
 		return nil, err
 	}
@@ -177,6 +182,9 @@ func measure(e *harness.Env) (results, error) {
 	h.Precisions = precs
 	if slices.Contains(precs, graph.BF16) {
 		h.BF16Backend = kernels.BF16Backend()
+		if r := layers.Recompute(o.recompute); r != "" && r != layers.RecomputeNone {
+			h.Recompute = r
+		}
 	}
 	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {
@@ -195,6 +203,9 @@ func measure(e *harness.Env) (results, error) {
 			r := &group[i]
 			runs = append(runs, func(round int) error {
 				j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: prec}
+				if prec.IsBF16() {
+					j.Recompute = h.Recompute
+				}
 				if round == 0 {
 					j.CPUProfile = profilePath(o.cpuProfile, bc.Name+precSuffix(precs, prec), len(configs)*len(precs))
 				}
@@ -302,7 +313,7 @@ type trainer struct {
 func newTrainer(c layers.Config, j job) (*trainer, error) {
 	arena := graph.NewArena() // shared by both graphs, as train.Run does
 	lr := optim.DefaultConfig().LR
-	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena, Precision: j.Precision})
+	ts, m, err := harness.NewStep(c, j.Batch, j.Seed, train.StepConfig{LR: func(int) float64 { return lr }, Arena: arena, Precision: j.Precision, Recompute: j.Recompute})
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +369,8 @@ type job struct {
 	// Precision is the products' (graph.Precision) of the training and
 	// eval graphs and of the floor's calls; "" = fp32.
 	Precision graph.Precision `json:"precision,omitempty"`
+	// Recompute is the training graph's (layers.Recompute); "" = none.
+	Recompute layers.Recompute `json:"recompute,omitempty"`
 }
 
 // runChild runs j in a fresh process of this binary (GOMAXPROCS = threads)

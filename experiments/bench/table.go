@@ -11,6 +11,7 @@ import (
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/layers"
 )
 
 // header describes the run the tables come from.
@@ -31,6 +32,9 @@ type header struct {
 	// BF16Backend is kernels.BF16Backend() when ours ran bf16: the AMX
 	// tiles or the emulation; empty in results recorded before it.
 	BF16Backend string `json:",omitempty"`
+	// Recompute is what ours's bf16 training steps recomputed (-recompute);
+	// empty for none.
+	Recompute layers.Recompute `json:",omitempty"`
 }
 
 // PrecisionsText names ours's precisions, "fp32" when none was recorded.
@@ -45,6 +49,9 @@ func (h header) PrecisionsText() string {
 	out := strings.Join(s, ", ")
 	if h.BF16Backend != "" {
 		out += "; our bf16 products on " + h.BF16Backend
+	}
+	if h.Recompute != "" {
+		out += "; our bf16 training steps recompute " + string(h.Recompute) + " (train.recompute)"
 	}
 	return out
 }
