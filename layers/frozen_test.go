@@ -114,10 +114,7 @@ func TestFrozenFloat32(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := g.Input.Value().Data().([]float32)
-		for j := range x {
-			x[j] = float32(j%17)/8 - 1
-		}
+		fillInput32(g)
 		runGraph(t, g.G)
 		out[i] = g.Logits.Value().Data().([]float32)
 	}

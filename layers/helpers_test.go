@@ -55,3 +55,11 @@ func maxDiff(a, b []float64) float64 {
 	}
 	return m
 }
+
+// fillInput32 fills a float32 graph's input with a fixed ramp in [-1, 1].
+func fillInput32(g *Graph) {
+	x := g.Input.Value().Data().([]float32)
+	for j := range x {
+		x[j] = float32(j%17)/8 - 1
+	}
+}

@@ -93,10 +93,7 @@ func TestBuildBF16(t *testing.T) {
 				t.Errorf("%s: op %s has bf16 %t", name, h, bf)
 			}
 		}
-		x := g.Input.Value().Data().([]float32)
-		for j := range x {
-			x[j] = float32(j%17)/8 - 1
-		}
+		fillInput32(g)
 		runGraph(t, g.G)
 		logits[name] = append([]float32(nil), g.Logits.Value().Data().([]float32)...)
 	}
@@ -179,10 +176,7 @@ func TestRecomputeMLP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := g.Input.Value().Data().([]float32)
-		for j := range x {
-			x[j] = float32(j%17)/8 - 1
-		}
+		fillInput32(g)
 		runGraph(t, g.G)
 		r := run{logits: append([]float32(nil), g.Logits.Value().Data().([]float32)...), arena: st.ArenaMiB}
 		for _, gr := range grads {
