@@ -1,6 +1,9 @@
 package train
 
-import "github.com/vitgo/vit/internal/memory"
+import (
+	"github.com/vitgo/vit/internal/memory"
+	"github.com/vitgo/vit/layers"
+)
 
 // MemoryEstimate is the memory a run needs, by part, in bytes, computed from
 // the config alone (see internal/memory).
@@ -28,7 +31,8 @@ func EstimateEvalMemory(cfg Config) MemoryEstimate {
 // refused when the run loads it.
 func memorySpec(cfg Config, training bool) memory.Spec {
 	s := memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
-		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training}
+		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training,
+		BF16: cfg.Train.Precision.IsBF16(), RecomputeMLP: cfg.Train.Recompute == layers.RecomputeMLP}
 	if training {
 		// A freeze list that does not resolve is refused when the run
 		// builds its graph; the estimate then counts every tensor.

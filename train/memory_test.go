@@ -13,7 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
 )
@@ -96,6 +99,47 @@ func TestEstimateTerms(t *testing.T) {
 	}
 	if b := EstimateEvalMemory(cfg); b.Grads != 0 || b.Optimizer != 0 || b.TrainAct != 0 {
 		t.Errorf("evaluation estimate counts training state: %+v", b)
+	}
+}
+
+// TestEstimateBF16: the training activations of the estimate follow
+// train.precision and train.recompute: for ViT-S/16 at batch 8 each is
+// within [1, 1.2] of the arena that graph.PlanBuffers plans for the
+// training graph (fp32, bf16, bf16 recomputing the MLP's input), so the
+// estimate neither refuses a bf16 run for fp32's memory nor counts less
+// than the graph takes.
+func TestEstimateBF16(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans three ViT-S/16 training graphs")
+	}
+	cfg := DefaultConfig()
+	cfg.Model = layers.Presets["vit_small_patch16_224"]
+	cfg.Train.BatchSize = 8
+	m, err := layers.New(cfg.Model, tensor.Float32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := int64(1) << 62
+	for _, v := range []struct {
+		prec graph.Precision
+		rc   layers.Recompute
+	}{{graph.FP32, layers.RecomputeNone}, {graph.BF16, layers.RecomputeNone}, {graph.BF16, layers.RecomputeMLP}} {
+		cfg.Train.Precision, cfg.Train.Recompute = v.prec, v.rc
+		est := EstimateMemory(cfg).TrainAct
+		tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: v.prec, Recompute: v.rc}, graph.NewArena(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arena := int64(tg.Plan.ArenaMiB * (1 << 20))
+		tg.VM.Close()
+		t.Logf("%s, recompute %s: estimate %s, planned arena %s", v.prec, v.rc, memory.FormatBytes(est), memory.FormatBytes(arena))
+		if r := float64(est) / float64(arena); r < 1 || r > 1.2 {
+			t.Errorf("%s, recompute %s: training activations estimated at %s, %.2f× the planned arena %s", v.prec, v.rc, memory.FormatBytes(est), r, memory.FormatBytes(arena))
+		}
+		if est >= prev {
+			t.Errorf("%s, recompute %s: estimate %s, not below the previous variant's %s", v.prec, v.rc, memory.FormatBytes(est), memory.FormatBytes(prev))
+		}
+		prev = est
 	}
 }
 

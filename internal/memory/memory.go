@@ -50,6 +50,14 @@ type Estimate struct {
 const (
 	actPerRowD      = 8.7  // per block and token row, times embed_dim
 	actPerRowHidden = 2.1  // per block and token row, times the MLP width
+	// A bf16 training graph (train.precision) keeps the products' inputs
+	// as bfloat16 words and no GELU output; with train.recompute mlp, not
+	// mlp.fc1's output either (one block's at a time). Fitted to the
+	// planned arenas of ViT-S/16 and ViT-B/16 (1080 and 1071 MiB, 674 and
+	// 665 MiB recomputing; docs/precision.md).
+	actPerRowDBF16            = 5.5
+	actPerRowHiddenBF16       = 1.05
+	actPerRowHiddenRecomputed = 0.13
 	actDropPath     = 1.65 // extra per block and row, times embed_dim, with drop path on
 	actEmbed        = 2.0  // per row outside the blocks, times embed_dim
 	ownedPerRow     = 2.5  // op-owned outputs (features, stats), times embed_dim, train and eval rows
@@ -71,6 +79,9 @@ type Spec struct {
 	// Teacher is distill.teacher's architecture when training with a
 	// teacher (distill.type hard or soft); nil otherwise.
 	Teacher *layers.Config
+	// BF16 is train.precision bf16, and RecomputeMLP train.recompute mlp
+	// (training only).
+	BF16, RecomputeMLP bool
 	// Frozen holds the names of the parameters that are not trained
 	// (finetune.freeze, finetune.linear_probe): they get no gradient and
 	// no AdamW moments.
@@ -106,7 +117,16 @@ func Of(s Spec) Estimate {
 		if s.EMA {
 			e.ema = 4 * P
 		}
-		perRow := depth*(actPerRowD*D+actPerRowHidden*hid) + actEmbed*D
+		perD, perHid := actPerRowD, actPerRowHidden
+		switch {
+		case s.BF16 && m.Dropout > 0: // the MLP keeps fc1's and GELU's outputs in float32
+			perD = actPerRowDBF16
+		case s.BF16 && s.RecomputeMLP:
+			perD, perHid = actPerRowDBF16, actPerRowHiddenRecomputed
+		case s.BF16:
+			perD, perHid = actPerRowDBF16, actPerRowHiddenBF16
+		}
+		perRow := depth*(perD*D+perHid*hid) + actEmbed*D
 		if m.DropPathRate > 0 {
 			perRow += depth * actDropPath * D
 		}
