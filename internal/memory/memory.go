@@ -50,19 +50,22 @@ type Estimate struct {
 const (
 	actPerRowD      = 8.7  // per block and token row, times embed_dim
 	actPerRowHidden = 2.1  // per block and token row, times the MLP width
-	// A bf16 training graph (train.precision) keeps the products' inputs
-	// as bfloat16 words and no GELU output; with train.recompute mlp, not
-	// mlp.fc1's output either (one block's at a time). Fitted to the
-	// planned arenas of ViT-S/16 and ViT-B/16 (1080 and 1071 MiB, 674 and
-	// 665 MiB recomputing; docs/precision.md).
-	actPerRowDBF16            = 5.5
-	actPerRowHiddenBF16       = 1.05
-	actPerRowHiddenRecomputed = 0.13
 	actDropPath     = 1.65 // extra per block and row, times embed_dim, with drop path on
 	actEmbed        = 2.0  // per row outside the blocks, times embed_dim
 	ownedPerRow     = 2.5  // op-owned outputs (features, stats), times embed_dim, train and eval rows
 	evalPerRow      = 2.0  // per extra eval row beyond the training batch, times the MLP width
 	runtimeBytes    = 24 << 20
+)
+
+// A bf16 training graph (train.precision) keeps the products' inputs
+// as bfloat16 words and no GELU output; with train.recompute mlp, not
+// mlp.fc1's output either (one block's at a time). Fitted to the
+// planned arenas of ViT-S/16 and ViT-B/16 (1080 and 1071 MiB, 674 and
+// 665 MiB recomputing; docs/precision.md).
+const (
+	actPerRowDBF16            = 5.5
+	actPerRowHiddenBF16       = 1.05
+	actPerRowHiddenRecomputed = 0.13
 )
 
 // Spec is what the estimate reads: a config's sections with their
