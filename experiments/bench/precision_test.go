@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/internal/enum"
 )
 
@@ -45,6 +46,10 @@ func TestPrecisionFlag(t *testing.T) {
 	if got := peerModes([]graph.Precision{graph.BF16}); !slices.Equal(got, []graph.Precision{graph.FP32, graph.BF16}) {
 		t.Errorf("peer modes for bf16: %v", got)
 	}
+	_, err := opts{precision: "bf16", recompute: "blocks", configs: "tiny", rounds: 1, threads: 1, warmup: 1}.check()
+	if err == nil || !strings.Contains(err.Error(), "-recompute") {
+		t.Errorf("-recompute blocks: %v, want an error naming -recompute", err)
+	}
 	bc := benchConfigs["tiny"]
 	if got := strings.Join(peerArgs("p.py", bc, 128, 2, 3, graph.BF16), " "); !strings.HasSuffix(got, " --amp bf16") {
 		t.Errorf("peer args in bf16: %q", got)
@@ -71,9 +76,10 @@ func TestTableWithBF16(t *testing.T) {
 	r16.TrainRatios, r16.EvalRatios, r16.AMPTrainRatios, r16.AMPEvalRatios = []float64{3}, []float64{3}, []float64{3.75}, []float64{3.75}
 	res.Rows = []row{r32, r16}
 	res.Header.Precisions = []graph.Precision{graph.FP32, graph.BF16}
+	res.Header.Recompute = layers.RecomputeMLP
 	readme := renderTable(t, res)
 	for _, want := range []string{
-		"Precision: ours in fp32, bf16",
+		"Precision: ours in fp32, bf16; our bf16 training steps recompute mlp (train.recompute)",
 		"| TINY (d64 L4 h4) | ours | 205066 |",
 		"| TINY (d64 L4 h4) | ours bf16 | 205066 |",
 		"| TINY (d64 L4 h4) | PyTorch fp32 | 205066 | 1000 |",
