@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/graph"
-	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/internal/enum"
+	"github.com/vitgo/vit/layers"
 )
 
 // TestPrecisionFlag: -precision takes a list of precisions (duplicates
