@@ -7,5 +7,7 @@
 // matrix products (Precision: fp32, or bf16 with autocast's semantics), and
 // StoreBF16 keeps an op's output as bfloat16 words (dtype Uint16) when only
 // bfloat16 products read it, half the memory and the same bits.
-// PlanBuffers places the ops' outputs in an Arena by lifetime.
+// RecomputeInput makes a GELULinear compute its input again in the
+// backward pass instead of keeping it. PlanBuffers places the ops' outputs
+// in an Arena by lifetime.
 package graph

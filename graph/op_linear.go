@@ -71,7 +71,9 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 // u; dGELU(u) = dy·W is float32, and u's gradient is GELU's. An MLP's fc2
 // so keeps no copy of its input between the passes, for one more GELU in
 // the backward pass. Only WithPrecision(BF16) (words are what bf16
-// products read); the bits are those of GELU and Linear.
+// products read); the bits are those of GELU and Linear. With
+// RecomputeInput it keeps no u either: its backward pass runs u's Linear
+// again.
 func GELULinear(u, w, b *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, error) {
 	if approx != GELUExact && approx != GELUTanh {
 		return nil, fmt.Errorf("GELULinear: unknown approximation %v", approx)
