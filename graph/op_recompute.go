@@ -17,7 +17,7 @@ import (
 // without it the step keeps one block's u at a time instead of all of
 // them, for one more fc1 product per block in the backward pass. The same
 // op on the same inputs gives the same bits, so no result changes
-// (TestRecomputeInputSameBits). u must be the output of a Linear.
+// (layers.TestRecomputeMLP). u must be the output of a Linear.
 func RecomputeInput() OpOption {
 	return func(o *opOptions) { o.recompute = true }
 }

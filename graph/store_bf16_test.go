@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -148,6 +149,10 @@ func TestStoreBF16Refused(t *testing.T) {
 	}
 	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(FP32)); err == nil {
 		t.Error("GELULinear(fp32): no error")
+	}
+	// RecomputeInput needs u from a Linear: x is an input of the graph.
+	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(BF16), RecomputeInput()); err == nil || !strings.Contains(err.Error(), "RecomputeInput") {
+		t.Errorf("GELULinear(RecomputeInput) of a graph input: %v, want an error naming RecomputeInput", err)
 	}
 }
 
