@@ -121,8 +121,9 @@ func TestStoreBF16MLP(t *testing.T) {
 	}
 }
 
-// TestStoreBF16Refused: StoreBF16 needs a float32 output, and only a
-// bfloat16 Linear reads words.
+// TestStoreBF16Refused: StoreBF16 needs a float32 output, only a
+// bfloat16 Linear reads words, and GELULinear's RecomputeInput needs u
+// made by a Linear.
 func TestStoreBF16Refused(t *testing.T) {
 	g := G.NewGraph()
 	x64 := randNode(g, tensor.Float64, "x64", 1, 1, 4, 6)
