@@ -252,6 +252,9 @@ func measure(e *harness.Env) (results, error) {
 		for i := range group {
 			r := &group[i]
 			j := job{Mode: modeFloor, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: r.Prec}
+			if r.Prec.IsBF16() {
+				j.Recompute = h.Recompute // the floor's step is the timed one
+			}
 			if err := runChild(j, &r.Floor, nil); err != nil {
 				return results{}, fmt.Errorf("%s: BLAS floor %s: %w", bc.Name, r.Prec, err)
 			}
