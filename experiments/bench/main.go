@@ -142,8 +142,12 @@ func (o opts) check() ([]benchConfig, error) {
 	if err := layers.Recompute(o.recompute).Validate(); err != nil {
 		return nil, fmt.Errorf("-recompute: %w", err)
 	}
-	if _, err := o.precisions(); err != nil {
+	precs, err := o.precisions()
+	if err != nil {
 		return nil, err
+	}
+	if layers.Recompute(o.recompute) == layers.RecomputeMLP && !slices.Contains(precs, graph.BF16) {
+		return nil, fmt.Errorf("-recompute %s: only bf16 steps recompute; give -precision bf16 or fp32,bf16", o.recompute)
 	}
 	for _, f := range []struct {
 		name   string

@@ -50,6 +50,12 @@ func TestPrecisionFlag(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "-recompute") {
 		t.Errorf("-recompute blocks: %v, want an error naming -recompute", err)
 	}
+	if _, err := (opts{precision: "fp32", recompute: "mlp", configs: "tiny", rounds: 1, threads: 1, warmup: 1}).check(); err == nil || !strings.Contains(err.Error(), "-recompute") {
+		t.Errorf("-recompute mlp with -precision fp32: %v, want an error naming -recompute", err)
+	}
+	if _, err := (opts{precision: "fp32,bf16", recompute: "mlp", configs: "tiny", rounds: 1, threads: 1, warmup: 1}).check(); err != nil {
+		t.Errorf("-recompute mlp with -precision fp32,bf16: %v", err)
+	}
 	bc := benchConfigs["tiny"]
 	if got := strings.Join(peerArgs("p.py", bc, 128, 2, 3, graph.BF16), " "); !strings.HasSuffix(got, " --amp bf16") {
 		t.Errorf("peer args in bf16: %q", got)
