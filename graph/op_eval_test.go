@@ -257,27 +257,41 @@ func TestGatherSplit(t *testing.T) {
 	}
 }
 
-// TestPatchifyRuns: Patchify's permutation is copied by runs of a patch
-// row, in both directions (the gradient scatters back the same way), and
-// gives what the element-wise gather gives; a permutation without long
-// runs keeps the element-wise gather.
+// TestPatchifyRuns: Patchify is kept as copies of runs of a patch row (no
+// element-wise table), in both directions (the gradient scatters back the
+// same way), and gives each patch element where a stride-P convolution
+// reads it; a permutation without long runs keeps the element-wise gather.
 func TestPatchifyRuns(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		g := G.NewGraph()
-		img := randNode(g, dt, "img", 1, 7, 2, 3, 64, 64)
-		y, err := Patchify(img, 16)
+		const b, c, h, w, p = 2, 3, 64, 48, 16
+		img := randNode(g, dt, "img", 1, 7, b, c, h, w)
+		y, err := Patchify(img, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		op := y.Op().(*permuteOp)
-		if op.runs == nil || len(op.runs)*16 > len(op.perm) {
-			t.Fatalf("%v: %d runs for %d elements, want runs of 16 or more", dt, len(op.runs), len(op.perm))
+		if op.perm != nil || op.inv != nil || len(op.runs) != b*c*h*w/p {
+			t.Fatalf("%v: %d runs and a table of %d elements, want %d runs and no table", dt, len(op.runs), len(op.perm), b*c*h*w/p)
 		}
 		runOnce(t, g)
 		src, got := valueF64s(t, img.Value()), valueF64s(t, y.Value())
-		for i, j := range op.perm {
-			if got[i] != src[j] {
-				t.Fatalf("%v: y[%d] = %v, want x[%d] = %v", dt, i, got[i], j, src[j])
+		i := 0
+		for bi := range b {
+			for py := range h / p {
+				for px := range w / p {
+					for ci := range c {
+						for yy := range p {
+							for xx := range p {
+								j := ((bi*c+ci)*h+py*p+yy)*w + px*p + xx
+								if got[i] != src[j] {
+									t.Fatalf("%v: y[%d] = %v, want x[%d] = %v", dt, i, got[i], j, src[j])
+								}
+								i++
+							}
+						}
+					}
+				}
 			}
 		}
 		back, err := op.SymDiff(G.Nodes{img}, y, y)
@@ -285,8 +299,8 @@ func TestPatchifyRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		bop := back[0].Op().(*permuteOp)
-		if bop.runs == nil || len(bop.runs)*16 > len(bop.perm) {
-			t.Errorf("%v: the gradient's scatter has %d runs for %d elements, want runs of 16 or more", dt, len(bop.runs), len(bop.perm))
+		if bop.perm != nil || len(bop.runs) != len(op.runs) {
+			t.Errorf("%v: the gradient's scatter has %d runs and a table of %d, want %d runs", dt, len(bop.runs), len(bop.perm), len(op.runs))
 		}
 		v, err := bop.Do(y.Value()) // the scatter of y is the image again
 		if err != nil {

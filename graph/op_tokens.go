@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"hash"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -23,24 +24,29 @@ func Patchify(img *G.Node, patch int) (*G.Node, error) {
 	if patch <= 0 || h%patch != 0 || w%patch != 0 {
 		return nil, fmt.Errorf("Patchify: image %dx%d is not divisible by patch %d", h, w, patch)
 	}
+	if b*c*h*w > math.MaxInt32 {
+		return nil, fmt.Errorf("Patchify: images %v have more than %d elements", s, math.MaxInt32)
+	}
 	gh, gw := h/patch, w/patch
-	perm := make([]int32, b*c*h*w)
+	// One run per patch row: no element-wise table (which would be as large
+	// as the images, twice with its inverse).
+	runs := make([]run, 0, b*gh*gw*c*patch)
 	o := 0
 	for bi := 0; bi < b; bi++ {
 		for py := 0; py < gh; py++ {
 			for px := 0; px < gw; px++ {
 				for ci := 0; ci < c; ci++ {
 					for y := 0; y < patch; y++ {
-						for x := 0; x < patch; x++ {
-							perm[o] = int32(((bi*c+ci)*h+py*patch+y)*w + px*patch + x)
-							o++
-						}
+						runs = append(runs, run{dst: int32(o), src: int32(((bi*c+ci)*h+py*patch+y)*w + px*patch), n: int32(patch)})
+						o += patch
 					}
 				}
 			}
 		}
 	}
-	return Permute(img, tensor.Shape{b * gh * gw, c * patch * patch}, perm, "Patchify")
+	out := tensor.Shape{b * gh * gw, c * patch * patch}
+	op := &permuteOp{opBase: newOpBase(), name: "Patchify", in: s.Clone(), outShape: out, runs: runs}
+	return G.ApplyOp(op, img)
 }
 
 // ChannelsLast turns a (B, D, gh, gw) feature map into (B·gh·gw, D) token
@@ -84,52 +90,63 @@ func Permute(x *G.Node, out tensor.Shape, perm []int32, name string) (*G.Node, e
 		seen[p] = true
 		inv[p] = int32(i)
 	}
-	op := &permuteOp{opBase: newOpBase(), name: name, in: x.Shape().Clone(), outShape: out.Clone(), perm: perm, inv: inv}
-	op.runs = contiguousRuns(perm)
+	op := &permuteOp{opBase: newOpBase(), name: name, in: x.Shape().Clone(), outShape: out.Clone()}
+	if op.runs = contiguousRuns(perm); op.runs == nil {
+		op.perm, op.inv = perm, inv
+	}
 	return G.ApplyOp(op, x)
 }
 
-// contiguousRuns returns the starts (in perm) of perm's runs of consecutive
-// source indices when they average at least 8 elements (Patchify's are a
-// patch row, P elements), else nil: the gather then copies runs instead of
-// single elements.
-func contiguousRuns(perm []int32) []int32 {
-	var starts []int32
+// run is one copy of a permutation cut into runs: dst[dst:dst+n] =
+// src[src:src+n].
+type run struct{ dst, src, n int32 }
+
+// contiguousRuns returns perm's runs of consecutive source indices when
+// they average at least 8 elements, else nil: the gather then copies runs
+// instead of single elements.
+func contiguousRuns(perm []int32) []run {
+	var runs []run
 	for i := range perm {
-		if i == 0 || perm[i] != perm[i-1]+1 {
-			starts = append(starts, int32(i))
-			if len(starts)*8 > len(perm) {
-				return nil
-			}
+		if i > 0 && perm[i] == perm[i-1]+1 {
+			runs[len(runs)-1].n++
+			continue
+		}
+		if runs = append(runs, run{dst: int32(i), src: perm[i], n: 1}); len(runs)*8 > len(perm) {
+			return nil
 		}
 	}
-	return starts
+	return runs
 }
 
-// gatherRuns is gather for a perm cut into runs of consecutive source
-// indices starting at starts, split over the cores by runs.
-func gatherRuns[T Float](dst, src []T, perm, starts []int32) {
-	n := len(starts)
-	grain := max(1, (1<<14)*n/max(len(perm), 1))
-	parallelForGrain(n, grain, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			a := int(starts[r])
-			b := len(perm)
-			if r+1 < n {
-				b = int(starts[r+1])
-			}
-			s := int(perm[a])
-			copy(dst[a:b], src[s:s+b-a])
+// gatherRuns is gather for a permutation cut into runs (n elements in all),
+// split over the cores by runs.
+func gatherRuns[T Float](dst, src []T, runs []run, n int) {
+	grain := max(1, (1<<14)*len(runs)/max(n, 1))
+	parallelForGrain(len(runs), grain, func(lo, hi int) {
+		for _, r := range runs[lo:hi] {
+			copy(dst[r.dst:r.dst+r.n], src[r.src:r.src+r.n])
 		}
 	})
 }
 
+// reversed is the inverse permutation's runs: each copy the other way.
+func reversed(runs []run) []run {
+	back := make([]run, len(runs))
+	for i, r := range runs {
+		back[i] = run{dst: r.src, src: r.dst, n: r.n}
+	}
+	return back
+}
+
+// permuteOp is y[i] = x[perm[i]], kept either as the permutation and its
+// inverse, element by element, or, when it has long runs of consecutive
+// indices (Patchify's patch rows), as those runs alone.
 type permuteOp struct {
 	opBase
 	name         string
 	in, outShape tensor.Shape
-	perm, inv    []int32
-	runs         []int32 // starts of perm's contiguous runs, or nil (contiguousRuns)
+	perm, inv    []int32 // element by element (nil with runs)
+	runs         []run   // the copies of contiguous runs, or nil
 	out          buffer
 }
 
@@ -146,15 +163,16 @@ func (op *permuteOp) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in[0].Shape().TotalSize() != len(op.perm) {
+	n := op.in.TotalSize()
+	if in[0].Shape().TotalSize() != n {
 		return nil, fmt.Errorf("%s: input %v, want %v", op.name, in[0].Shape(), op.in)
 	}
 	y := op.out.get(in[0].Dtype(), op.outShape...)
 	switch {
 	case op.runs != nil && in[0].Dtype() == tensor.Float32:
-		gatherRuns(data[float32](y), data[float32](in[0]), op.perm, op.runs)
+		gatherRuns(data[float32](y), data[float32](in[0]), op.runs, n)
 	case op.runs != nil:
-		gatherRuns(data[float64](y), data[float64](in[0]), op.perm, op.runs)
+		gatherRuns(data[float64](y), data[float64](in[0]), op.runs, n)
 	case in[0].Dtype() == tensor.Float32:
 		gather(data[float32](y), data[float32](in[0]), op.perm)
 	default:
@@ -181,7 +199,10 @@ func (op *permuteOp) Hashcode() uint32   { return hashOf(op) }
 func (op *permuteOp) String() string     { return op.name }
 func (op *permuteOp) DiffWRT(int) []bool { return []bool{true} }
 func (op *permuteOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	back := &permuteOp{opBase: newOpBase(), name: op.name + "Grad", in: op.outShape, outShape: op.in, perm: op.inv, inv: op.perm, runs: contiguousRuns(op.inv)}
+	back := &permuteOp{opBase: newOpBase(), name: op.name + "Grad", in: op.outShape, outShape: op.in, perm: op.inv, inv: op.perm}
+	if op.runs != nil {
+		back.runs = reversed(op.runs)
+	}
 	d, err := G.ApplyOp(back, grad)
 	if err != nil {
 		return nil, err
