@@ -360,7 +360,11 @@ func (op *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	// forward pass. A graph with a backward pass keeps no probabilities: the
 	// gradient op recomputes them, bit for bit, from qkv.
 	op.recompute = true
-	d, err := G.ApplyOp(&attentionGradOp{opBase: newOpBase(), fwd: op}, inputs[0], output, grad)
+	qkv, err := kept(inputs[0], grad) // qkv, or its Linear's output computed again (Recompute)
+	if err != nil {
+		return nil, err
+	}
+	d, err := G.ApplyOp(&attentionGradOp{opBase: newOpBase(), fwd: op}, qkv, output, grad)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func LayerNorm(x, w, b *G.Node, eps float64, opts ...OpOption) (*G.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x, words: words}, x, w, b)
+	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x, words: words, recompute: recomputes(opts)}, x, w, b)
 }
 
 type layerNormOp struct {
@@ -50,6 +50,10 @@ type layerNormOp struct {
 	d     int
 	words bool // the output is bfloat16 words (StoreBF16)
 	out   buffer
+	// recompute: the backward pass reads the output computed again
+	// (Recompute): again, made by the first reader's gradient (kept).
+	recompute bool
+	again     *G.Node
 
 	// x is the input node, for Residual's check. fork is set by the
 	// Residual that sums x with this LayerNorm's branch; next is that sum's
@@ -156,8 +160,12 @@ func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	x, w := inputs[0], inputs[1]
 	// The output y is an input of the gradient ops that read μ and rstd only
 	// to order them after the forward op (never its values, so it may be
-	// words). At a residual fork the sum's
-	// gradient is a fifth input, added to dx in the same pass.
+	// words, or, with Recompute, the copy its readers made). At a residual
+	// fork the sum's gradient is a fifth input, added to dx in the same pass.
+	output, err := kept(output, grad)
+	if err != nil {
+		return nil, err
+	}
 	dxIn := G.Nodes{x, w, output, grad}
 	if op.next != nil {
 		dxIn = append(dxIn, op.next)

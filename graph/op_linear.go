@@ -28,7 +28,8 @@ import (
 // directly (kernels.SgemmPackedThenWords, kernels.SgemmBF16Words); dX is
 // float32 as for any x. StoreBF16 (bf16 only) keeps the output itself as
 // words, rounded block by block as the product finishes it, for an
-// attention that reads it (qkv).
+// attention that reads it (qkv). With Recompute the backward pass computes
+// the output again instead of keeping it.
 func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if x.Dims() != 2 || w.Dims() < 2 {
 		return nil, fmt.Errorf("Linear: want x (M,K) and w (N,…), got %v and %v", x.Shape(), w.Shape())
@@ -55,7 +56,7 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if outWords && !bf16 {
 		return nil, fmt.Errorf("Linear: StoreBF16 needs precision %s", BF16)
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words, outWords: outWords}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words, outWords: outWords, recompute: recomputes(opts)}
 	if b == nil {
 		return G.ApplyOp(op, x, w)
 	}
@@ -71,9 +72,9 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 // u; dGELU(u) = dy·W is float32, and u's gradient is GELU's. An MLP's fc2
 // so keeps no copy of its input between the passes, for one more GELU in
 // the backward pass. Only WithPrecision(BF16) (words are what bf16
-// products read); the bits are those of GELU and Linear. With
-// RecomputeInput it keeps no u either: its backward pass runs u's Linear
-// again.
+// products read); the bits are those of GELU and Linear. When u's Linear
+// has Recompute, it keeps no u either: its backward pass reads u computed
+// again. GELULinear itself refuses Recompute.
 func GELULinear(u, w, b *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, error) {
 	if approx != GELUExact && approx != GELUTanh {
 		return nil, fmt.Errorf("GELULinear: unknown approximation %v", approx)
@@ -92,11 +93,10 @@ func GELULinear(u, w, b *G.Node, approx GELUApprox, opts ...OpOption) (*G.Node, 
 	if !bf16 {
 		return nil, fmt.Errorf("GELULinear: needs precision %s", BF16)
 	}
-	recompute := recomputes(opts)
-	if _, ok := u.Op().(*linearOp); recompute && !ok {
-		return nil, fmt.Errorf("GELULinear: RecomputeInput needs u made by a Linear, got %s from %v", u.Name(), u.Op())
+	if recomputes(opts) {
+		return nil, fmt.Errorf("GELULinear: Recompute is for the Linear that makes u, not for GELULinear")
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: true, act: &approx, recompute: recompute}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: true, act: &approx}
 	if b == nil {
 		return G.ApplyOp(op, u, w)
 	}
@@ -117,9 +117,10 @@ type linearOp struct {
 	// act, when not nil: x is u and the product reads GELU(u)'s words,
 	// made in a pooled buffer (GELULinear).
 	act *GELUApprox
-	// recompute: the backward pass reads u recomputed, not x
-	// (GELULinear's RecomputeInput).
+	// recompute: the backward pass reads the output computed again
+	// (Recompute): again, made by the first reader's gradient (kept).
 	recompute bool
+	again     *G.Node
 	out       buffer
 }
 
@@ -391,13 +392,11 @@ func (op *linearOp) DiffWRT(n int) []bool {
 }
 
 func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	x, w := inputs[0], inputs[1]
+	w := inputs[1]
 	var dx *G.Node
-	var err error
-	if op.recompute { // u again, once the gradient has reached this op
-		if x, err = recomputeOf(x, grad); err != nil {
-			return nil, err
-		}
+	x, err := kept(inputs[0], grad) // x (or u) as the backward pass reads it: kept, or computed again
+	if err != nil {
+		return nil, err
 	}
 	if op.act != nil { // u's gradient: GELU's gradient of dy·W, in the product's epilogue
 		dx, err = G.ApplyOp(&matMulOp{opBase: newOpBase(), name: "LinearDxGELU", bf16: true, geluGrad: op.act, ranks: [3]int{2, op.wRank, 2}}, grad, w, x)

@@ -307,7 +307,7 @@ func pick(free []*slot, size int) *slot {
 // size. A larger free slot waits for a larger output, so a small activation
 // kept from the forward pass to the backward one never holds a large slot
 // for the whole step. Without it a bf16 ViT-S/16 step recomputing its MLP
-// input (graph.RecomputeInput), whose (B·T, 4D) slots are free again after
+// input (Recompute on mlp.fc1), whose (B·T, 4D) slots are free again after
 // each block's forward pass, kept each later block's (B·T, D) LayerNorm
 // input in one: an arena of 960 MiB instead of 674 MiB (graph
 // TestPlanSlack). Graphs without freed large slots grow by 1 % or less.

@@ -69,7 +69,7 @@ type OpOption func(*opOptions)
 type opOptions struct {
 	precision Precision
 	words     bool // StoreBF16
-	recompute bool // RecomputeInput
+	recompute bool // Recompute
 }
 
 // StoreBF16 keeps the op's output as bfloat16 words: a tensor of dtype

@@ -122,8 +122,8 @@ func TestStoreBF16MLP(t *testing.T) {
 }
 
 // TestStoreBF16Refused: StoreBF16 needs a float32 output, only a
-// bfloat16 Linear reads words, and GELULinear's RecomputeInput needs u
-// made by a Linear.
+// bfloat16 Linear reads words, and GELULinear refuses Recompute (it is
+// for the Linear that makes u).
 func TestStoreBF16Refused(t *testing.T) {
 	g := G.NewGraph()
 	x64 := randNode(g, tensor.Float64, "x64", 1, 1, 4, 6)
@@ -151,9 +151,8 @@ func TestStoreBF16Refused(t *testing.T) {
 	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(FP32)); err == nil {
 		t.Error("GELULinear(fp32): no error")
 	}
-	// RecomputeInput needs u from a Linear: x is an input of the graph.
-	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(BF16), RecomputeInput()); err == nil || !strings.Contains(err.Error(), "RecomputeInput") {
-		t.Errorf("GELULinear(RecomputeInput) of a graph input: %v, want an error naming RecomputeInput", err)
+	if _, err := GELULinear(x, w, nil, GELUExact, WithPrecision(BF16), Recompute()); err == nil || !strings.Contains(err.Error(), "Recompute") {
+		t.Errorf("GELULinear(Recompute): %v, want an error naming Recompute", err)
 	}
 }
 

@@ -149,12 +149,14 @@ func TestBuildBF16Refusals(t *testing.T) {
 	}
 }
 
-// TestRecomputeMLP: a bf16 training graph with RecomputeMLP gives the same
-// logits and gradients, bit for bit, as one without; it has one recompute
-// op per block, and its planned arena is smaller by at least the blocks'
-// fc1 outputs but one (each a (B·T, hidden) float32 matrix, which the
-// graph without it keeps from the forward pass to the backward one).
-func TestRecomputeMLP(t *testing.T) {
+// TestRecompute: a bf16 training graph with RecomputeMLP or
+// RecomputeBlock gives the same logits and gradients, bit for bit, as one
+// without; it has one recompute op per block and recomputed node (mlp:
+// fc1; block: norm1, qkv, norm2, fc1), and its planned arena is smaller by
+// at least what it stops keeping, one block's worth excepted: with mlp the
+// fc1 outputs (a (B·T, hidden) float32 matrix per block), with block also
+// the words of norm1, qkv and norm2 (10·D bytes per row and block).
+func TestRecompute(t *testing.T) {
 	m, c := bf16Model(t)
 	const batch = 4
 	type run struct {
@@ -189,37 +191,54 @@ func TestRecomputeMLP(t *testing.T) {
 		}
 		return r
 	}
-	keep, again := step(RecomputeNone), step(RecomputeMLP)
-	bitsEqual := func(what string, a, b []float32) {
-		t.Helper()
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("%s[%d]: %v with RecomputeMLP, %v without", what, i, b[i], a[i])
+	rows := float64(batch * c.NumTokens())
+	u := rows * float64(c.EmbedDim) * c.MLPRatio * 4 / (1 << 20) // fc1's float32 output
+	words := rows * float64(c.EmbedDim) * 10 / (1 << 20)         // norm1's, qkv's and norm2's words
+	keep := step(RecomputeNone)
+	if keep.recompOp != 0 {
+		t.Errorf("RecomputeNone: %d recompute ops, want 0", keep.recompOp)
+	}
+	for _, tc := range []struct {
+		rc    Recompute
+		nodes int     // recomputed per block
+		saves float64 // MiB per block, all blocks but one
+	}{
+		{RecomputeMLP, 1, u},
+		{RecomputeBlock, 4, u + words},
+	} {
+		again := step(tc.rc)
+		bitsEqual := func(what string, a, b []float32) {
+			t.Helper()
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("%s[%d]: %v with %s, %v without", what, i, b[i], tc.rc, a[i])
+				}
 			}
 		}
-	}
-	bitsEqual("logits", keep.logits, again.logits)
-	for i := range keep.grads {
-		bitsEqual(m.Params[i].Name+"'s gradient", keep.grads[i], again.grads[i])
-	}
-	if keep.recompOp != 0 || again.recompOp != c.Depth {
-		t.Errorf("recompute ops: %d without, %d with RecomputeMLP; want 0 and %d (one per block)", keep.recompOp, again.recompOp, c.Depth)
-	}
-	hidden := int(float64(c.EmbedDim) * c.MLPRatio)
-	u := float64(batch*c.NumTokens()*hidden*4) / (1 << 20)
-	if saved := keep.arena - again.arena; saved < float64(c.Depth-1)*u {
-		t.Errorf("arena %.4f MiB with RecomputeMLP, %.4f without: saves %.4f MiB, want ≥ %d fc1 outputs of %.4f MiB", again.arena, keep.arena, saved, c.Depth-1, u)
+		bitsEqual("logits", keep.logits, again.logits)
+		for i := range keep.grads {
+			bitsEqual(m.Params[i].Name+"'s gradient", keep.grads[i], again.grads[i])
+		}
+		if again.recompOp != tc.nodes*c.Depth {
+			t.Errorf("%s: %d recompute ops, want %d (%d per block)", tc.rc, again.recompOp, tc.nodes*c.Depth, tc.nodes)
+		}
+		if saved := keep.arena - again.arena; saved < float64(c.Depth-1)*tc.saves {
+			t.Errorf("%s: arena %.4f MiB, %.4f without: saves %.4f MiB, want ≥ %d blocks of %.4f MiB", tc.rc, again.arena, keep.arena, saved, c.Depth-1, tc.saves)
+		}
 	}
 }
 
-// TestRecomputeRefusals: RecomputeMLP outside a bf16 training graph
-// without dropout, and an unknown choice, are build errors naming it.
+// TestRecomputeRefusals: RecomputeMLP or RecomputeBlock outside a bf16
+// training graph without dropout, and an unknown choice, are build errors
+// naming it.
 func TestRecomputeRefusals(t *testing.T) {
 	m, c := bf16Model(t)
 	for name, opts := range map[string]BuildOptions{
-		"unknown": {Precision: graph.BF16, Training: true, Recompute: "blocks"},
-		"eval":    {Precision: graph.BF16, Recompute: RecomputeMLP},
-		"fp32":    {Training: true, Recompute: RecomputeMLP},
+		"unknown":    {Precision: graph.BF16, Training: true, Recompute: "everything"},
+		"eval":       {Precision: graph.BF16, Recompute: RecomputeMLP},
+		"fp32":       {Training: true, Recompute: RecomputeMLP},
+		"eval block": {Precision: graph.BF16, Recompute: RecomputeBlock},
+		"fp32 block": {Training: true, Recompute: RecomputeBlock},
 	} {
 		if _, err := m.Build(2, opts); err == nil || !strings.Contains(err.Error(), "recompute") {
 			t.Errorf("%s: err %v, want a recompute error", name, err)
@@ -230,7 +249,9 @@ func TestRecomputeRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := md.Build(2, BuildOptions{Precision: graph.BF16, Training: true, Recompute: RecomputeMLP}); err == nil || !strings.Contains(err.Error(), "model.dropout") {
-		t.Errorf("dropout 0.1: err %v, want one naming model.dropout", err)
+	for _, rc := range []Recompute{RecomputeMLP, RecomputeBlock} {
+		if _, err := md.Build(2, BuildOptions{Precision: graph.BF16, Training: true, Recompute: rc}); err == nil || !strings.Contains(err.Error(), "model.dropout") {
+			t.Errorf("%s with dropout 0.1: err %v, want one naming model.dropout", rc, err)
+		}
 	}
 }

@@ -173,7 +173,8 @@ type BuildOptions struct {
 
 	// Recompute names the activations a Training graph computes again in
 	// the backward pass instead of keeping them between the passes
-	// ("" = RecomputeNone). RecomputeMLP needs bf16 and no dropout.
+	// ("" = RecomputeNone). RecomputeMLP and RecomputeBlock need bf16 and
+	// no dropout.
 	Recompute Recompute
 }
 
@@ -186,15 +187,27 @@ const (
 	RecomputeNone Recompute = "none"
 	// RecomputeMLP recomputes each block's mlp.fc1 output, the input of
 	// its GELU, when the backward pass reaches the block's MLP
-	// (graph.RecomputeInput): one (B·T, hidden) float32 matrix is kept at a
+	// (graph.Recompute): one (B·T, hidden) float32 matrix is kept at a
 	// time instead of one per block, for one more fc1 product per block.
 	// Every bit of the step stays the same. It needs a bf16 graph without
 	// dropout, whose MLP is a GELULinear.
 	RecomputeMLP Recompute = "mlp"
+	// RecomputeBlock also recomputes norm1's and norm2's outputs and
+	// attn.qkv's: a block keeps, between the passes, only the float32
+	// inputs of its two LayerNorms and attention's output (as bfloat16
+	// words), 10·D bytes per token row instead of 20·D with RecomputeMLP,
+	// for one more qkv product and two more LayerNorms per block. Every bit
+	// stays the same; it needs what RecomputeMLP needs.
+	RecomputeBlock Recompute = "block"
 )
 
 // Validate reports whether r is a recompute choice ("" = none).
-func (r Recompute) Validate() error { return enum.Check(r, RecomputeNone, RecomputeMLP) }
+func (r Recompute) Validate() error {
+	return enum.Check(r, RecomputeNone, RecomputeMLP, RecomputeBlock)
+}
+
+// Active reports whether r recomputes anything (mlp or block).
+func (r Recompute) Active() bool { return r == RecomputeMLP || r == RecomputeBlock }
 
 // String returns r as written ("" for the unset default).
 func (r Recompute) String() string { return string(r) }
@@ -234,7 +247,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if err := opts.Recompute.Validate(); err != nil {
 		return nil, fmt.Errorf("build: recompute %w", err)
 	}
-	if opts.Recompute == RecomputeMLP {
+	if opts.Recompute.Active() {
 		switch {
 		case !opts.Training:
 			return nil, fmt.Errorf("build: recompute %q is for a Training graph (it has no backward pass)", opts.Recompute)
@@ -258,7 +271,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	}
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumTokens(), stoch: out.Stoch, noMaps: opts.NoMaps,
 		splitHeads: c.Distilled && opts.DistilledTraining, prec: graph.WithPrecision(opts.Precision),
-		recomputeMLP: opts.Recompute == RecomputeMLP}
+		recompute: opts.Recompute}
 	if opts.Frozen {
 		if b.packed, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
 			return nil, err
@@ -281,7 +294,7 @@ type builder struct {
 	noMaps        bool                           // attention without stored maps (BuildOptions.NoMaps)
 	prec          graph.OpOption                 // the precision of every product (BuildOptions.Precision)
 	splitHeads    bool                           // a distilled model's two heads apart (BuildOptions.DistilledTraining)
-	recomputeMLP  bool                           // each GELULinear recomputes fc1's output (BuildOptions.Recompute)
+	recompute     Recompute                      // what the backward pass computes again (BuildOptions.Recompute)
 	distLogits    *G.Node                        // head_dist's output, when splitHeads
 	batch, tokens int
 	stoch         *graph.Stochastic
@@ -403,6 +416,16 @@ func (b *builder) layerNorm(x *G.Node, name string, opts ...graph.OpOption) *G.N
 	})
 }
 
+// again adds graph.Recompute to opts when the graph recomputes from level
+// on (RecomputeMLP: fc1's output; RecomputeBlock: that, the LayerNorms'
+// and qkv's).
+func (b *builder) again(from Recompute, opts []graph.OpOption) []graph.OpOption {
+	if b.recompute == RecomputeBlock || (from == RecomputeMLP && b.recompute == RecomputeMLP) {
+		return append(opts, graph.Recompute())
+	}
+	return opts
+}
+
 // productInput is the option of an activation that only a Linear's
 // products read (when keep): in bf16, outside a Frozen graph (whose packed
 // Linears take float32), it is kept as bfloat16 words (graph.StoreBF16),
@@ -472,10 +495,10 @@ func PatchEmbed(form PatchEmbedForm, img, w, bias *G.Node, patch int, opts ...gr
 // less work on a 12-block ViT.
 func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	c, pre := b.cfg, fmt.Sprintf("blocks.%d.", i)
-	n := b.layerNorm(x, pre+"norm1", b.productInput(true)...) // read by attn.qkv only
+	n := b.layerNorm(x, pre+"norm1", b.again(RecomputeBlock, b.productInput(true))...) // read by attn.qkv only
 	// qkv (B·T, 3D) is read by graph.Attention's products only (not by the
 	// eval forms, AttentionEval and AttentionEvalFirst, which take float32).
-	h := b.linear(n, pre+"attn.qkv", b.productInput(!b.noMaps)...)
+	h := b.linear(n, pre+"attn.qkv", b.again(RecomputeBlock, b.productInput(!b.noMaps))...)
 	queries := b.tokens
 	if b.packed != nil && i == c.Depth-1 && c.Readout != ReadoutMean {
 		queries = c.NumPrefixTokens()
@@ -485,17 +508,13 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 	attn := b.attention(h, queries) // (B·queries, D)
 	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1")
 
-	n = b.layerNorm(x, pre+"norm2", b.productInput(true)...) // read by mlp.fc1 only
+	n = b.layerNorm(x, pre+"norm2", b.again(RecomputeBlock, b.productInput(true))...) // read by mlp.fc1 only
 	if b.productInput(b.cfg.Dropout == 0 || !b.stoch.Training) != nil {
 		// bf16 with no dropout between: GELU and fc2 in one op, which keeps
 		// no copy of the hidden activation (graph.GELULinear).
-		h = b.linear(n, pre+"mlp.fc1") // (B·queries, hidden), before the GELU
+		h = b.linear(n, pre+"mlp.fc1", b.again(RecomputeMLP, nil)...) // (B·queries, hidden), before the GELU
 		h = b.op(func() (*G.Node, error) {
-			opts := []graph.OpOption{b.prec}
-			if b.recomputeMLP {
-				opts = append(opts, graph.RecomputeInput())
-			}
-			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), opts...)
+			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), b.prec)
 		})
 		h = b.dropout(h, pre+"mlp.drop2")
 		return b.residual(x, n, h, dpr, pre+"drop_path2"), attn

@@ -92,8 +92,9 @@ type RunConfig struct {
 	Precision graph.Precision `yaml:"precision"`
 	// Recompute names the activations the backward pass computes again
 	// instead of keeping them from the forward pass: none (default, also
-	// "") or mlp, each block's mlp.fc1 output (layers.RecomputeMLP; bf16
-	// and model.dropout 0 only). It changes no bit of the run, so a
+	// ""); mlp, each block's mlp.fc1 output (layers.RecomputeMLP); block,
+	// also its norm1, attn.qkv and norm2 outputs (layers.RecomputeBlock).
+	// bf16 and model.dropout 0 only. It changes no bit of the run, so a
 	// resumed run may change it.
 	Recompute layers.Recompute `yaml:"recompute"`
 }
@@ -223,7 +224,7 @@ func (c Config) Validate() error {
 	}
 	if err := t.Recompute.Validate(); err != nil {
 		errs.Add("train.recompute", "%w", err)
-	} else if t.Recompute == layers.RecomputeMLP {
+	} else if t.Recompute.Active() {
 		switch {
 		case !t.Precision.IsBF16():
 			errs.Add("train.recompute", "%s needs train.precision %s (got %s): only its MLP can recompute fc1's output", t.Recompute, graph.BF16, t.Precision.OrDefault())

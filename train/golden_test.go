@@ -86,6 +86,8 @@ func TestGoldenSteps(t *testing.T) {
 		// recomputing fc1's output in the backward pass changes no bit:
 		// bf16's digests.
 		{"bf16/recompute", 5, []string{"train.precision=bf16", "train.recompute=mlp"}},
+		// nor does recomputing the LayerNorms' and qkv's outputs too.
+		{"bf16/block", 5, []string{"train.precision=bf16", "train.recompute=block"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := append([]string{"train.max_steps=" + strconv.Itoa(tc.steps), "data.limit_val=64", "train.out_dir=" + t.TempDir()}, tc.set...)

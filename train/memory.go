@@ -2,7 +2,6 @@ package train
 
 import (
 	"github.com/vitgo/vit/internal/memory"
-	"github.com/vitgo/vit/layers"
 )
 
 // MemoryEstimate is the memory a run needs, by part, in bytes, computed from
@@ -32,7 +31,7 @@ func EstimateEvalMemory(cfg Config) MemoryEstimate {
 func memorySpec(cfg Config, training bool) memory.Spec {
 	s := memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
 		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training,
-		BF16: cfg.Train.Precision.IsBF16(), RecomputeMLP: cfg.Train.Recompute == layers.RecomputeMLP}
+		BF16: cfg.Train.Precision.IsBF16(), Recompute: cfg.Train.Recompute}
 	if training {
 		// A freeze list that does not resolve is refused when the run
 		// builds its graph; the estimate then counts every tensor.

@@ -105,12 +105,13 @@ func TestEstimateTerms(t *testing.T) {
 // TestEstimateBF16: the training activations of the estimate follow
 // train.precision and train.recompute: for ViT-S/16 at batch 8 each is
 // within [1, 1.2] of the arena that graph.PlanBuffers plans for the
-// training graph (fp32, bf16, bf16 recomputing the MLP's input), so the
+// training graph (fp32, bf16, bf16 recomputing the MLP's input, bf16
+// recomputing the block's LayerNorms, qkv and MLP input), so the
 // estimate neither refuses a bf16 run for fp32's memory nor counts less
 // than the graph takes.
 func TestEstimateBF16(t *testing.T) {
 	if testing.Short() {
-		t.Skip("plans three ViT-S/16 training graphs")
+		t.Skip("plans four ViT-S/16 training graphs")
 	}
 	cfg := DefaultConfig()
 	cfg.Model = layers.Presets["vit_small_patch16_224"]
@@ -123,7 +124,7 @@ func TestEstimateBF16(t *testing.T) {
 	for _, v := range []struct {
 		prec graph.Precision
 		rc   layers.Recompute
-	}{{graph.FP32, layers.RecomputeNone}, {graph.BF16, layers.RecomputeNone}, {graph.BF16, layers.RecomputeMLP}} {
+	}{{graph.FP32, layers.RecomputeNone}, {graph.BF16, layers.RecomputeNone}, {graph.BF16, layers.RecomputeMLP}, {graph.BF16, layers.RecomputeBlock}} {
 		cfg.Train.Precision, cfg.Train.Recompute = v.prec, v.rc
 		est := EstimateMemory(cfg).TrainAct
 		tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: v.prec, Recompute: v.rc}, graph.NewArena(), nil, nil)

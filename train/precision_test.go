@@ -55,21 +55,25 @@ func TestPrecisionConfig(t *testing.T) {
 	}
 }
 
-// TestRecomputeConfig: train.recompute defaults to none, takes mlp with
-// bf16, and refuses an unknown value, mlp with fp32 and mlp with dropout
-// (a *ConfigError naming train.recompute).
+// TestRecomputeConfig: train.recompute defaults to none, takes mlp and
+// block with bf16, and refuses an unknown value, and either with fp32 or
+// with dropout (a *ConfigError naming train.recompute).
 func TestRecomputeConfig(t *testing.T) {
 	cfg, err := ParseConfig([]byte("train: {epochs: 1}\n"), nil)
 	if err != nil || cfg.Train.Recompute != layers.RecomputeNone {
 		t.Errorf("default recompute %q, %v; want none", cfg.Train.Recompute, err)
 	}
-	if cfg, err = ParseConfig(nil, []string{"train.precision=bf16", "train.recompute=mlp"}); err != nil || cfg.Train.Recompute != layers.RecomputeMLP {
-		t.Errorf("-set train.recompute=mlp: %q, %v", cfg.Train.Recompute, err)
+	for _, rc := range []layers.Recompute{layers.RecomputeMLP, layers.RecomputeBlock} {
+		if cfg, err = ParseConfig(nil, []string{"train.precision=bf16", "train.recompute=" + string(rc)}); err != nil || cfg.Train.Recompute != rc {
+			t.Errorf("-set train.recompute=%s: %q, %v", rc, cfg.Train.Recompute, err)
+		}
 	}
 	for _, set := range [][]string{
-		{"train.precision=bf16", "train.recompute=blocks"},
+		{"train.precision=bf16", "train.recompute=everything"},
 		{"train.recompute=mlp"},
+		{"train.recompute=block"},
 		{"train.precision=bf16", "train.recompute=mlp", "model.dropout=0.1"},
+		{"train.precision=bf16", "train.recompute=block", "model.dropout=0.1"},
 	} {
 		_, err := ParseConfig(nil, set)
 		var ce *ConfigError

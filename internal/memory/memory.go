@@ -59,11 +59,14 @@ const (
 
 // A bf16 training graph (train.precision) keeps the products' inputs
 // as bfloat16 words and no GELU output; with train.recompute mlp, not
-// mlp.fc1's output either (one block's at a time). Fitted to the
-// planned arenas of ViT-S/16 and ViT-B/16 (1080 and 1071 MiB, 674 and
-// 665 MiB recomputing; docs/precision.md).
+// mlp.fc1's output either (one block's at a time); with block, not the
+// words of norm1, qkv and norm2 either (10·D bytes per row: 2.5·D
+// values, of which one block's stay). Fitted to the planned arenas of
+// ViT-S/16 and ViT-B/16 (1080 and 1071 MiB; 674 and 665 MiB with mlp;
+// 416 and 406 MiB with block; docs/precision.md).
 const (
 	actPerRowDBF16            = 5.5
+	actPerRowDBlock           = 3.0
 	actPerRowHiddenBF16       = 1.05
 	actPerRowHiddenRecomputed = 0.13
 )
@@ -82,9 +85,10 @@ type Spec struct {
 	// Teacher is distill.teacher's architecture when training with a
 	// teacher (distill.type hard or soft); nil otherwise.
 	Teacher *layers.Config
-	// BF16 is train.precision bf16, and RecomputeMLP train.recompute mlp
+	// BF16 is train.precision bf16, and Recompute train.recompute
 	// (training only).
-	BF16, RecomputeMLP bool
+	BF16      bool
+	Recompute layers.Recompute
 	// Frozen holds the names of the parameters that are not trained
 	// (finetune.freeze, finetune.linear_probe): they get no gradient and
 	// no AdamW moments.
@@ -124,7 +128,9 @@ func Of(s Spec) Estimate {
 		switch {
 		case s.BF16 && m.Dropout > 0: // the MLP keeps fc1's and GELU's outputs in float32
 			perD = actPerRowDBF16
-		case s.BF16 && s.RecomputeMLP:
+		case s.BF16 && s.Recompute == layers.RecomputeBlock:
+			perD, perHid = actPerRowDBlock, actPerRowHiddenRecomputed
+		case s.BF16 && s.Recompute == layers.RecomputeMLP:
 			perD, perHid = actPerRowDBF16, actPerRowHiddenRecomputed
 		case s.BF16:
 			perD, perHid = actPerRowDBF16, actPerRowHiddenBF16
