@@ -7,7 +7,7 @@
 // matrix products (Precision: fp32, or bf16 with autocast's semantics), and
 // StoreBF16 keeps an op's output as bfloat16 words (dtype Uint16) when only
 // bfloat16 products read it, half the memory and the same bits.
-// Recompute makes the backward pass compute a Linear's or a LayerNorm's
-// output again instead of keeping it from the forward pass. PlanBuffers places the ops' outputs
-// in an Arena by lifetime.
+// Recompute makes the backward pass compute a Linear's, a LayerNorm's or a
+// Residual's output again instead of keeping it from the forward pass.
+// PlanBuffers places the ops' outputs in an Arena by lifetime.
 package graph

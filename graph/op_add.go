@@ -65,8 +65,11 @@ func (op *addOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 // instead hands the sum's gradient to the LayerNorm, whose dx kernel adds it
 // row by row on every core, with the same single float32 addition per
 // element: the gradients are bit-identical to Add's, and the backward tape
-// holds no gradient adds. Each LayerNorm can close one Residual.
-func Residual(x, norm, h *G.Node) (*G.Node, error) {
+// holds no gradient adds. Each LayerNorm can close one Residual. With
+// Recompute the backward pass computes the sum again where it reads it
+// (the next LayerNorm's gradient), from x and h as it reads them (h again
+// too when its op has Recompute).
+func Residual(x, norm, h *G.Node, opts ...OpOption) (*G.Node, error) {
 	if x == nil || norm == nil || h == nil {
 		return nil, fmt.Errorf("Residual: x, norm and h must all be given")
 	}
@@ -80,7 +83,9 @@ func Residual(x, norm, h *G.Node) (*G.Node, error) {
 	if !x.Shape().Eq(h.Shape()) {
 		return nil, fmt.Errorf("Residual: shapes %v and %v differ", x.Shape(), h.Shape())
 	}
-	y, err := G.ApplyOp(&residualOp{addOp: addOp{newElemOp("Residual", "", 2, x.Dims())}, ln: ln}, x, h)
+	op := &residualOp{addOp: addOp{newElemOp("Residual", "", 2, x.Dims())}, ln: ln}
+	op.recompute = recomputes(opts)
+	y, err := G.ApplyOp(op, x, h)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +98,7 @@ func Residual(x, norm, h *G.Node) (*G.Node, error) {
 type residualOp struct {
 	addOp
 	ln *layerNormOp
+	recomputeMark
 }
 
 // DiffWRT: Gorgonia sends no gradient to x through the sum; x gets it from

@@ -41,19 +41,18 @@ func LayerNorm(x, w, b *G.Node, eps float64, opts ...OpOption) (*G.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(&layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x, words: words, recompute: recomputes(opts)}, x, w, b)
+	op := &layerNormOp{opBase: newOpBase(), eps: eps, d: d, x: x, words: words}
+	op.recompute = recomputes(opts)
+	return G.ApplyOp(op, x, w, b)
 }
 
 type layerNormOp struct {
 	opBase
-	eps   float64
-	d     int
-	words bool // the output is bfloat16 words (StoreBF16)
-	out   buffer
-	// recompute: the backward pass reads the output computed again
-	// (Recompute): again, made by the first reader's gradient (kept).
-	recompute bool
-	again     *G.Node
+	eps           float64
+	d             int
+	words         bool // the output is bfloat16 words (StoreBF16)
+	out           buffer
+	recomputeMark // Recompute
 
 	// x is the input node, for Residual's check. fork is set by the
 	// Residual that sums x with this LayerNorm's branch; next is that sum's
@@ -157,12 +156,16 @@ func (op *layerNormOp) String() string       { return "LayerNorm" }
 func (op *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
 
 func (op *layerNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	x, w := inputs[0], inputs[1]
+	w := inputs[1]
+	x, err := kept(inputs[0], grad) // x, or the sum that made it computed again (Recompute)
+	if err != nil {
+		return nil, err
+	}
 	// The output y is an input of the gradient ops that read μ and rstd only
 	// to order them after the forward op (never its values, so it may be
 	// words, or, with Recompute, the copy its readers made). At a residual
 	// fork the sum's gradient is a fifth input, added to dx in the same pass.
-	output, err := kept(output, grad)
+	output, err = kept(output, grad)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,8 @@ func Linear(x, w, b *G.Node, opts ...OpOption) (*G.Node, error) {
 	if outWords && !bf16 {
 		return nil, fmt.Errorf("Linear: StoreBF16 needs precision %s", BF16)
 	}
-	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words, outWords: outWords, recompute: recomputes(opts)}
+	op := &linearOp{opBase: newOpBase(), wRank: w.Dims(), bias: b != nil, bf16: bf16, words: words, outWords: outWords}
+	op.recompute = recomputes(opts)
 	if b == nil {
 		return G.ApplyOp(op, x, w)
 	}
@@ -116,12 +117,9 @@ type linearOp struct {
 	outWords bool
 	// act, when not nil: x is u and the product reads GELU(u)'s words,
 	// made in a pooled buffer (GELULinear).
-	act *GELUApprox
-	// recompute: the backward pass reads the output computed again
-	// (Recompute): again, made by the first reader's gradient (kept).
-	recompute bool
-	again     *G.Node
-	out       buffer
+	act           *GELUApprox
+	recomputeMark // Recompute
+	out           buffer
 }
 
 var _ G.SDOp = (*linearOp)(nil)

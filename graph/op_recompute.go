@@ -12,7 +12,7 @@ import (
 // Recompute keeps an op's output only for the forward pass: each op of the
 // backward pass that reads it reads a copy computed again, by the same op
 // on the same operands, once the gradient has reached the first of them.
-// Linear and LayerNorm offer it; GELULinear refuses it. An operand that is itself a Recompute output is
+// Linear, LayerNorm and Residual offer it; GELULinear refuses it. An operand that is itself a Recompute output is
 // computed again too, so a chain (norm1 → qkv) is kept as its first input
 // only. The copy is made once per node and shared by its backward readers;
 // it lives from the first of them to the last, so a training step keeps
@@ -37,129 +37,101 @@ func recomputes(opts []OpOption) bool {
 // itself, or, when n's op is marked Recompute, its copy computed again
 // after the gradient after (made on the first call, then shared).
 func kept(n, after *G.Node) (*G.Node, error) {
+	var mark *recomputeMark
+	var fresh againable
 	switch op := n.Op().(type) {
 	case *linearOp:
-		if !op.recompute {
-			return n, nil
-		}
-		if op.again == nil {
-			a := &linearAgainOp{linearOp: linearOp{opBase: newOpBase(), wRank: op.wRank, bias: op.bias, bf16: op.bf16, words: op.words, outWords: op.outWords, act: op.act}}
-			node, err := applyAgain(a, n, after)
-			if err != nil {
-				return nil, err
-			}
-			op.again = node
-		}
-		return op.again, nil
+		mark = &op.recomputeMark
+		fresh = &linearOp{opBase: newOpBase(), wRank: op.wRank, bias: op.bias, bf16: op.bf16, words: op.words, outWords: op.outWords, act: op.act}
 	case *layerNormOp:
-		if !op.recompute {
-			return n, nil
-		}
-		if op.again == nil {
-			a := &layerNormAgainOp{layerNormOp: layerNormOp{opBase: newOpBase(), eps: op.eps, d: op.d, words: op.words, x: op.x}}
-			node, err := applyAgain(a, n, after)
+		// Its own row statistics: the forward's, which the gradient ops
+		// read, stay as they are.
+		mark = &op.recomputeMark
+		fresh = &layerNormOp{opBase: newOpBase(), eps: op.eps, d: op.d, words: op.words, x: op.x}
+	case *residualOp:
+		mark = &op.recomputeMark
+		fresh = &addOp{newElemOp("Residual", "", 2, op.rank)}
+	default:
+		return n, nil
+	}
+	if !mark.recompute {
+		return n, nil
+	}
+	if mark.again == nil {
+		args := G.Nodes{after}
+		for _, c := range children(n.Graph(), n) {
+			k, err := kept(c, after)
 			if err != nil {
 				return nil, err
 			}
-			op.again = node
+			args = append(args, k)
 		}
-		return op.again, nil
-	}
-	return n, nil
-}
-
-// applyAgain applies the copy op to after and n's operands, each as the
-// backward pass reads it (kept).
-func applyAgain(op G.Op, n, after *G.Node) (*G.Node, error) {
-	args := G.Nodes{after}
-	for _, c := range children(n.Graph(), n) {
-		k, err := kept(c, after)
+		node, err := G.ApplyOp(&againOp{opBase: newOpBase(), fwd: fresh}, args...)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("Recompute %s: %w", n.Name(), err)
 		}
-		args = append(args, k)
+		mark.again = node
 	}
-	node, err := G.ApplyOp(op, args...)
-	if err != nil {
-		return nil, fmt.Errorf("Recompute %s: %w", n.Name(), err)
-	}
-	return node, nil
+	return mark.again, nil
 }
 
-// againType is a forward op's type with a leading float32 gradient input,
-// which the copy does not read: the dependence puts it after that gradient
-// in the tape, so its output lives only in the backward pass.
-func againType(fwd hm.Type) hm.Type {
-	ts := fwd.(*hm.FunctionType).FlatTypes()
+// recomputeMark is what an op offering Recompute holds: whether it was
+// asked for, and the copy made by the first backward reader (kept).
+type recomputeMark struct {
+	recompute bool
+	again     *G.Node
+}
+
+// againable is a forward op that can run again in the backward pass.
+type againable interface {
+	G.Op
+	outBuffer() *buffer
+}
+
+// againOp is a forward op run again in the backward pass (Recompute): a
+// fresh copy of it (its own id, output buffer and scratch), with the
+// gradient that must exist before it runs as an extra first input, which
+// it does not read. The dependence puts it after that gradient in the
+// tape, so its output lives only in the backward pass.
+type againOp struct {
+	opBase
+	fwd againable
+}
+
+func (op *againOp) Arity() int { return op.fwd.Arity() + 1 }
+
+// Type is the forward op's with a leading float32 gradient.
+func (op *againOp) Type() hm.Type {
+	ts := op.fwd.Type().(*hm.FunctionType).FlatTypes()
 	after := G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
 	return hm.NewFnType(append([]hm.Type{after}, ts...)...)
 }
 
-// linearAgainOp is a Linear run again in the backward pass (Recompute): a
-// copy of the Linear, with its own id and output buffer.
-type linearAgainOp struct {
-	linearOp
-}
-
-func (op *linearAgainOp) Arity() int    { return op.linearOp.Arity() + 1 }
-func (op *linearAgainOp) Type() hm.Type { return againType(op.linearOp.Type()) }
-
-func (op *linearAgainOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *againOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if len(in) == 0 {
-		return nil, fmt.Errorf("Recompute(Linear): no inputs")
+		return nil, fmt.Errorf("%s: no inputs", op)
 	}
-	return op.linearOp.InferShape(in[1:]...)
+	return op.fwd.InferShape(in[1:]...)
 }
 
-func (op *linearAgainOp) Do(vs ...G.Value) (G.Value, error) {
+func (op *againOp) Do(vs ...G.Value) (G.Value, error) {
 	if len(vs) != op.Arity() {
-		return nil, fmt.Errorf("Recompute(Linear): want %d inputs, got %d", op.Arity(), len(vs))
+		return nil, fmt.Errorf("%s: want %d inputs, got %d", op, op.Arity(), len(vs))
 	}
-	return op.linearOp.Do(vs[1:]...)
+	return op.fwd.Do(vs[1:]...)
 }
 
-func (op *linearAgainOp) WriteHash(h hash.Hash) {
+func (op *againOp) WriteHash(h hash.Hash) {
 	fmt.Fprint(h, "Recompute:")
-	op.linearOp.WriteHash(h)
+	op.fwd.WriteHash(h)
+	op.writeID(h)
 }
 
 // DiffWRT: nothing; the op is built by a gradient and never differentiated.
-func (op *linearAgainOp) DiffWRT(n int) []bool { return make([]bool, n) }
-
-func (op *linearAgainOp) Hashcode() uint32 { return hashOf(op) }
-func (op *linearAgainOp) String() string   { return "Recompute(Linear)" }
-
-// layerNormAgainOp is a LayerNorm run again in the backward pass
-// (Recompute): a copy with its own id, output buffer and row statistics
-// (the forward's, which the gradient ops read, stay as they are).
-type layerNormAgainOp struct {
-	layerNormOp
+func (op *againOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *againOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("%s is never differentiated", op)
 }
-
-func (op *layerNormAgainOp) Arity() int    { return op.layerNormOp.Arity() + 1 }
-func (op *layerNormAgainOp) Type() hm.Type { return againType(op.layerNormOp.Type()) }
-
-func (op *layerNormAgainOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	if len(in) == 0 {
-		return nil, fmt.Errorf("Recompute(LayerNorm): no inputs")
-	}
-	return op.layerNormOp.InferShape(in[1:]...)
-}
-
-func (op *layerNormAgainOp) Do(vs ...G.Value) (G.Value, error) {
-	if len(vs) != op.Arity() {
-		return nil, fmt.Errorf("Recompute(LayerNorm): want %d inputs, got %d", op.Arity(), len(vs))
-	}
-	return op.layerNormOp.Do(vs[1:]...)
-}
-
-func (op *layerNormAgainOp) WriteHash(h hash.Hash) {
-	fmt.Fprint(h, "Recompute:")
-	op.layerNormOp.WriteHash(h)
-}
-
-// DiffWRT: nothing; the op is built by a gradient and never differentiated.
-func (op *layerNormAgainOp) DiffWRT(n int) []bool { return make([]bool, n) }
-
-func (op *layerNormAgainOp) Hashcode() uint32 { return hashOf(op) }
-func (op *layerNormAgainOp) String() string   { return "Recompute(LayerNorm)" }
+func (op *againOp) Hashcode() uint32   { return hashOf(op) }
+func (op *againOp) String() string     { return "Recompute(" + op.fwd.String() + ")" }
+func (op *againOp) outBuffer() *buffer { return op.fwd.outBuffer() }

@@ -192,12 +192,14 @@ const (
 	// Every bit of the step stays the same. It needs a bf16 graph without
 	// dropout, whose MLP is a GELULinear.
 	RecomputeMLP Recompute = "mlp"
-	// RecomputeBlock also recomputes norm1's and norm2's outputs and
-	// attn.qkv's: a block keeps, between the passes, only the float32
-	// inputs of its two LayerNorms and attention's output (as bfloat16
-	// words), 10·D bytes per token row instead of 20·D with RecomputeMLP,
-	// for one more qkv product and two more LayerNorms per block. Every bit
-	// stays the same; it needs what RecomputeMLP needs.
+	// RecomputeBlock also recomputes norm1's and norm2's outputs, attn.qkv's,
+	// and norm2's float32 input x + attn.proj(attention): a block keeps,
+	// between the passes, only its input x (float32) and attention's output
+	// (bfloat16 words), 6·D bytes per token row instead of 20·D with
+	// RecomputeMLP, for one more attn.qkv and attn.proj product, two
+	// LayerNorms and a sum per block. With drop path the sum's branch is
+	// kept instead of the sum. Every bit stays the same; it needs what
+	// RecomputeMLP needs.
 	RecomputeBlock Recompute = "block"
 )
 
@@ -417,8 +419,8 @@ func (b *builder) layerNorm(x *G.Node, name string, opts ...graph.OpOption) *G.N
 }
 
 // again adds graph.Recompute to opts when the graph recomputes from level
-// on (RecomputeMLP: fc1's output; RecomputeBlock: that, the LayerNorms'
-// and qkv's).
+// on (RecomputeMLP: fc1's output; RecomputeBlock: that, the LayerNorms',
+// qkv's, attn.proj's and its residual sum's).
 func (b *builder) again(from Recompute, opts []graph.OpOption) []graph.OpOption {
 	if b.recompute == RecomputeBlock || (from == RecomputeMLP && b.recompute == RecomputeMLP) {
 		return append(opts, graph.Recompute())
@@ -506,7 +508,9 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 		b.clsRows = true
 	}
 	attn := b.attention(h, queries) // (B·queries, D)
-	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1")
+	// With RecomputeBlock the sum x + attn.proj(attn), norm2's float32 input,
+	// is computed again too: the block keeps only its input x and attn.
+	x = b.linearResidual(attn, pre+"attn.proj", x, n, dpr, pre+"attn.proj_drop", pre+"drop_path1", b.again(RecomputeBlock, nil)...)
 
 	n = b.layerNorm(x, pre+"norm2", b.again(RecomputeBlock, b.productInput(true))...) // read by mlp.fc1 only
 	if b.productInput(b.cfg.Dropout == 0 || !b.stoch.Training) != nil {
@@ -517,7 +521,7 @@ func (b *builder) block(x *G.Node, i int, dpr float64) (*G.Node, *G.Node) {
 			return graph.GELULinear(h, b.p[pre+"mlp.fc2.weight"], b.p[pre+"mlp.fc2.bias"], b.geluApprox(), b.prec)
 		})
 		h = b.dropout(h, pre+"mlp.drop2")
-		return b.residual(x, n, h, dpr, pre+"drop_path2"), attn
+		return b.residual(x, n, h, dpr, pre+"drop_path2", nil), attn
 	}
 	h = b.linearAct(n, pre+"mlp.fc1") // (B·queries, hidden)
 	h = b.dropout(h, pre+"mlp.drop1")
@@ -546,13 +550,13 @@ func (b *builder) attention(qkv *G.Node, queries int) *G.Node {
 // linearResidual returns x + drop_path(dropout(Linear name (h))), the
 // residual branch that starts at norm = LayerNorm(x) (see residual); in a
 // Frozen graph, the Linear with the sum fused (graph.LinearPackedAdd).
-func (b *builder) linearResidual(h *G.Node, name string, x, norm *G.Node, dpr float64, drop, dropPath string) *G.Node {
+func (b *builder) linearResidual(h *G.Node, name string, x, norm *G.Node, dpr float64, drop, dropPath string, again ...graph.OpOption) *G.Node {
 	if pw := b.packed[name+".weight"]; pw != nil {
 		return b.op(func() (*G.Node, error) { return graph.LinearPackedAdd(h, pw, b.p[name+".bias"], x) })
 	}
-	h = b.linear(h, name)
+	h = b.linear(h, name, again...)
 	h = b.dropout(h, drop)
-	return b.residual(x, norm, h, dpr, dropPath)
+	return b.residual(x, norm, h, dpr, dropPath, again)
 }
 
 // linearAct returns the MLP activation of Linear name (x); in a Frozen
@@ -576,11 +580,11 @@ func (b *builder) geluApprox() graph.GELUApprox {
 // residual returns x + drop_path(h), h being the branch that starts at
 // norm = LayerNorm(x): graph.Residual, whose gradient at the fork is summed
 // inside the LayerNorm's backward kernel.
-func (b *builder) residual(x, norm, h *G.Node, rate float64, name string) *G.Node {
+func (b *builder) residual(x, norm, h *G.Node, rate float64, name string, opts []graph.OpOption) *G.Node {
 	if rate > 0 && b.stoch.Training {
 		h = b.op(func() (*G.Node, error) { return graph.DropPath(h, rate, b.batch, b.stoch, graph.StreamID(name)) })
 	}
-	return b.op(func() (*G.Node, error) { return graph.Residual(x, norm, h) })
+	return b.op(func() (*G.Node, error) { return graph.Residual(x, norm, h, opts...) })
 }
 
 func (b *builder) dropout(h *G.Node, name string) *G.Node {

@@ -93,7 +93,8 @@ type RunConfig struct {
 	// Recompute names the activations the backward pass computes again
 	// instead of keeping them from the forward pass: none (default, also
 	// ""); mlp, each block's mlp.fc1 output (layers.RecomputeMLP); block,
-	// also its norm1, attn.qkv and norm2 outputs (layers.RecomputeBlock).
+	// all of a block but its input and attention's output
+	// (layers.RecomputeBlock).
 	// bf16 and model.dropout 0 only. It changes no bit of the run, so a
 	// resumed run may change it.
 	Recompute layers.Recompute `yaml:"recompute"`

@@ -31,9 +31,13 @@ func TestForwardFLOPsMatchesPeer(t *testing.T) {
 }
 
 // trainPlan builds c's training graph as measureSteps does and reads its plan.
-func trainPlan(t *testing.T, c layers.Config, batch int, prec graph.Precision) floorPlan {
+func trainPlan(t *testing.T, c layers.Config, batch int, prec graph.Precision, rc ...layers.Recompute) floorPlan {
 	t.Helper()
-	step, _, err := harness.NewStep(c, batch, 1, train.StepConfig{LR: func(int) float64 { return 0 }, Precision: prec})
+	sc := train.StepConfig{LR: func(int) float64 { return 0 }, Precision: prec}
+	if len(rc) > 0 {
+		sc.Recompute = rc[0]
+	}
+	step, _, err := harness.NewStep(c, batch, 1, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +89,25 @@ func TestPlanMatchesAnalyticFLOPs(t *testing.T) {
 		// but the patch projection's dx.
 		if want := 3*(2+4*c.Depth) - 1; len(p.Gemms) != want {
 			t.Errorf("%s: %d linear products, want %d", name, len(p.Gemms), want)
+		}
+	}
+}
+
+// A training step that recomputes (train.recompute) issues each
+// recomputed Linear's forward product again, and the floor counts it:
+// mlp.fc1 per block with mlp; also attn.qkv and attn.proj with block.
+func TestPlanCountsRecomputedProducts(t *testing.T) {
+	const batch = 2
+	c := benchConfigs["small"].model()
+	base := trainPlan(t, c, batch, graph.BF16).flops()[kindLinear]
+	d, hid, rows := float64(c.EmbedDim), float64(c.Hidden()), float64(batch*c.NumTokens())
+	for _, tc := range []struct {
+		rc    layers.Recompute
+		extra float64 // multiply-adds per row and block
+	}{{layers.RecomputeMLP, d * hid}, {layers.RecomputeBlock, d*hid + 3*d*d + d*d}} {
+		got := trainPlan(t, c, batch, graph.BF16, tc.rc).flops()[kindLinear]
+		if want := base + 2*tc.extra*rows*float64(c.Depth); got != want {
+			t.Errorf("recompute %s: Linear %.0f FLOPs, want %.0f (%.0f without and the recomputed products)", tc.rc, got, want, base)
 		}
 	}
 }

@@ -95,6 +95,9 @@ func planFromGraph(g *G.ExprGraph, c layers.Config, batch int) (floorPlan, error
 		}
 		name := n.Op().String()
 		in := inputShapes(g, n)
+		if inner, ok := strings.CutPrefix(name, "Recompute("); ok && len(in) > 0 { // a forward op run again (train.recompute): its product counts
+			name, in = strings.TrimSuffix(inner, ")"), in[1:]
+		}
 		if name == kindLinearDxGELU && len(in) == 3 {
 			name, in = kindLinearDx, in[:2]
 		}

@@ -88,7 +88,7 @@ var experiment = harness.Experiment[results]{
 		fs.StringVar(&o.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch")
 		fs.StringVar(&o.peerScript, "peer-script", "", "path of vit_ref.py (default: ../shared/bench/vit_ref.py from the repository root)")
 		fs.StringVar(&o.precision, "precision", "fp32", "comma-separated precisions of ours: fp32, bf16 (bfloat16 products, float32 accumulation); with bf16 the peer also runs with --amp bf16")
-		fs.StringVar(&o.recompute, "recompute", "none", "what ours's bf16 training steps recompute in the backward pass (train.recompute): none, mlp (each block's fc1 output) or block (also its norm1, qkv and norm2 outputs)")
+		fs.StringVar(&o.recompute, "recompute", "none", "what ours's bf16 training steps recompute in the backward pass (train.recompute): none, mlp (each block's fc1 output) or block (all of a block but its input and attention's output)")
 		fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of our timed training steps to this file (one config: as is; several: NAME.CONFIG.EXT)")
 	},
 	Measure: measure,

@@ -60,13 +60,13 @@ const (
 // A bf16 training graph (train.precision) keeps the products' inputs
 // as bfloat16 words and no GELU output; with train.recompute mlp, not
 // mlp.fc1's output either (one block's at a time); with block, not the
-// words of norm1, qkv and norm2 either (10·D bytes per row: 2.5·D
-// values, of which one block's stay). Fitted to the planned arenas of
-// ViT-S/16 and ViT-B/16 (1080 and 1071 MiB; 674 and 665 MiB with mlp;
-// 416 and 406 MiB with block; docs/precision.md).
+// words of norm1, qkv and norm2 nor norm2's float32 input either (14·D
+// bytes per row: 3.5·D values, of which one block's stay). Fitted to the
+// planned arenas of ViT-S/16 and ViT-B/16 (1080 and 1071 MiB; 674 and
+// 665 MiB with mlp; 314 and 305 MiB with block; docs/precision.md).
 const (
 	actPerRowDBF16            = 5.5
-	actPerRowDBlock           = 3.0
+	actPerRowDBlock           = 2.0
 	actPerRowHiddenBF16       = 1.05
 	actPerRowHiddenRecomputed = 0.13
 )
