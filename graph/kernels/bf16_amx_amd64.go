@@ -74,12 +74,35 @@ func amxProduct(pt *pairTiles, src *amxRows, b BF16Operand, transB bool, n int, 
 	m, k := src.m, src.k
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock // bfloat16 per row of A, padded
 	npad := (n + 31) / 32 * 32
-	bufB := borrowWords(npad * kw / 2)
+	par := parallel && m*n*k >= parallelMinWork
+	nb := npad * kw / 2
+	if !par && m > 0 && n > 0 && k > 0 && !pt.blocked(npad, kw) {
+		// A small serial product (attention's, one per head): B's panels and
+		// the row block's buffers in one pooled buffer, one Get and Put
+		// instead of three or four.
+		buf := borrowWords(nb + flatSpare(npad, kw, src.transA))
+		defer putWords(buf)
+		bw := (*buf)[:nb]
+		packOperandB(pt.perm, bw, transB, k, n, kw, npad, b, false)
+		runAMXFlat(pt, nil, src, bw, m, n, k, alpha, beta, c, ldc, false, epi, (*buf)[nb:])
+		return
+	}
+	bufB := borrowWords(nb)
 	defer putWords(bufB)
 	bw := *bufB
-	par := parallel && m*n*k >= parallelMinWork
 	packOperandB(pt.perm, bw, transB, k, n, kw, npad, b, par)
 	runAMX(pt, nil, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
+}
+
+// flatSpare is the words a serial flatRun's buffers take (flatRun.spare):
+// a float32 scratch of 32 rows of C, op(A)'s 32-row block, and with
+// transA the block's transposition.
+func flatSpare(npad, kw int, transA bool) int {
+	n := 32*npad + 32*kw/2
+	if transA {
+		n += kw / 2 * 32
+	}
+	return n
 }
 
 // packOperandB is packPanelsAMX for an operand of float32 values or
@@ -172,13 +195,14 @@ func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, 
 		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, pt.depthBlocks, amxColBlocks)
 		return
 	}
-	runAMXFlat(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi)
+	runAMXFlat(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, nil)
 }
 
 // runAMXFlat is runAMX for an op(B) within amxReach: each 32-row block of
 // op(A), converted by the core that runs it, runs over all of C's 32-column
-// blocks and the whole depth in one call.
-func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int)) {
+// blocks and the whole depth in one call. spare, when not nil, holds a
+// serial run's buffers (flatSpare words; par must be false).
+func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), spare []uint32) {
 	kb := (k + tileBlock - 1) / tileBlock
 	nb := (n + 31) / 32
 	f := flatRun{pt: pt, ah: ah, bw: bw, m: m, n: n, k: k, kb: kb, kw: kb * tileBlock, nb: nb, npad: nb * 32,
@@ -187,6 +211,7 @@ func runAMXFlat(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k i
 	if src != nil {
 		f.src, f.hasSrc = *src, true
 	}
+	f.spare = spare
 	if mb := (m + 31) / 32; par {
 		g := f // only this copy escapes to the cores, so a serial product allocates nothing here
 		parallelFor(mb, splitGrain(mb, 4, 1), 1, g.run)
@@ -207,28 +232,35 @@ type flatRun struct {
 	c                         []float32
 	ldc                       int
 	epi                       func(i0, i1, j0, j1 int)
-	direct                    bool // alpha 1, beta 0, whole column blocks: the tiles write C itself
+	direct                    bool     // alpha 1, beta 0, whole column blocks: the tiles write C itself
+	spare                     []uint32 // a serial run's buffers, flatSpare words; nil: pooled ones
 }
 
 func (f *flatRun) run(lo, hi int) {
 	m, n, k, kw, npad := f.m, f.n, f.k, f.kw, f.npad
 	pstride := 32 * kw // bytes from one 16-column panel to the next
 	var scratch []float32
-	if !f.direct || hi*32 > m {
-		buf := borrowWords(32 * npad)
-		defer putWords(buf)
-		scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
-	}
 	var blockA []uint16
 	var tmp []uint32
-	if f.hasSrc {
-		buf := borrowWords(32 * kw / 2)
-		defer putWords(buf)
-		blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
-		if f.src.transA {
-			t := borrowWords(kw / 2 * 32)
-			defer putWords(t)
-			tmp = *t
+	if sp := f.spare; sp != nil { // flatSpare's layout: scratch, op(A)'s block, its transposition
+		scratch = unsafe.Slice((*float32)(unsafe.Pointer(&sp[0])), 32*npad)
+		blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&sp[32*npad])), 32*kw)
+		tmp = sp[32*npad+32*kw/2:]
+	} else {
+		if !f.direct || hi*32 > m {
+			buf := borrowWords(32 * npad)
+			defer putWords(buf)
+			scratch = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), 32*npad)
+		}
+		if f.hasSrc {
+			buf := borrowWords(32 * kw / 2)
+			defer putWords(buf)
+			blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
+			if f.src.transA {
+				t := borrowWords(kw / 2 * 32)
+				defer putWords(t)
+				tmp = *t
+			}
 		}
 	}
 	for blk := lo; blk < hi; blk++ {
