@@ -160,37 +160,8 @@ func TestBuildBF16Refusals(t *testing.T) {
 func TestRecompute(t *testing.T) {
 	m, c := bf16Model(t)
 	const batch = 4
-	type run struct {
-		logits   []float32
-		grads    [][]float32
-		arena    float64
-		recompOp int
-	}
-	step := func(rc Recompute) run {
-		g, err := m.Build(batch, BuildOptions{Precision: graph.BF16, Training: true, Seed: 5, Recompute: rc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		grads, err := G.Grad(weightedSum32(t, g.Logits), g.Params...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := graph.PlanBuffers(g.G, graph.NewArena(), append(G.Nodes{g.Logits}, grads...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fillInput32(g)
-		runGraph(t, g.G)
-		r := run{logits: append([]float32(nil), g.Logits.Value().Data().([]float32)...), arena: st.ArenaMiB}
-		for _, gr := range grads {
-			r.grads = append(r.grads, append([]float32(nil), gr.Value().Data().([]float32)...))
-		}
-		for _, n := range g.G.AllNodes() {
-			if n.Op() != nil && strings.HasPrefix(n.Op().String(), "Recompute") {
-				r.recompOp++
-			}
-		}
-		return r
+	step := func(rc Recompute) recomputeRun {
+		return recomputeStep(t, m, batch, BuildOptions{Precision: graph.BF16, Training: true, Seed: 5, Recompute: rc})
 	}
 	rows := float64(batch * c.NumTokens())
 	u := rows * float64(c.EmbedDim) * c.MLPRatio * 4 / (1 << 20) // fc1's float32 output
@@ -225,6 +196,89 @@ func TestRecompute(t *testing.T) {
 		}
 		if saved := keep.arena - again.arena; saved < float64(c.Depth-1)*tc.saves {
 			t.Errorf("%s: arena %.4f MiB, %.4f without: saves %.4f MiB, want ≥ %d blocks of %.4f MiB", tc.rc, again.arena, keep.arena, saved, c.Depth-1, tc.saves)
+		}
+	}
+}
+
+// recomputeRun is what recomputeStep read from one run of a training graph.
+type recomputeRun struct {
+	logits   []float32
+	grads    [][]float32
+	arena    float64
+	recompOp int // ops named Recompute(…)
+}
+
+// recomputeStep builds m's graph with opts, takes the gradients of a
+// weighted sum of its logits (and of a distilled model's head_dist ones),
+// plans it, runs it once on fillInput32's input and returns what it gave.
+func recomputeStep(t *testing.T, m *VisionTransformer, batch int, opts BuildOptions) recomputeRun {
+	t.Helper()
+	g, err := m.Build(batch, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := weightedSum32(t, g.Logits)
+	if g.DistLogits != nil {
+		loss = G.Must(G.Add(loss, weightedSum32(t, g.DistLogits)))
+	}
+	grads, err := G.Grad(loss, g.Params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := graph.PlanBuffers(g.G, graph.NewArena(), append(G.Nodes{g.Logits}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillInput32(g)
+	runGraph(t, g.G)
+	r := recomputeRun{logits: append([]float32(nil), g.Logits.Value().Data().([]float32)...), arena: st.ArenaMiB}
+	for _, gr := range grads {
+		r.grads = append(r.grads, append([]float32(nil), gr.Value().Data().([]float32)...))
+	}
+	for _, n := range g.G.AllNodes() {
+		if n.Op() != nil && strings.HasPrefix(n.Op().String(), "Recompute") {
+			r.recompOp++
+		}
+	}
+	return r
+}
+
+// TestRecomputeVariants: RecomputeBlock keeps every bit in a distilled
+// model's training graph (DeiT: two prefix tokens, two heads) and with
+// drop path (whose output the sum's recompute reads, kept).
+func TestRecomputeVariants(t *testing.T) {
+	_, base := bf16Model(t)
+	for name, edit := range map[string]func(*Config){
+		"distilled": func(c *Config) { c.Distilled = true },
+		"drop path": func(c *Config) { c.DropPathRate = 0.2 },
+	} {
+		c := base
+		edit(&c)
+		m, err := New(c, tensor.Float32, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Params {
+			InitTruncNormal(p.Value, 0.3, randFor(p.Name))
+		}
+		opts := BuildOptions{Precision: graph.BF16, Training: true, Seed: 5, DistilledTraining: c.Distilled}
+		keep := recomputeStep(t, m, 4, opts)
+		opts.Recompute = RecomputeBlock
+		again := recomputeStep(t, m, 4, opts)
+		if again.recompOp == 0 {
+			t.Errorf("%s: no recompute op", name)
+		}
+		for i := range keep.logits {
+			if math.Float32bits(keep.logits[i]) != math.Float32bits(again.logits[i]) {
+				t.Fatalf("%s: logits[%d] %v with RecomputeBlock, %v without", name, i, again.logits[i], keep.logits[i])
+			}
+		}
+		for i := range keep.grads {
+			for j := range keep.grads[i] {
+				if math.Float32bits(keep.grads[i][j]) != math.Float32bits(again.grads[i][j]) {
+					t.Fatalf("%s: %s's gradient [%d] %v with RecomputeBlock, %v without", name, m.Params[i].Name, j, again.grads[i][j], keep.grads[i][j])
+				}
+			}
 		}
 	}
 }
