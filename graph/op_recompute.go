@@ -12,14 +12,14 @@ import (
 // Recompute keeps an op's output only for the forward pass: each op of the
 // backward pass that reads it reads a copy computed again, by the same op
 // on the same operands, once the gradient has reached the first of them.
-// Linear, LayerNorm and Residual offer it; GELULinear refuses it. An operand that is itself a Recompute output is
-// computed again too, so a chain (norm1 → qkv) is kept as its first input
-// only. The copy is made once per node and shared by its backward readers;
-// it lives from the first of them to the last, so a training step keeps
-// one block's copies at a time instead of every block's outputs, for one
-// more forward op each in the backward pass. The same op on the same
-// inputs gives the same bits: no result changes
-// (layers.TestRecompute).
+// Linear, LayerNorm and Residual offer it; GELULinear refuses it. An
+// operand that is itself a Recompute output is computed again too, so a
+// chain (norm1 → qkv) is kept as its first input only. The copy is made
+// once per node and shared by its backward readers; it lives from the
+// first of them to the last, so a training step keeps one block's copies
+// at a time instead of every block's outputs, for one more forward op each
+// in the backward pass. The same op on the same inputs gives the same
+// bits: no result changes (layers.TestRecompute).
 func Recompute() OpOption {
 	return func(o *opOptions) { o.recompute = true }
 }
