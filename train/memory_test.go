@@ -105,10 +105,9 @@ func TestEstimateTerms(t *testing.T) {
 // TestEstimateBF16: the training activations of the estimate follow
 // train.precision and train.recompute: for ViT-S/16 at batch 8 each is
 // within [1, 1.2] of the arena that graph.PlanBuffers plans for the
-// training graph (fp32, bf16, bf16 recomputing the MLP's input, bf16
-// recomputing the block's LayerNorms, qkv and MLP input), so the
-// estimate neither refuses a bf16 run for fp32's memory nor counts less
-// than the graph takes.
+// training graph (fp32; bf16; bf16 with recompute mlp; with recompute
+// block, without and with drop path), so the estimate neither refuses a
+// bf16 run for fp32's memory nor counts less than the graph takes.
 func TestEstimateBF16(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans four ViT-S/16 training graphs")
@@ -141,6 +140,23 @@ func TestEstimateBF16(t *testing.T) {
 			t.Errorf("%s, recompute %s: estimate %s, not below the previous variant's %s", v.prec, v.rc, memory.FormatBytes(est), memory.FormatBytes(prev))
 		}
 		prev = est
+	}
+	// With drop path, recompute block keeps each block's drop-path output
+	// in place of the sum it no longer keeps: the estimate still covers it.
+	cfg.Model.DropPathRate = 0.1
+	if m, err = layers.New(cfg.Model, tensor.Float32, 0); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Train.Precision, cfg.Train.Recompute = graph.BF16, layers.RecomputeBlock
+	est := EstimateMemory(cfg).TrainAct
+	tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: graph.BF16, Recompute: layers.RecomputeBlock}, graph.NewArena(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := int64(tg.Plan.ArenaMiB * (1 << 20))
+	tg.VM.Close()
+	if r := float64(est) / float64(arena); r < 1 || r > 1.2 {
+		t.Errorf("bf16, recompute block, drop path 0.1: training activations estimated at %s, %.2f× the planned arena %s", memory.FormatBytes(est), r, memory.FormatBytes(arena))
 	}
 }
 
