@@ -115,9 +115,26 @@ func TestEstimateBF16(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Model = layers.Presets["vit_small_patch16_224"]
 	cfg.Train.BatchSize = 8
-	m, err := layers.New(cfg.Model, tensor.Float32, 0)
-	if err != nil {
-		t.Fatal(err)
+	// estimate checks cfg's estimate against the arena planned for its
+	// training graph and returns the estimate.
+	estimate := func(what string) int64 {
+		t.Helper()
+		m, err := layers.New(cfg.Model, tensor.Float32, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := EstimateMemory(cfg).TrainAct
+		tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: cfg.Train.Precision, Recompute: cfg.Train.Recompute}, graph.NewArena(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arena := int64(tg.Plan.ArenaMiB * (1 << 20))
+		tg.VM.Close()
+		t.Logf("%s: estimate %s, planned arena %s", what, memory.FormatBytes(est), memory.FormatBytes(arena))
+		if r := float64(est) / float64(arena); r < 1 || r > 1.2 {
+			t.Errorf("%s: training activations estimated at %s, %.2f× the planned arena %s", what, memory.FormatBytes(est), r, memory.FormatBytes(arena))
+		}
+		return est
 	}
 	prev := int64(1) << 62
 	for _, v := range []struct {
@@ -125,39 +142,17 @@ func TestEstimateBF16(t *testing.T) {
 		rc   layers.Recompute
 	}{{graph.FP32, layers.RecomputeNone}, {graph.BF16, layers.RecomputeNone}, {graph.BF16, layers.RecomputeMLP}, {graph.BF16, layers.RecomputeBlock}} {
 		cfg.Train.Precision, cfg.Train.Recompute = v.prec, v.rc
-		est := EstimateMemory(cfg).TrainAct
-		tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: v.prec, Recompute: v.rc}, graph.NewArena(), nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		arena := int64(tg.Plan.ArenaMiB * (1 << 20))
-		tg.VM.Close()
-		t.Logf("%s, recompute %s: estimate %s, planned arena %s", v.prec, v.rc, memory.FormatBytes(est), memory.FormatBytes(arena))
-		if r := float64(est) / float64(arena); r < 1 || r > 1.2 {
-			t.Errorf("%s, recompute %s: training activations estimated at %s, %.2f× the planned arena %s", v.prec, v.rc, memory.FormatBytes(est), r, memory.FormatBytes(arena))
-		}
+		what := fmt.Sprintf("%s, recompute %s", v.prec, v.rc)
+		est := estimate(what)
 		if est >= prev {
-			t.Errorf("%s, recompute %s: estimate %s, not below the previous variant's %s", v.prec, v.rc, memory.FormatBytes(est), memory.FormatBytes(prev))
+			t.Errorf("%s: estimate %s, not below the previous variant's %s", what, memory.FormatBytes(est), memory.FormatBytes(prev))
 		}
 		prev = est
 	}
 	// With drop path, recompute block keeps each block's drop-path output
 	// in place of the sum it no longer keeps: the estimate still covers it.
 	cfg.Model.DropPathRate = 0.1
-	if m, err = layers.New(cfg.Model, tensor.Float32, 0); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Train.Precision, cfg.Train.Recompute = graph.BF16, layers.RecomputeBlock
-	est := EstimateMemory(cfg).TrainAct
-	tg, _, err := buildTrainGraph(m, cfg.Train.BatchSize, 0, layers.BuildOptions{Precision: graph.BF16, Recompute: layers.RecomputeBlock}, graph.NewArena(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arena := int64(tg.Plan.ArenaMiB * (1 << 20))
-	tg.VM.Close()
-	if r := float64(est) / float64(arena); r < 1 || r > 1.2 {
-		t.Errorf("bf16, recompute block, drop path 0.1: training activations estimated at %s, %.2f× the planned arena %s", memory.FormatBytes(est), r, memory.FormatBytes(arena))
-	}
+	estimate("bf16, recompute block, drop path 0.1")
 }
 
 // TestSummaryRefusesBeforeAllocating: -dry-run on a config that cannot fit
