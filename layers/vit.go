@@ -211,6 +211,22 @@ func (r Recompute) Validate() error {
 // Active reports whether r recomputes anything (mlp or block).
 func (r Recompute) Active() bool { return r == RecomputeMLP || r == RecomputeBlock }
 
+// Check reports why r cannot train a model with dropout rate dropout in
+// precision p (nil when it can): mlp and block recompute through the bf16
+// graph's fused MLP (graph.GELULinear), which needs bf16 products and no
+// dropout between fc1 and fc2. It assumes r is valid (Validate).
+func (r Recompute) Check(p graph.Precision, dropout float64) error {
+	switch {
+	case !r.Active():
+		return nil
+	case !p.IsBF16():
+		return fmt.Errorf("%s needs precision %s (got %s): it recomputes through the bf16 graph's fused MLP", r, graph.BF16, p.OrDefault())
+	case dropout != 0:
+		return fmt.Errorf("%s needs model.dropout 0 (got %g): a dropout between fc1 and fc2 keeps GELU's output", r, dropout)
+	}
+	return nil
+}
+
 // String returns r as written ("" for the unset default).
 func (r Recompute) String() string { return string(r) }
 
@@ -249,15 +265,11 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if err := opts.Recompute.Validate(); err != nil {
 		return nil, fmt.Errorf("build: recompute %w", err)
 	}
-	if opts.Recompute.Active() {
-		switch {
-		case !opts.Training:
-			return nil, fmt.Errorf("build: recompute %q is for a Training graph (it has no backward pass)", opts.Recompute)
-		case !opts.Precision.IsBF16():
-			return nil, fmt.Errorf("build: recompute %q needs precision %s, got %s", opts.Recompute, graph.BF16, opts.Precision.OrDefault())
-		case c.Dropout != 0:
-			return nil, fmt.Errorf("build: recompute %q needs model.dropout 0 (got %g): the MLP with a dropout between fc1 and fc2 keeps GELU's output", opts.Recompute, c.Dropout)
-		}
+	if opts.Recompute.Active() && !opts.Training {
+		return nil, fmt.Errorf("build: recompute %q is for a Training graph (it has no backward pass)", opts.Recompute)
+	}
+	if err := opts.Recompute.Check(opts.Precision, c.Dropout); err != nil {
+		return nil, fmt.Errorf("build: recompute %w", err)
 	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()

@@ -94,9 +94,9 @@ type RunConfig struct {
 	// instead of keeping them from the forward pass: none (default, also
 	// ""); mlp, each block's mlp.fc1 output (layers.RecomputeMLP); block,
 	// all of a block but its input and attention's output
-	// (layers.RecomputeBlock).
-	// bf16 and model.dropout 0 only. It changes no bit of the run, so a
-	// resumed run may change it.
+	// (layers.RecomputeBlock). bf16 and model.dropout 0 only
+	// (layers.Recompute.Check). It changes no bit of the run, so a resumed
+	// run may change it.
 	Recompute layers.Recompute `yaml:"recompute"`
 }
 
@@ -225,13 +225,8 @@ func (c Config) Validate() error {
 	}
 	if err := t.Recompute.Validate(); err != nil {
 		errs.Add("train.recompute", "%w", err)
-	} else if t.Recompute.Active() {
-		switch {
-		case !t.Precision.IsBF16():
-			errs.Add("train.recompute", "%s needs train.precision %s (got %s): only its MLP can recompute fc1's output", t.Recompute, graph.BF16, t.Precision.OrDefault())
-		case c.Model.Dropout != 0:
-			errs.Add("train.recompute", "%s needs model.dropout 0 (got %g): a dropout between fc1 and fc2 keeps GELU's output", t.Recompute, c.Model.Dropout)
-		}
+	} else if err := t.Recompute.Check(t.Precision, c.Model.Dropout); err != nil {
+		errs.Add("train.recompute", "%w", err)
 	}
 	if c.Model.Validate() == nil { // the patterns are checked against the model's names
 		if _, err := FrozenNames(c); err != nil {

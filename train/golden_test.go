@@ -86,7 +86,8 @@ func TestGoldenSteps(t *testing.T) {
 		// recomputing fc1's output in the backward pass changes no bit:
 		// bf16's digests.
 		{"bf16/recompute", 5, []string{"train.precision=bf16", "train.recompute=mlp"}},
-		// nor does recomputing the LayerNorms' and qkv's outputs too.
+		// nor does recomputing all of a block but its input and
+		// attention's output.
 		{"bf16/block", 5, []string{"train.precision=bf16", "train.recompute=block"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

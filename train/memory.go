@@ -1,8 +1,6 @@
 package train
 
-import (
-	"github.com/vitgo/vit/internal/memory"
-)
+import "github.com/vitgo/vit/internal/memory"
 
 // MemoryEstimate is the memory a run needs, by part, in bytes, computed from
 // the config alone (see internal/memory).

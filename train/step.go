@@ -400,7 +400,8 @@ type TrainGraph struct {
 }
 
 // buildTrainGraph builds the training graph of model for batch images, with
-// stochastic layers seeded by seed, products in arith's precision and its recompute choice, and plans its activations into arena
+// stochastic layers seeded by seed, the precision and recompute choice of
+// arith (its other fields are ignored), and plans its activations into arena
 // (nil: a fresh one). With dc (distillation on) the graph returns the
 // distilled model's two heads apart and the loss is DeiT's (buildKDLoss). An Evaluator built into the same arena shares that
 // memory: the two graphs never run at once.
