@@ -285,17 +285,18 @@ func (f *flatRun) run(lo, hi int) {
 }
 
 // runAMXBlocked is runAMX for an op(B) past amxReach, as BLAS blocks a
-// large product: for each db blocks of 32 depth, op(A)'s rows are
-// converted for that depth (all cores), then each cb blocks of 32 columns
-// run over all of A's 32-row blocks (all cores), the tiles starting from
-// the sums so far. The sums wait in C itself where they are
-// the result (alpha 1, beta 0, whole tiles), else in a float32 buffer that
-// the epilogue reads at the end. Storing and reloading a tile changes no
-// bit, so the sums are runAMX's.
+// large product. Each core takes a range of op(A)'s 32-row blocks and runs
+// it through every pass on its own, with no wait between passes: for each
+// db blocks of 32 depth, it converts its rows for that depth, then runs
+// each cb blocks of 32 columns over them, the tiles starting from the sums
+// so far; then the epilogue and epi on its rows. The sums wait in C itself
+// where they are the result (alpha 1, beta 0, whole tiles), else in a
+// float32 buffer. Storing and reloading a tile changes no bit, and a
+// tile's passes run in order of depth, so the sums are runAMX's.
 func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
 	var src *amxRows
 	if rows != nil {
-		s := *rows // the closures below take this copy, not the caller's
+		s := *rows // the closure below takes this copy, not the caller's
 		src = &s
 	}
 	kb := (k + tileBlock - 1) / tileBlock
@@ -312,53 +313,46 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 		acc = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), mb*32*npad)
 		lacc = npad
 	}
-	each := func(body func(lo, hi int)) { forRange(par, mb, splitGrain(mb, 4, 1), body) } // over A's 32-row blocks
-	dw := min(kb, db) * tileBlock                                                         // bfloat16 per row of a pass's A
-	var rowsA []uint16
-	if src != nil {
-		buf := borrowWords(mb * 32 * dw / 2)
-		defer putWords(buf)
-		rowsA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), mb*32*dw)
-	}
-	for k0 := 0; k0 < kb; k0 += db {
-		kc := min(db, kb-k0)
-		a, la := ah[min(k0*tileBlock, len(ah)):], kw
-		if src != nil && src.transA && src.w == nil {
-			a, la = rowsA, kc*tileBlock
-			packTransposedRows(a[:mb*32*la], la, src, k0*tileBlock, min(la, k-k0*tileBlock), par)
-		} else if src != nil {
-			a, la = rowsA, kc*tileBlock
-			d0 := k0 * tileBlock
-			each(func(lo, hi int) {
-				var tmp []uint32
+	dw := min(kb, db) * tileBlock // bfloat16 per row of a pass's A
+	forRange(par, mb, splitGrain(mb, 2, 1), func(lo, hi int) {
+		var rowsA []uint16
+		var tmp []uint32
+		if src != nil {
+			buf := borrowWords((hi - lo) * 32 * dw / 2)
+			defer putWords(buf)
+			rowsA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), (hi-lo)*32*dw)
+			if src.transA {
+				t := borrowWords(16 * (hi - lo) * 32)
+				defer putWords(t)
+				tmp = *t
+			}
+		}
+		for k0 := 0; k0 < kb; k0 += db {
+			kc := min(db, kb-k0)
+			a, la := ah[min(lo*32*kw+k0*tileBlock, len(ah)):], kw // block lo at a[0]
+			if src != nil {
+				a, la = rowsA, kc*tileBlock
+				d0 := k0 * tileBlock
 				if src.transA {
-					t := borrowWords(la / 2 * 32)
-					defer putWords(t)
-					tmp = *t
+					packTransposedRows(a[:(hi-lo)*32*la], la, src, lo*32, d0, min(la, k-d0), tmp)
+				} else {
+					for blk := lo; blk < hi; blk++ {
+						src.pack(a[(blk-lo)*32*la:(blk-lo+1)*32*la], blk*32, d0, min(la, k-d0), la, nil)
+					}
 				}
+			}
+			load := 0
+			if k0 > 0 {
+				load = 1
+			}
+			for j0 := 0; j0 < nb; j0 += cb {
+				nc := min(cb, nb-j0)
+				b := &bw[(2*j0*kb+k0)*256]
 				for blk := lo; blk < hi; blk++ {
-					src.pack(a[blk*32*la:(blk+1)*32*la], blk*32, d0, min(la, k-d0), la, tmp)
+					pt.run(&amxCfg[0], &a[(blk-lo)*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
 				}
-			})
+			}
 		}
-		load := 0
-		if k0 > 0 {
-			load = 1
-		}
-		for j0 := 0; j0 < nb; j0 += cb {
-			nc := min(cb, nb-j0)
-			b := &bw[(2*j0*kb+k0)*256]
-			each(func(lo, hi int) {
-				for blk := lo; blk < hi; blk++ {
-					pt.run(&amxCfg[0], &a[blk*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
-				}
-			})
-		}
-	}
-	if direct && epi == nil {
-		return
-	}
-	each(func(lo, hi int) {
 		i0, i1 := lo*32, min(hi*32, m)
 		if !direct {
 			epilogueRows(c[i0*ldc:], ldc, acc[i0*npad:], npad, i1-i0, n, alpha, beta)
@@ -454,41 +448,37 @@ func (s *amxRows) packRows(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	}
 }
 
-// packTransposedRows sets dst (a whole number of 32-row blocks of la
-// bfloat16, la a multiple of 32) to a transposed op(A)'s rows at depths d0
-// to d0+k, as amxRows.pack sets each block, all blocks at once: it reads
-// the stored A row by row (16 pairs of rows at a time, each pair of rows
-// into pairs, pairsBF16) and transposes them into every block, instead of
-// walking a strip of 32 columns down all the rows for each block.
-func packTransposedRows(dst []uint16, la int, src *amxRows, d0, k int, parallel bool) {
-	a, lda, m := src.a, src.lda, src.m
-	rows := len(dst) / la // m padded to 32
+// packTransposedRows sets dst (32-row blocks of la bfloat16, la a
+// multiple of 32) to a transposed op(A)'s rows i0 on, at depths d0 to
+// d0+k, as amxRows.pack sets each block, all blocks at once: it reads the
+// stored A row by row (16 pairs of rows at a time, each pair of rows into
+// pairs, pairsBF16) and transposes them into every block, instead of
+// walking a strip of 32 columns down all the rows for each block. tmp
+// holds 16 rows of pairs (16·len(dst)/la words).
+func packTransposedRows(dst []uint16, la int, src *amxRows, i0, d0, k int, tmp []uint32) {
+	a, lda := src.a, src.lda
+	rows := len(dst) / la       // whole blocks
+	cols := min(rows, src.m-i0) // op(A)'s rows there
 	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst)/2)
-	chunks := la / tileBlock // 16 pairs each
-	forRange(parallel, chunks, 1, func(lo, hi int) {
-		buf := borrowWords(16 * rows)
-		defer putWords(buf)
-		tmp := *buf
-		for c := lo; c < hi; c++ {
-			for q := 0; q < 16; q++ {
-				row := tmp[q*rows : (q+1)*rows]
-				d := c*tileBlock + 2*q
-				if d >= k {
-					clear(row)
-					continue
-				}
-				var h []float32
-				if d+1 < k {
-					h = a[(d0+d+1)*lda : (d0+d+1)*lda+m]
-				}
-				pairsBF16(row, a[(d0+d)*lda:(d0+d)*lda+m], h, 16)
-				clear(row[(m+15)/16*16:])
+	for c := 0; c < la/tileBlock; c++ { // 16 pairs each
+		for q := 0; q < 16; q++ {
+			row := tmp[q*rows : (q+1)*rows]
+			d := c*tileBlock + 2*q
+			if d >= k {
+				clear(row)
+				continue
 			}
-			for r := 0; r < rows; r += 16 {
-				transpose16AVX512(&dw[r*la/2+c*16], la/2, &tmp[r], rows)
+			var h []float32
+			if d+1 < k {
+				h = a[(d0+d+1)*lda+i0:][:cols]
 			}
+			pairsBF16(row, a[(d0+d)*lda+i0:][:cols], h, 16)
+			clear(row[(cols+15)/16*16:])
 		}
-	})
+		for r := 0; r < rows; r += 16 {
+			transpose16AVX512(&dw[r*la/2+c*16], la/2, &tmp[r], rows)
+		}
+	}
 	if src.perm {
 		permuteDepth(dst)
 	}
