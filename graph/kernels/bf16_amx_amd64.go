@@ -192,7 +192,7 @@ func runAMX(pt *pairTiles, ah []uint16, src *amxRows, bw []uint32, m, n, k int, 
 	kw := (k + tileBlock - 1) / tileBlock * tileBlock
 	npad := (n + 31) / 32 * 32
 	if pt.blocked(npad, kw) {
-		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, pt.depthBlocks, amxColBlocks)
+		runAMXBlocked(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, planBlocked((m+31)/32, npad, pt.depthBlocks, amxColBlocks))
 		return
 	}
 	runAMXFlat(pt, ah, src, bw, m, n, k, alpha, beta, c, ldc, par, epi, nil)
@@ -284,16 +284,25 @@ func (f *flatRun) run(lo, hi int) {
 	}
 }
 
-// runAMXBlocked is runAMX for an op(B) past amxReach, as BLAS blocks a
-// large product. Each core takes a range of op(A)'s 32-row blocks and runs
-// it through every pass on its own, with no wait between passes: for each
-// db blocks of 32 depth, it converts its rows for that depth, then runs
-// each cb blocks of 32 columns over them, the tiles starting from the sums
-// so far; then the epilogue and epi on its rows. The sums wait in C itself
-// where they are the result (alpha 1, beta 0, whole tiles), else in a
-// float32 buffer. Storing and reloading a tile changes no bit, and a
+// runAMXBlocked is runAMX for an op(B) past amxReach, blocked as BLAS
+// blocks a large product so that no operand is read from memory more than
+// a few times. Each core takes a range of op(A)'s 32-row blocks and runs
+// it on its own, with no wait for the other cores; the tiles run over
+// passes of db blocks of 32 depth, starting from the sums so far, and
+// the sums of a range's rows stay in L2 between passes (blockedSums):
+//
+//   - when C's rows are narrow (blockedRange), a range runs pass after
+//     pass: it converts its rows for the pass's depth, then runs all of
+//     C's columns, cb blocks of 32 at a time, over them;
+//   - else each range (blockedRows rows) converts its rows for the whole
+//     depth once, then runs the passes for each group of columns whose
+//     sums fit.
+//
+// Then each range runs the epilogue and epi on its rows. The sums wait in
+// C itself where they are the result (alpha 1, beta 0, whole tiles), else
+// in a float32 buffer. Storing and reloading a tile changes no bit, and a
 // tile's passes run in order of depth, so the sums are runAMX's.
-func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), db, cb int) {
+func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n, k int, alpha, beta float32, c []float32, ldc int, par bool, epi func(i0, i1, j0, j1 int), plan blockedPlan) {
 	var src *amxRows
 	if rows != nil {
 		s := *rows // the closure below takes this copy, not the caller's
@@ -313,43 +322,66 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 		acc = unsafe.Slice((*float32)(unsafe.Pointer(&(*buf)[0])), mb*32*npad)
 		lacc = npad
 	}
-	dw := min(kb, db) * tileBlock // bfloat16 per row of a pass's A
-	forRange(par, mb, splitGrain(mb, 2, 1), func(lo, hi int) {
-		var rowsA []uint16
+	db, cb, perPass := plan.db, plan.cb, plan.perPass
+	dw := kw // bfloat16 per row of a range's converted rows
+	if perPass {
+		dw = min(kb, db) * tileBlock
+	}
+	forRange(par, mb, plan.grain, func(lo, hi int) {
+		a, la := ah[min(lo*32*kw, len(ah)):], kw // block lo's rows at a[0], la apart
 		var tmp []uint32
 		if src != nil {
 			buf := borrowWords((hi - lo) * 32 * dw / 2)
 			defer putWords(buf)
-			rowsA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), (hi-lo)*32*dw)
+			a, la = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), (hi-lo)*32*dw), dw
 			if src.transA {
 				t := borrowWords(16 * (hi - lo) * 32)
 				defer putWords(t)
 				tmp = *t
 			}
 		}
-		for k0 := 0; k0 < kb; k0 += db {
-			kc := min(db, kb-k0)
-			a, la := ah[min(lo*32*kw+k0*tileBlock, len(ah)):], kw // block lo at a[0]
-			if src != nil {
-				a, la = rowsA, kc*tileBlock
-				d0 := k0 * tileBlock
-				if src.transA {
-					packTransposedRows(a[:(hi-lo)*32*la], la, src, lo*32, d0, min(la, k-d0), tmp)
-				} else {
-					for blk := lo; blk < hi; blk++ {
-						src.pack(a[(blk-lo)*32*la:(blk-lo+1)*32*la], blk*32, d0, min(la, k-d0), la, nil)
-					}
-				}
+		// convert sets a to the range's rows at depths d0 to d0+la.
+		convert := func(d0 int) {
+			if src == nil {
+				return
 			}
+			if src.transA {
+				packTransposedRows(a, la, src, lo*32, d0, min(la, k-d0), tmp)
+				return
+			}
+			for blk := lo; blk < hi; blk++ {
+				src.pack(a[(blk-lo)*32*la:(blk-lo+1)*32*la], blk*32, d0, min(la, k-d0), la, nil)
+			}
+		}
+		// tiles runs the columns j0 to j0+nc at the pass from depth block k0.
+		tiles := func(j0, nc, k0 int) {
+			kc := min(db, kb-k0)
 			load := 0
 			if k0 > 0 {
 				load = 1
 			}
-			for j0 := 0; j0 < nb; j0 += cb {
-				nc := min(cb, nb-j0)
-				b := &bw[(2*j0*kb+k0)*256]
-				for blk := lo; blk < hi; blk++ {
-					pt.run(&amxCfg[0], &a[(blk-lo)*32*la], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
+			off := k0 * tileBlock // where the pass starts in a's rows
+			if perPass && src != nil {
+				off = 0
+			}
+			b := &bw[(2*j0*kb+k0)*256]
+			for blk := lo; blk < hi; blk++ {
+				pt.run(&amxCfg[0], &a[(blk-lo)*32*la+off], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
+			}
+		}
+		if perPass {
+			for k0 := 0; k0 < kb; k0 += db {
+				convert(k0 * tileBlock)
+				for j0 := 0; j0 < nb; j0 += cb {
+					tiles(j0, min(cb, nb-j0), k0)
+				}
+			}
+		} else {
+			convert(0)
+			cg := min(cb, max(1, blockedSums/((hi-lo)*32*32)))
+			for j0 := 0; j0 < nb; j0 += cg {
+				for k0 := 0; k0 < kb; k0 += db {
+					tiles(j0, min(cg, nb-j0), k0)
 				}
 			}
 		}
@@ -361,6 +393,40 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 			epi(i0, i1, 0, n)
 		}
 	})
+}
+
+// The blocking of runAMXBlocked. blockedSums is the most float32 sums of
+// C a core keeps between passes (384 KiB, within the 1 MiB L2 of the
+// smallest core that runs it). A range of rows whose sums over all of C's
+// columns fit, when they fit for blockedRange blocks of 32 rows or more,
+// converts its rows pass by pass, into L2 just before the tiles read them.
+// Otherwise a range takes blockedRows rows: each column block's part of
+// op(B) is read once per range, and the range's converted rows once per
+// group of columns, which with ranges and groups of about the same size
+// (320 rows, 300 columns) reads the least.
+const (
+	blockedSums  = 96 << 10
+	blockedRange = 8
+	blockedRows  = 320
+)
+
+// blockedPlan is how runAMXBlocked runs a product.
+type blockedPlan struct {
+	db, cb  int  // blocks of 32 of depth per pass; at most cb blocks of 32 columns at a time
+	perPass bool // a range converts its rows pass by pass, else for the whole depth at once
+	grain   int  // blocks of 32 rows per range
+}
+
+// planBlocked is runAMXBlocked's plan for mb blocks of 32 rows of C and
+// npad columns, in passes of db blocks of depth and groups of at most cb
+// blocks of columns.
+func planBlocked(mb, npad, db, cb int) blockedPlan {
+	p := blockedPlan{db: db, cb: cb, grain: min(splitGrain(mb, 2, 1), blockedRows/32)}
+	if narrow := blockedSums / (32 * npad); narrow >= blockedRange { // blocks whose sums over all columns fit
+		p.perPass = true
+		p.grain = min(p.grain, narrow)
+	}
+	return p
 }
 
 // epilogueRows is epilogueFTZ over rows of n: c[r·ldc + j] from

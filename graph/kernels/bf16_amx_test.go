@@ -62,9 +62,10 @@ func testAMXEqualsReference(t *testing.T, pt *pairTiles) {
 }
 
 // TestAMXBlocked pins runAMXBlocked to the definition, bit for bit, with
-// passes of 1 to 3 blocks of depth and of columns: the sums stored in C
-// (alpha 1, beta 0, whole tiles) or in a buffer, and reloaded into the
-// tiles pass after pass.
+// passes of 1 to 3 blocks of depth and of columns, ranges of 1 and 2
+// blocks of rows, op(A) converted pass by pass or all at once: the sums
+// stored in C (alpha 1, beta 0, whole tiles) or in a buffer, and reloaded
+// into the tiles pass after pass.
 func TestAMXBlocked(t *testing.T) {
 	pairedLegs(t, testAMXBlocked)
 }
@@ -79,13 +80,46 @@ func testAMXBlocked(t *testing.T, pt *pairTiles) {
 				npad := (tc.n + 31) / 32 * 32
 				bw := make([]uint32, npad*kw/2)
 				packPanelsAMX(pt.perm, bw, tr[1], tc.k, tc.n, kw, npad, rc.b, rc.ldb, false)
-				for _, pass := range [][2]int{{1, 1}, {2, 1}, {3, 2}} {
-					rc.check(t, fmt.Sprintf("%s/passes=%v", rc.name, pass), func(c []float32, par bool) {
+				for _, plan := range []blockedPlan{
+					{db: 1, cb: 1, perPass: true, grain: 1}, {db: 2, cb: 1, perPass: true, grain: 2}, {db: 3, cb: 2, perPass: true, grain: 1},
+					{db: 1, cb: 1, grain: 1}, {db: 2, cb: 1, grain: 2}, {db: 3, cb: 2, grain: 1},
+				} {
+					rc.check(t, fmt.Sprintf("%s/plan=%+v", rc.name, plan), func(c []float32, par bool) {
 						src := &amxRows{transA: tr[0], m: tc.m, k: tc.k, a: rc.a, lda: rc.lda, perm: pt.perm}
-						runAMXBlocked(pt, nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], c, tc.n, par, nil, pass[0], pass[1])
+						runAMXBlocked(pt, nil, src, bw, tc.m, tc.n, tc.k, ab[0], ab[1], c, tc.n, par, nil, plan)
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestPlanBlocked checks runAMXBlocked's plans for the blocked products
+// of ViT-S/16 and ViT-B/16 on VDPBF16PS: a range's sums stay within
+// blockedSums, and C's rows are converted pass by pass only where all of
+// them fit for blockedRange blocks (npad ≤ 384).
+func TestPlanBlocked(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		m, n    int
+		perPass bool
+	}{
+		{"TINY dW of fc1", 256, 64, true},
+		{"ViT-S/16 dW of fc1", 1536, 384, true},
+		{"ViT-S/16 dW of fc2", 384, 1536, false},
+		{"ViT-B/16 fc2 and dX of fc1", 3152, 768, false},
+		{"ViT-B/16 dW of fc2", 768, 3072, false},
+	} {
+		mb, npad := (tc.m+31)/32, (tc.n+31)/32*32
+		p := planBlocked(mb, npad, dpDepthBlocks, amxColBlocks)
+		if p.perPass != tc.perPass {
+			t.Errorf("%s: perPass = %v, want %v", tc.name, p.perPass, tc.perPass)
+		}
+		if p.grain < 1 || p.grain*32 > blockedRows {
+			t.Errorf("%s: ranges of %d blocks of rows, want 1 to %d", tc.name, p.grain, blockedRows/32)
+		}
+		if cols := npad; p.perPass && p.grain*32*cols > blockedSums {
+			t.Errorf("%s: a range keeps %d sums over all columns, more than %d", tc.name, p.grain*32*cols, blockedSums)
 		}
 	}
 }
