@@ -112,14 +112,11 @@ func packOperandB(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b BF
 	case b.W == nil:
 		packPanelsAMX(perm, dst, transB, k, n, kw, npad, b.F, b.Ld, par)
 	case transB:
-		packColumns(perm, dst, k, n, kw, npad, b.W, b.Ld, par, copyWords)
+		packColumns(perm, dst, k, n, kw, npad, b.W, b.Ld, par, rowsWords)
 	default:
 		packPairRows(perm, dst, k, n, kw, npad, b.W, b.Ld, par, pairsWords)
 	}
 }
-
-// copyWords is packColumns' conversion of words: none.
-func copyWords(dst, src []uint16) { copy(dst, src) }
 
 // amxPackB sets dst (grown as needed) to op(B)'s AMX panels, as
 // sgemmBF16AMX packs them, for amxRunPacked.
@@ -466,40 +463,56 @@ func pairsBF16(dst []uint32, lo, hi []float32, stride int) {
 	pairsBF16AVX512(&dst[0], &lo[0], h, len(lo), 4*stride)
 }
 
+//go:noescape
+func rowsBF16AVX512(dst *uint16, kw int, src *float32, lds, rows, k int, perm bool)
+
+//go:noescape
+func rowsWordsAVX512(dst *uint16, kw int, src *uint16, lds, rows, k int, perm bool)
+
+// rowsBF16 sets rows rows of dst, kw bfloat16 apart (kw a multiple of 32),
+// to the rows of src, lds apart: their first k values rounded to bfloat16,
+// then +0 up to kw, each block of 32 permuted by dpPerm when perm. It is
+// the conversion, padding and permutation of a block of rows in one call
+// (attention's products convert a few short rows at a time).
+func rowsBF16(dst []uint16, kw int, src []float32, lds, rows, k int, perm bool) {
+	if rows > 0 && kw > 0 {
+		_ = dst[rows*kw-1]
+		if k > 0 {
+			_ = src[(rows-1)*lds+k-1]
+		}
+		rowsBF16AVX512(&dst[0], kw, unsafe.SliceData(src), lds, rows, k, perm)
+	}
+}
+
+// rowsWords is rowsBF16 for rows already in bfloat16: the words copied.
+func rowsWords(dst []uint16, kw int, src []uint16, lds, rows, k int, perm bool) {
+	if rows > 0 && kw > 0 {
+		_ = dst[rows*kw-1]
+		if k > 0 {
+			_ = src[(rows-1)*lds+k-1]
+		}
+		rowsWordsAVX512(&dst[0], kw, unsafe.SliceData(src), lds, rows, k, perm)
+	}
+}
+
 // amxChunk is the pairs of depth converted at a time when op(A) is
 // transposed, and the rows of B when op(B) is.
 const amxChunk = 16
 
 // pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32, at
 // depths d0 to d0+k, rounded to bfloat16, padded with +0, and permuted by
-// dpPerm when s.perm.
+// dpPerm when s.perm. A transposed A is paired row by row (depth 2q and
+// 2q+1) into tmp (kw/2 pairs × 32) and transposed.
 func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
-	s.packRows(dst, i0, d0, k, kw, tmp)
-	if s.perm {
-		permuteDepth(dst[:32*kw])
-	}
-}
-
-// packRows is pack before the permutation. A transposed A is paired row
-// by row (depth 2q and 2q+1) into tmp (kw/2 pairs × 32) and transposed.
-func (s *amxRows) packRows(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	rows := min(32, s.m-i0)
 	clear(dst[rows*kw : 32*kw])
 	a, lda := s.a, s.lda
-	if s.w != nil {
-		for i := 0; i < rows; i++ {
-			r := (i0+i)*lda + d0
-			copy(dst[i*kw:], s.w[r:r+k])
-			clear(dst[i*kw+k : (i+1)*kw])
-		}
+	switch {
+	case s.w != nil:
+		rowsWords(dst, kw, s.w[i0*lda+d0:], lda, rows, k, s.perm)
 		return
-	}
-	if !s.transA {
-		for i := 0; i < rows; i++ {
-			r := (i0+i)*lda + d0
-			wordsBF16(dst[i*kw:], a[r:r+k])
-			clear(dst[i*kw+k : (i+1)*kw])
-		}
+	case !s.transA:
+		rowsBF16(dst, kw, a[i0*lda+d0:], lda, rows, k, s.perm)
 		return
 	}
 	kp := kw / 2
@@ -511,6 +524,9 @@ func (s *amxRows) packRows(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
 	for q0 := 0; q0 < kp; q0 += 16 {
 		transpose16AVX512(&dw[q0], kp, &tmp[q0*32], 32)
 		transpose16AVX512(&dw[16*kp+q0], kp, &tmp[q0*32+16], 32)
+	}
+	if s.perm {
+		permuteDepth(dst[:32*kw])
 	}
 }
 
@@ -569,15 +585,15 @@ func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b [
 		packPairRows(perm, dst, k, n, kw, npad, b, ldb, parallel, pairsBF16)
 		return
 	}
-	packColumns(perm, dst, k, n, kw, npad, b, ldb, parallel, wordsBF16)
+	packColumns(perm, dst, k, n, kw, npad, b, ldb, parallel, rowsBF16)
 }
 
 // packColumns sets dst to a transposed op(B)'s pairs in 16-column panels,
-// as packPanelsAMX: conv(row, b[j·ldb:][:k]) sets row[:k] to column j's k
-// bfloat16 (B's row j, stored: float32 values converted, or words copied);
-// the rest is padded with +0, permuted by dpPerm when perm, and the
-// panel's 16 columns transposed into pairs.
-func packColumns[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, conv func(dst []uint16, src []E)) {
+// as packPanelsAMX: conv sets a panel's 16 columns (B's rows j, stored:
+// float32 values converted, or words copied; rowsBF16's contract) as rows
+// of kw bfloat16, padded with +0 and permuted by dpPerm when perm, and the
+// panel's columns are transposed into pairs.
+func packColumns[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, conv func(dst []uint16, kw int, src []E, lds, rows, k int, perm bool)) {
 	pc := colPanels[E]{perm: perm, dst: dst, k: k, n: n, kw: kw, b: b, ldb: ldb, conv: conv}
 	if np := npad / 16; parallel {
 		q := pc // only this copy escapes to the cores, so a serial call allocates nothing here
@@ -593,29 +609,22 @@ type colPanels[E float32 | uint16] struct {
 	dst           []uint32
 	k, n, kw, ldb int
 	b             []E
-	conv          func(dst []uint16, src []E)
+	conv          func(dst []uint16, kw int, src []E, lds, rows, k int, perm bool)
 }
 
 func (pc *colPanels[E]) run(lo, hi int) {
-	k, kw := pc.k, pc.kw
+	kw := pc.kw
 	kp := kw / 2
 	buf := borrowWords(amxChunk * kw / 2)
 	defer putWords(buf)
 	tw := *buf
 	tmp := unsafe.Slice((*uint16)(unsafe.Pointer(&tw[0])), len(tw)*2)
 	for p := lo; p < hi; p++ {
-		for jj := 0; jj < 16; jj++ {
-			row := tmp[jj*kw : (jj+1)*kw]
-			if j := p*16 + jj; j < pc.n {
-				pc.conv(row[:k], pc.b[j*pc.ldb:j*pc.ldb+k])
-				clear(row[k:])
-				if pc.perm {
-					permuteDepth(row)
-				}
-			} else {
-				clear(row)
-			}
+		cols := max(0, min(16, pc.n-p*16))
+		if cols > 0 {
+			pc.conv(tmp, kw, pc.b[p*16*pc.ldb:], pc.ldb, cols, pc.k, pc.perm)
 		}
+		clear(tmp[cols*kw : 16*kw])
 		panel := pc.dst[p*kp*16 : (p+1)*kp*16]
 		for r := 0; r < kp; r += 16 {
 			transpose16AVX512(&panel[r*16], 16, &tw[r], kp)

@@ -94,6 +94,62 @@ func testAMXBlocked(t *testing.T, pt *pairTiles) {
 	}
 }
 
+// TestRowsBF16 pins rowsBF16 and rowsWords, which convert (or copy), pad
+// and permute a block of rows in one call, to ToBF16, +0 and dpPerm, for
+// every depth up to 70 and both orders; the values past each row's k are
+// NaNs, which a load past k would copy.
+func TestRowsBF16(t *testing.T) {
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows, lds = 5, 75
+	src := make([]float32, rows*lds)
+	words := make([]uint16, rows*lds)
+	for k := 0; k <= 70; k++ {
+		kw := max(32, (k+31)/32*32)
+		for i := range src {
+			src[i] = float32(math.NaN())
+			if i%lds < k {
+				src[i] = float32(r.NormFloat64())
+			}
+			words[i] = ToBF16(src[i])
+		}
+		for _, perm := range []bool{false, true} {
+			want := make([]uint16, rows*kw)
+			for row := 0; row < rows; row++ {
+				for i := 0; i < kw; i++ {
+					j := i
+					if perm {
+						j = i/tileBlock*tileBlock + dpPerm[i%tileBlock]
+					}
+					if j < k {
+						want[row*kw+i] = ToBF16(src[row*lds+j])
+					}
+				}
+			}
+			for _, tc := range []struct {
+				name string
+				run  func(dst []uint16)
+			}{
+				{"rowsBF16", func(dst []uint16) { rowsBF16(dst, kw, src, lds, rows, k, perm) }},
+				{"rowsWords", func(dst []uint16) { rowsWords(dst, kw, words, lds, rows, k, perm) }},
+			} {
+				got := make([]uint16, rows*kw)
+				for i := range got {
+					got[i] = 0xffff // every word must be written
+				}
+				tc.run(got)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s(k=%d, kw=%d, perm=%v): row %d word %d = %#04x, want %#04x", tc.name, k, kw, perm, i/kw, i%kw, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestPlanBlocked checks runAMXBlocked's plans for the blocked products
 // of ViT-S/16 and ViT-B/16 on VDPBF16PS: a range's sums stay within
 // blockedSums, and C's rows are converted pass by pass only where all of
