@@ -464,10 +464,7 @@ func pairsBF16(dst []uint32, lo, hi []float32, stride int) {
 }
 
 //go:noescape
-func rowsBF16AVX512(dst *uint16, kw int, src *float32, lds, rows, k int, perm bool)
-
-//go:noescape
-func rowsWordsAVX512(dst *uint16, kw int, src *uint16, lds, rows, k int, perm bool)
+func rowsAVX512(dst *uint16, kw int, src unsafe.Pointer, lds, rows, k int, perm, words bool)
 
 // rowsBF16 sets rows rows of dst, kw bfloat16 apart (kw a multiple of 32),
 // to the rows of src, lds apart: their first k values rounded to bfloat16,
@@ -475,24 +472,29 @@ func rowsWordsAVX512(dst *uint16, kw int, src *uint16, lds, rows, k int, perm bo
 // the conversion, padding and permutation of a block of rows in one call
 // (attention's products convert a few short rows at a time).
 func rowsBF16(dst []uint16, kw int, src []float32, lds, rows, k int, perm bool) {
-	if rows > 0 && kw > 0 {
-		_ = dst[rows*kw-1]
-		if k > 0 {
-			_ = src[(rows-1)*lds+k-1]
-		}
-		rowsBF16AVX512(&dst[0], kw, unsafe.SliceData(src), lds, rows, k, perm)
+	if rowsFit(dst, kw, src, lds, rows, k) {
+		rowsAVX512(&dst[0], kw, unsafe.Pointer(unsafe.SliceData(src)), lds, rows, k, perm, false)
 	}
 }
 
 // rowsWords is rowsBF16 for rows already in bfloat16: the words copied.
 func rowsWords(dst []uint16, kw int, src []uint16, lds, rows, k int, perm bool) {
-	if rows > 0 && kw > 0 {
-		_ = dst[rows*kw-1]
-		if k > 0 {
-			_ = src[(rows-1)*lds+k-1]
-		}
-		rowsWordsAVX512(&dst[0], kw, unsafe.SliceData(src), lds, rows, k, perm)
+	if rowsFit(dst, kw, src, lds, rows, k) {
+		rowsAVX512(&dst[0], kw, unsafe.Pointer(unsafe.SliceData(src)), lds, rows, k, perm, true)
 	}
+}
+
+// rowsFit reports whether rowsBF16 has a row to write, after checking
+// (an index out of range) that dst and src hold every row it touches.
+func rowsFit[E float32 | uint16](dst []uint16, kw int, src []E, lds, rows, k int) bool {
+	if rows <= 0 || kw <= 0 {
+		return false
+	}
+	_ = dst[rows*kw-1]
+	if k > 0 {
+		_ = src[(rows-1)*lds+k-1]
+	}
+	return true
 }
 
 // amxChunk is the pairs of depth converted at a time when op(A) is

@@ -447,31 +447,46 @@ b: \
 	SHLQ CX, AX \
 	DECQ AX
 
-// func rowsBF16AVX512(dst *uint16, kw int, src *float32, lds, rows, k int, perm bool)
+// func rowsAVX512(dst *uint16, kw int, src unsafe.Pointer, lds, rows, k int, perm, words bool)
 //
 // For each of rows rows: dst[r·kw + i] = ToBF16(src[r·lds + i]) for
-// i < k, +0 for k ≤ i < kw (kw a multiple of 32), each block of 32 words
-// then permuted by dpPerm when perm. Masked loads read nothing past k.
-TEXT ·rowsBF16AVX512(SB), NOSPLIT, $0-49
+// i < k (src float32 values; with words, bfloat16 words copied), +0 for
+// k ≤ i < kw (kw a multiple of 32), each block of 32 words then permuted
+// by dpPerm when perm. Masked loads read nothing past k.
+TEXT ·rowsAVX512(SB), NOSPLIT, $0-50
 	MOVQ dst+0(FP), DI
 	MOVQ kw+8(FP), R8
 	SHLQ $1, R8
 	MOVQ src+16(FP), SI
 	MOVQ lds+24(FP), R9
-	SHLQ $2, R9
+	SHLQ $1, R9
+	MOVBLZX words+49(FP), BX
+	TESTQ BX, BX
+	JNZ rwords
+	SHLQ $1, R9 // float32: 4 bytes a value
+rwords:
 	MOVQ rows+32(FP), R10
 	MOVQ k+40(FP), R11
 	MOVBLZX perm+48(FP), R12
 	VMOVDQU16 dpPermIdx<>(SB), Z31
-frow:
+rrow:
 	TESTQ R10, R10
-	JZ fdone
+	JZ rdone
 	MOVQ DI, R13
 	MOVQ SI, R14
 	MOVQ R11, R15
 	MOVQ kw+8(FP), DX
 	SHRQ $5, DX
-fblk:
+rblk:
+	TESTQ BX, BX
+	JZ rf32
+	MOVQ R15, CX
+	CLAMPMASK(32, wa1, wb1)
+	KMOVD AX, K1
+	VMOVDQU16.Z (R14), K1, Z4
+	ADDQ $64, R14
+	JMP rperm
+rf32:
 	MOVQ R15, CX
 	CLAMPMASK(16, fa1, fb1)
 	KMOVW AX, K1
@@ -485,65 +500,21 @@ fblk:
 	VMOVUPS.Z 64(R14), K2, Z0
 	CVTW
 	VINSERTI64X4 $1, Y1, Z4, Z4
-	TESTQ R12, R12
-	JZ fstore
-	VPERMW Z4, Z31, Z4
-fstore:
-	VMOVDQU16 Z4, (R13)
-	ADDQ $64, R13
 	ADDQ $128, R14
-	SUBQ $32, R15
-	DECQ DX
-	JNZ fblk
-	ADDQ R8, DI
-	ADDQ R9, SI
-	DECQ R10
-	JMP frow
-fdone:
-	VZEROUPPER
-	RET
-
-// func rowsWordsAVX512(dst *uint16, kw int, src *uint16, lds, rows, k int, perm bool)
-//
-// rowsBF16AVX512 for rows already in bfloat16: the words copied.
-TEXT ·rowsWordsAVX512(SB), NOSPLIT, $0-49
-	MOVQ dst+0(FP), DI
-	MOVQ kw+8(FP), R8
-	SHLQ $1, R8
-	MOVQ src+16(FP), SI
-	MOVQ lds+24(FP), R9
-	SHLQ $1, R9
-	MOVQ rows+32(FP), R10
-	MOVQ k+40(FP), R11
-	MOVBLZX perm+48(FP), R12
-	VMOVDQU16 dpPermIdx<>(SB), Z31
-wrow:
-	TESTQ R10, R10
-	JZ wdone2
-	MOVQ DI, R13
-	MOVQ SI, R14
-	MOVQ R11, R15
-	MOVQ kw+8(FP), DX
-	SHRQ $5, DX
-wblk:
-	MOVQ R15, CX
-	CLAMPMASK(32, wa1, wb1)
-	KMOVD AX, K1
-	VMOVDQU16.Z (R14), K1, Z4
+rperm:
 	TESTQ R12, R12
-	JZ wstore
+	JZ rstore
 	VPERMW Z4, Z31, Z4
-wstore:
+rstore:
 	VMOVDQU16 Z4, (R13)
 	ADDQ $64, R13
-	ADDQ $64, R14
 	SUBQ $32, R15
 	DECQ DX
-	JNZ wblk
+	JNZ rblk
 	ADDQ R8, DI
 	ADDQ R9, SI
 	DECQ R10
-	JMP wrow
-wdone2:
+	JMP rrow
+rdone:
 	VZEROUPPER
 	RET
