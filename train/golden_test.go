@@ -64,7 +64,9 @@ func digest(ts map[string][]float32) string {
 // and the EMA weights to hash to goldenDigests, on every CPU and kernel
 // (.ci/run runs it once per kernel the CPU has, and under -tags purego). The
 // schedule is the full run's (max_steps stops early; the epoch length is that
-// of all 60,000 images); only the validation set is limited.
+// of all 60,000 images); only the validation set is limited. The bf16
+// variants that recompute activations must give bf16's digests; they check
+// the graph, not the kernel, and are skipped on the portable kernel.
 func TestGoldenSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 steps of the default model")
@@ -91,6 +93,12 @@ func TestGoldenSteps(t *testing.T) {
 		{"bf16/block", 5, []string{"train.precision=bf16", "train.recompute=block"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.name, "/") && kernels.ISA() == "go" {
+				// A variant checks the graph (what it keeps and computes
+				// again), not the kernel: its bits are its base case's on
+				// every kernel, and the portable kernel takes 100 s a variant.
+				t.Skip("recomputing is checked on the vector kernels' legs; the portable kernel pins the base case's digests")
+			}
 			set := append([]string{"train.max_steps=" + strconv.Itoa(tc.steps), "data.limit_val=64", "train.out_dir=" + t.TempDir()}, tc.set...)
 			cfg, err := LoadConfig(filepath.Join("..", "configs", "mnist_vit_tiny_p4.yaml"), set)
 			if err != nil {
