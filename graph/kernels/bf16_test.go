@@ -89,8 +89,11 @@ func TestBF16Underflow(t *testing.T) {
 }
 
 // BenchmarkSgemmBF16 times ViT-S/16's products (batch 32, 6304 tokens) in
-// float32 and in bfloat16, on AMX where the CPU has it and on the
-// emulation: forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·X.
+// float32 and in bfloat16, on each paired backend the CPU has and on the
+// emulation: forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·X;
+// then the blocked products (runAMXBlocked) of ViT-B/16 (batch 16, 3152
+// tokens) and TINY's weight gradient (batch 128, 6400 tokens):
+// `go test -run '^$' -bench SgemmBF16 ./graph/kernels`.
 func BenchmarkSgemmBF16(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct {
@@ -101,6 +104,11 @@ func BenchmarkSgemmBF16(b *testing.B) {
 		{"fwd_qkv", false, true, 6304, 1152, 384},
 		{"dx_fc1", false, false, 6304, 384, 1536},
 		{"dw_fc1", true, false, 1536, 384, 6304},
+		{"b16_fwd_fc2", false, true, 3152, 768, 3072},
+		{"b16_dx_fc1", false, false, 3152, 768, 3072},
+		{"b16_dw_fc1", true, false, 3072, 768, 3152},
+		{"b16_dw_fc2", true, false, 768, 3072, 3152},
+		{"tiny_dw_fc1", true, false, 256, 64, 6400},
 	} {
 		lda, ldb := s.k, s.n
 		if s.tA {
