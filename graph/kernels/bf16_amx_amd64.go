@@ -80,7 +80,7 @@ func amxProduct(pt *pairTiles, src *amxRows, b BF16Operand, transB bool, n int, 
 		// A small serial product (attention's, one per head): B's panels and
 		// the row block's buffers in one pooled buffer, one Get and Put
 		// instead of three or four.
-		buf := borrowWords(nb + flatSpare(npad, kw, src.transA))
+		buf := borrowWords(nb + flatSpare(npad, kw))
 		defer putWords(buf)
 		bw := (*buf)[:nb]
 		packOperandB(pt.perm, bw, transB, k, n, kw, npad, b, false)
@@ -95,15 +95,8 @@ func amxProduct(pt *pairTiles, src *amxRows, b BF16Operand, transB bool, n int, 
 }
 
 // flatSpare is the words a serial flatRun's buffers take (flatRun.spare):
-// a float32 scratch of 32 rows of C, op(A)'s 32-row block, and with
-// transA the block's transposition.
-func flatSpare(npad, kw int, transA bool) int {
-	n := 32*npad + 32*kw/2
-	if transA {
-		n += kw / 2 * 32
-	}
-	return n
-}
+// a float32 scratch of 32 rows of C and op(A)'s 32-row block.
+func flatSpare(npad, kw int) int { return 32*npad + 32*kw/2 }
 
 // packOperandB is packPanelsAMX for an operand of float32 values or
 // bfloat16 words (stored, B's row j when transB: column j of op(B)).
@@ -238,11 +231,9 @@ func (f *flatRun) run(lo, hi int) {
 	pstride := 32 * kw // bytes from one 16-column panel to the next
 	var scratch []float32
 	var blockA []uint16
-	var tmp []uint32
-	if sp := f.spare; sp != nil { // flatSpare's layout: scratch, op(A)'s block, its transposition
+	if sp := f.spare; sp != nil { // flatSpare's layout: scratch, op(A)'s block
 		scratch = unsafe.Slice((*float32)(unsafe.Pointer(&sp[0])), 32*npad)
 		blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&sp[32*npad])), 32*kw)
-		tmp = sp[32*npad+32*kw/2:]
 	} else {
 		if !f.direct || hi*32 > m {
 			buf := borrowWords(32 * npad)
@@ -253,18 +244,13 @@ func (f *flatRun) run(lo, hi int) {
 			buf := borrowWords(32 * kw / 2)
 			defer putWords(buf)
 			blockA = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), 32*kw)
-			if f.src.transA {
-				t := borrowWords(kw / 2 * 32)
-				defer putWords(t)
-				tmp = *t
-			}
 		}
 	}
 	for blk := lo; blk < hi; blk++ {
 		i0 := blk * 32
 		var rowsA []uint16
 		if f.hasSrc {
-			f.src.pack(blockA, i0, 0, k, kw, tmp)
+			f.src.pack(blockA, i0, 0, k, kw)
 			rowsA = blockA
 		} else {
 			rowsA = f.ah[i0*kw:]
@@ -326,16 +312,10 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 	}
 	forRange(par, mb, plan.grain, func(lo, hi int) {
 		a, la := ah[min(lo*32*kw, len(ah)):], kw // block lo's rows at a[0], la apart
-		var tmp []uint32
 		if src != nil {
 			buf := borrowWords((hi - lo) * 32 * dw / 2)
 			defer putWords(buf)
 			a, la = unsafe.Slice((*uint16)(unsafe.Pointer(&(*buf)[0])), (hi-lo)*32*dw), dw
-			if src.transA {
-				t := borrowWords(16 * (hi - lo) * 32)
-				defer putWords(t)
-				tmp = *t
-			}
 		}
 		// convert sets a to the range's rows at depths d0 to d0+la.
 		convert := func(d0 int) {
@@ -343,11 +323,11 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 				return
 			}
 			if src.transA {
-				packTransposedRows(a, la, src, lo*32, d0, min(la, k-d0), tmp)
+				packTransposedRows(a, la, src, lo*32, d0, min(la, k-d0))
 				return
 			}
 			for blk := lo; blk < hi; blk++ {
-				src.pack(a[(blk-lo)*32*la:(blk-lo+1)*32*la], blk*32, d0, min(la, k-d0), la, nil)
+				src.pack(a[(blk-lo)*32*la:(blk-lo+1)*32*la], blk*32, d0, min(la, k-d0), la)
 			}
 		}
 		// tiles runs the columns j0 to j0+nc at the pass from depth block k0.
@@ -503,78 +483,83 @@ const amxChunk = 16
 
 // pack sets dst (32 rows of kw bfloat16) to op(A)'s rows i0 to i0+32, at
 // depths d0 to d0+k, rounded to bfloat16, padded with +0, and permuted by
-// dpPerm when s.perm. A transposed A is paired row by row (depth 2q and
-// 2q+1) into tmp (kw/2 pairs × 32) and transposed.
-func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int, tmp []uint32) {
+// dpPerm when s.perm. A transposed A is transposed as it is converted
+// (transposedRows).
+func (s *amxRows) pack(dst []uint16, i0, d0, k, kw int) {
 	rows := min(32, s.m-i0)
-	clear(dst[rows*kw : 32*kw])
 	a, lda := s.a, s.lda
 	switch {
 	case s.w != nil:
+		clear(dst[rows*kw : 32*kw])
 		rowsWords(dst, kw, s.w[i0*lda+d0:], lda, rows, k, s.perm)
-		return
 	case !s.transA:
+		clear(dst[rows*kw : 32*kw])
 		rowsBF16(dst, kw, a[i0*lda+d0:], lda, rows, k, s.perm)
-		return
-	}
-	kp := kw / 2
-	_ = a[(d0+k-1)*lda+i0+rows-1]
-	_ = tmp[kp*32-1]
-	pairsStripAVX512(&tmp[0], &a[d0*lda+i0], lda, k, rows)
-	clear(tmp[(k+1)/2*32 : kp*32])
-	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), 32*kp)
-	for q0 := 0; q0 < kp; q0 += 16 {
-		transpose16AVX512(&dw[q0], kp, &tmp[q0*32], 32)
-		transpose16AVX512(&dw[16*kp+q0], kp, &tmp[q0*32+16], 32)
-	}
-	if s.perm {
-		permuteDepth(dst[:32*kw])
+	default:
+		transposedRows(dst[:32*kw], kw, a[d0*lda+i0:], lda, k, rows, s.perm)
 	}
 }
 
 // packTransposedRows sets dst (32-row blocks of la bfloat16, la a
 // multiple of 32) to a transposed op(A)'s rows i0 on, at depths d0 to
-// d0+k, as amxRows.pack sets each block, all blocks at once: it reads the
-// stored A row by row (16 pairs of rows at a time, each pair of rows into
-// pairs, pairsBF16) and transposes them into every block, instead of
-// walking a strip of 32 columns down all the rows for each block. tmp
-// holds 16 rows of pairs (16·len(dst)/la words).
-func packTransposedRows(dst []uint16, la int, src *amxRows, i0, d0, k int, tmp []uint32) {
-	a, lda := src.a, src.lda
-	rows := len(dst) / la       // whole blocks
-	cols := min(rows, src.m-i0) // op(A)'s rows there
-	dw := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst)/2)
-	for c := 0; c < la/tileBlock; c++ { // 16 pairs each
-		for q := 0; q < 16; q++ {
-			row := tmp[q*rows : (q+1)*rows]
-			d := c*tileBlock + 2*q
-			if d >= k {
-				clear(row)
-				continue
-			}
-			var h []float32
-			if d+1 < k {
-				h = a[(d0+d+1)*lda+i0:][:cols]
-			}
-			pairsBF16(row, a[(d0+d)*lda+i0:][:cols], h, 16)
-			clear(row[(cols+15)/16*16:])
-		}
-		for r := 0; r < rows; r += 16 {
-			transpose16AVX512(&dw[r*la/2+c*16], la/2, &tmp[r], rows)
+// d0+k, as amxRows.pack sets each block, all blocks at once.
+func packTransposedRows(dst []uint16, la int, src *amxRows, i0, d0, k int) {
+	cols := min(len(dst)/la, src.m-i0) // op(A)'s rows there
+	transposedRows(dst, la, src.a[d0*src.lda+i0:], src.lda, k, cols, src.perm)
+}
+
+// transposedRows sets dst's rows (la bfloat16 apart, la a multiple of 32
+// and at least k) to the columns of a (lda apart), the first cols of them,
+// at depths (a's rows) 0 to k: dst[i·la + d] = ToBF16(a[d·lda + i]) for
+// d < k, and +0 from k to la and in the rows from cols on; each block of
+// 32 of depth is permuted by dpPerm when perm. The whole blocks of depth
+// and the last part of one are read in place.
+func transposedRows(dst []uint16, la int, a []float32, lda, k, cols int, perm bool) {
+	rows := len(dst) / la
+	cs := (cols + 15) &^ 15 // the rows transRowsAVX512 writes
+	full, r := k/tileBlock, k%tileBlock
+	kp := (k + tileBlock - 1) / tileBlock * tileBlock
+	_ = a[(k-1)*lda+cols-1]
+	_ = dst[(cs-1)*la+kp-1]
+	var offs [3*tileBlock + 1]int
+	transOffsets(&offs, lda, r, perm)
+	transRowsAVX512(&dst[0], la, &a[0], &offs, full, cols, r > 0)
+	if kp < la {
+		for i := 0; i < cs; i++ {
+			clear(dst[i*la+kp : (i+1)*la])
 		}
 	}
-	if src.perm {
-		permuteDepth(dst)
+	clear(dst[cs*la : rows*la])
+}
+
+// transOffsets sets offs to transRowsAVX512's table for rows lda float32
+// apart and a last block of r rows: offs[w] the offset of depth word w's
+// row (dpPerm[w] when perm), offs[32] a block's; in the last block,
+// offs[33+w] is whether w's row is among its r, offs[65+w] its offset,
+// row 0's where it is not. (Loads of the rows past k, even under a mask of
+// 0, made attention's packing 7 times slower in some processes on the AMD
+// EPYC, Zen 5; row 0's is read anyway.)
+func transOffsets(offs *[3*tileBlock + 1]int, lda, r int, perm bool) {
+	for w := 0; w < tileBlock; w++ {
+		row := w
+		if perm {
+			row = dpPerm[w]
+		}
+		offs[w] = 4 * row * lda
+		offs[tileBlock+1+w], offs[2*tileBlock+1+w] = -1, offs[w]
+		if row >= r { // row 0 under a mask of 0: nothing past a's end is read
+			offs[tileBlock+1+w], offs[2*tileBlock+1+w] = 0, 0
+		}
 	}
+	offs[tileBlock] = 4 * tileBlock * lda
 }
 
 // packRowsAMX sets dst's rows (kw bfloat16 each, a whole number of 32-row
 // blocks) to op(A)'s rows rounded to bfloat16, as amxRows.pack.
 func packRowsAMX(perm bool, dst []uint16, transA bool, m, k, kw int, a []float32, lda int) {
 	src := &amxRows{transA: transA, m: m, k: k, a: a, lda: lda, perm: perm}
-	tmp := make([]uint32, kw/2*32)
 	for i0 := 0; i0 < len(dst)/kw; i0 += 32 {
-		src.pack(dst[i0*kw:(i0+32)*kw], i0, 0, k, kw, tmp)
+		src.pack(dst[i0*kw:(i0+32)*kw], i0, 0, k, kw)
 	}
 }
 
@@ -728,7 +713,7 @@ func pairsWords(dst []uint32, lo, hi []uint16, stride int) {
 }
 
 //go:noescape
-func pairsStripAVX512(dst *uint32, a *float32, lda, k, cols int)
+func transRowsAVX512(dst *uint16, la int, a *float32, offs *[3*tileBlock + 1]int, blocks, cols int, last bool)
 
 //go:noescape
 func transpose16AVX512(dst *uint32, ldd int, src *uint32, lds int)

@@ -311,23 +311,66 @@ func TestPackConversion(t *testing.T) {
 			t.Fatalf("pairsBF16(%#08x, %#08x) = %#08x, ToBF16 gives %#08x", math.Float32bits(x[i]), math.Float32bits(x[half+i]), p, want)
 		}
 	}
-	// pairsStripAVX512 over rows of 32 columns, 29 of them used, an odd
-	// depth: the last row pairs with +0.
-	const cols, lda = 29, 32
-	k := len(x)/lda - 1 | 1
-	strip := make([]uint32, (k+1)/2*32)
-	pairsStripAVX512(&strip[0], &x[0], lda, k, cols)
-	for q := 0; q < (k+1)/2; q++ {
-		for i := 0; i < 32; i++ {
-			var want uint32
-			if i < cols {
-				want = uint32(ToBF16(x[2*q*lda+i]))
-				if 2*q+1 < k {
-					want |= uint32(ToBF16(x[(2*q+1)*lda+i])) << 16
+	// transposedRows (VCVTNE2PS2BF16) over the same values as the 61
+	// columns of a matrix, the last block of depth part of one.
+	const cols = 61
+	k := len(x) / cols
+	la := (k + 31) / 32 * 32
+	rows := make([]uint16, 64*la)
+	transposedRows(rows, la, x, cols, k, cols, false)
+	for i := 0; i < cols; i++ {
+		for d := 0; d < k; d++ {
+			if got, want := rows[i*la+d], ToBF16(x[d*cols+i]); got != want {
+				t.Fatalf("transposedRows(%#08x) = %#04x, ToBF16 gives %#04x", math.Float32bits(x[d*cols+i]), got, want)
+			}
+		}
+	}
+}
+
+// TestTransposedRows pins transposedRows (a transposed op(A) converted,
+// transposed, padded and permuted in one pass) to ToBF16, +0 and dpPerm:
+// depths around the blocks of 32, column counts around the groups of 16,
+// NaNs past k and cols, and every word of dst written. TestPackConversion
+// runs it over every special value.
+func TestTransposedRows(t *testing.T) {
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	const lda = 77
+	a := make([]float32, 100*lda)
+	for _, k := range []int{1, 16, 31, 32, 33, 64, 70, 97} {
+		for _, cols := range []int{1, 15, 16, 17, 32, 45, 64, 70} {
+			for i := range a {
+				a[i] = float32(math.NaN())
+				if i/lda < k && i%lda < cols {
+					a[i] = float32(r.NormFloat64())
 				}
 			}
-			if got := strip[32*q+i]; got != want {
-				t.Fatalf("pairsStripAVX512 pair %d column %d = %#08x, ToBF16 gives %#08x", q, i, got, want)
+			kp := (k + 31) / 32 * 32
+			la := kp + 32 // a depth past k's blocks, as a blocked product's last pass
+			rows := (cols + 31) / 32 * 32
+			for _, perm := range []bool{false, true} {
+				got := make([]uint16, rows*la)
+				for i := range got {
+					got[i] = 0xffff
+				}
+				transposedRows(got, la, a, lda, k, cols, perm)
+				for i := 0; i < rows; i++ {
+					for w := 0; w < la; w++ {
+						d := w
+						if perm {
+							d = w/tileBlock*tileBlock + dpPerm[w%tileBlock]
+						}
+						var want uint16
+						if i < cols && d < k {
+							want = ToBF16(a[d*lda+i])
+						}
+						if g := got[i*la+w]; g != want {
+							t.Fatalf("transposedRows(k=%d, cols=%d, perm=%v): row %d word %d = %#04x, want %#04x", k, cols, perm, i, w, g, want)
+						}
+					}
+				}
 			}
 		}
 	}

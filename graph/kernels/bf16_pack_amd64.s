@@ -196,6 +196,74 @@ eend:
 	VZEROUPPER
 	RET
 
+// TRANSPOSE16 transposes the 16×16 dwords of Z0–Z15 (row i in Zi) into
+// Z0–Z15 (column j in Zj), through Z16–Z31.
+#define TRANSPOSE16 \
+	VPUNPCKLDQ Z1, Z0, Z16 \
+	VPUNPCKHDQ Z1, Z0, Z17 \
+	VPUNPCKLDQ Z3, Z2, Z18 \
+	VPUNPCKHDQ Z3, Z2, Z19 \
+	VPUNPCKLDQ Z5, Z4, Z20 \
+	VPUNPCKHDQ Z5, Z4, Z21 \
+	VPUNPCKLDQ Z7, Z6, Z22 \
+	VPUNPCKHDQ Z7, Z6, Z23 \
+	VPUNPCKLDQ Z9, Z8, Z24 \
+	VPUNPCKHDQ Z9, Z8, Z25 \
+	VPUNPCKLDQ Z11, Z10, Z26 \
+	VPUNPCKHDQ Z11, Z10, Z27 \
+	VPUNPCKLDQ Z13, Z12, Z28 \
+	VPUNPCKHDQ Z13, Z12, Z29 \
+	VPUNPCKLDQ Z15, Z14, Z30 \
+	VPUNPCKHDQ Z15, Z14, Z31 \
+	VPUNPCKLQDQ Z18, Z16, Z0 \
+	VPUNPCKHQDQ Z18, Z16, Z1 \
+	VPUNPCKLQDQ Z19, Z17, Z2 \
+	VPUNPCKHQDQ Z19, Z17, Z3 \
+	VPUNPCKLQDQ Z22, Z20, Z4 \
+	VPUNPCKHQDQ Z22, Z20, Z5 \
+	VPUNPCKLQDQ Z23, Z21, Z6 \
+	VPUNPCKHQDQ Z23, Z21, Z7 \
+	VPUNPCKLQDQ Z26, Z24, Z8 \
+	VPUNPCKHQDQ Z26, Z24, Z9 \
+	VPUNPCKLQDQ Z27, Z25, Z10 \
+	VPUNPCKHQDQ Z27, Z25, Z11 \
+	VPUNPCKLQDQ Z30, Z28, Z12 \
+	VPUNPCKHQDQ Z30, Z28, Z13 \
+	VPUNPCKLQDQ Z31, Z29, Z14 \
+	VPUNPCKHQDQ Z31, Z29, Z15 \
+	VSHUFI32X4 $0x88, Z4, Z0, Z16 \
+	VSHUFI32X4 $0xdd, Z4, Z0, Z20 \
+	VSHUFI32X4 $0x88, Z5, Z1, Z17 \
+	VSHUFI32X4 $0xdd, Z5, Z1, Z21 \
+	VSHUFI32X4 $0x88, Z6, Z2, Z18 \
+	VSHUFI32X4 $0xdd, Z6, Z2, Z22 \
+	VSHUFI32X4 $0x88, Z7, Z3, Z19 \
+	VSHUFI32X4 $0xdd, Z7, Z3, Z23 \
+	VSHUFI32X4 $0x88, Z12, Z8, Z24 \
+	VSHUFI32X4 $0xdd, Z12, Z8, Z28 \
+	VSHUFI32X4 $0x88, Z13, Z9, Z25 \
+	VSHUFI32X4 $0xdd, Z13, Z9, Z29 \
+	VSHUFI32X4 $0x88, Z14, Z10, Z26 \
+	VSHUFI32X4 $0xdd, Z14, Z10, Z30 \
+	VSHUFI32X4 $0x88, Z15, Z11, Z27 \
+	VSHUFI32X4 $0xdd, Z15, Z11, Z31 \
+	VSHUFI32X4 $0x88, Z24, Z16, Z0 \
+	VSHUFI32X4 $0xdd, Z24, Z16, Z8 \
+	VSHUFI32X4 $0x88, Z25, Z17, Z1 \
+	VSHUFI32X4 $0xdd, Z25, Z17, Z9 \
+	VSHUFI32X4 $0x88, Z26, Z18, Z2 \
+	VSHUFI32X4 $0xdd, Z26, Z18, Z10 \
+	VSHUFI32X4 $0x88, Z27, Z19, Z3 \
+	VSHUFI32X4 $0xdd, Z27, Z19, Z11 \
+	VSHUFI32X4 $0x88, Z28, Z20, Z4 \
+	VSHUFI32X4 $0xdd, Z28, Z20, Z12 \
+	VSHUFI32X4 $0x88, Z29, Z21, Z5 \
+	VSHUFI32X4 $0xdd, Z29, Z21, Z13 \
+	VSHUFI32X4 $0x88, Z30, Z22, Z6 \
+	VSHUFI32X4 $0xdd, Z30, Z22, Z14 \
+	VSHUFI32X4 $0x88, Z31, Z23, Z7 \
+	VSHUFI32X4 $0xdd, Z31, Z23, Z15
+
 // func transpose16AVX512(dst *uint32, ldd int, src *uint32, lds int)
 //
 // dst[j·ldd + i] = src[i·lds + j] for i, j < 16: a 16×16 block of dwords
@@ -238,70 +306,7 @@ TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 	VMOVDQU32 (SI), Z14
 	ADDQ CX, SI
 	VMOVDQU32 (SI), Z15
-	VPUNPCKLDQ Z1, Z0, Z16
-	VPUNPCKHDQ Z1, Z0, Z17
-	VPUNPCKLDQ Z3, Z2, Z18
-	VPUNPCKHDQ Z3, Z2, Z19
-	VPUNPCKLDQ Z5, Z4, Z20
-	VPUNPCKHDQ Z5, Z4, Z21
-	VPUNPCKLDQ Z7, Z6, Z22
-	VPUNPCKHDQ Z7, Z6, Z23
-	VPUNPCKLDQ Z9, Z8, Z24
-	VPUNPCKHDQ Z9, Z8, Z25
-	VPUNPCKLDQ Z11, Z10, Z26
-	VPUNPCKHDQ Z11, Z10, Z27
-	VPUNPCKLDQ Z13, Z12, Z28
-	VPUNPCKHDQ Z13, Z12, Z29
-	VPUNPCKLDQ Z15, Z14, Z30
-	VPUNPCKHDQ Z15, Z14, Z31
-	VPUNPCKLQDQ Z18, Z16, Z0
-	VPUNPCKHQDQ Z18, Z16, Z1
-	VPUNPCKLQDQ Z19, Z17, Z2
-	VPUNPCKHQDQ Z19, Z17, Z3
-	VPUNPCKLQDQ Z22, Z20, Z4
-	VPUNPCKHQDQ Z22, Z20, Z5
-	VPUNPCKLQDQ Z23, Z21, Z6
-	VPUNPCKHQDQ Z23, Z21, Z7
-	VPUNPCKLQDQ Z26, Z24, Z8
-	VPUNPCKHQDQ Z26, Z24, Z9
-	VPUNPCKLQDQ Z27, Z25, Z10
-	VPUNPCKHQDQ Z27, Z25, Z11
-	VPUNPCKLQDQ Z30, Z28, Z12
-	VPUNPCKHQDQ Z30, Z28, Z13
-	VPUNPCKLQDQ Z31, Z29, Z14
-	VPUNPCKHQDQ Z31, Z29, Z15
-	VSHUFI32X4 $0x88, Z4, Z0, Z16
-	VSHUFI32X4 $0xdd, Z4, Z0, Z20
-	VSHUFI32X4 $0x88, Z5, Z1, Z17
-	VSHUFI32X4 $0xdd, Z5, Z1, Z21
-	VSHUFI32X4 $0x88, Z6, Z2, Z18
-	VSHUFI32X4 $0xdd, Z6, Z2, Z22
-	VSHUFI32X4 $0x88, Z7, Z3, Z19
-	VSHUFI32X4 $0xdd, Z7, Z3, Z23
-	VSHUFI32X4 $0x88, Z12, Z8, Z24
-	VSHUFI32X4 $0xdd, Z12, Z8, Z28
-	VSHUFI32X4 $0x88, Z13, Z9, Z25
-	VSHUFI32X4 $0xdd, Z13, Z9, Z29
-	VSHUFI32X4 $0x88, Z14, Z10, Z26
-	VSHUFI32X4 $0xdd, Z14, Z10, Z30
-	VSHUFI32X4 $0x88, Z15, Z11, Z27
-	VSHUFI32X4 $0xdd, Z15, Z11, Z31
-	VSHUFI32X4 $0x88, Z24, Z16, Z0
-	VSHUFI32X4 $0xdd, Z24, Z16, Z8
-	VSHUFI32X4 $0x88, Z25, Z17, Z1
-	VSHUFI32X4 $0xdd, Z25, Z17, Z9
-	VSHUFI32X4 $0x88, Z26, Z18, Z2
-	VSHUFI32X4 $0xdd, Z26, Z18, Z10
-	VSHUFI32X4 $0x88, Z27, Z19, Z3
-	VSHUFI32X4 $0xdd, Z27, Z19, Z11
-	VSHUFI32X4 $0x88, Z28, Z20, Z4
-	VSHUFI32X4 $0xdd, Z28, Z20, Z12
-	VSHUFI32X4 $0x88, Z29, Z21, Z5
-	VSHUFI32X4 $0xdd, Z29, Z21, Z13
-	VSHUFI32X4 $0x88, Z30, Z22, Z6
-	VSHUFI32X4 $0xdd, Z30, Z22, Z14
-	VSHUFI32X4 $0x88, Z31, Z23, Z7
-	VSHUFI32X4 $0xdd, Z31, Z23, Z15
+	TRANSPOSE16
 	VMOVDQU32 Z0, (DI)
 	ADDQ DX, DI
 	VMOVDQU32 Z1, (DI)
@@ -336,68 +341,211 @@ TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// PAIRHALF converts 16 columns at SI+off (row lo) and SI+R8+off (row hi,
-// skipped when BX is 0: +0) under mask K, and stores their 16 pairs,
-// unmasked (columns past the mask are pairs of +0), at DI+off; lo is the
-// label it uses.
-#define PAIRHALF(off, K, lo) \
-	VPXORD Z4, Z4, Z4 \
-	TESTQ BX, BX \
-	JZ lo \
-	VMOVDQU32.Z off(SI)(R8*1), K, Z0 \
-	CVTHI \
-	VMOVDQA32 Z1, Z4 \
-lo: \
-	VMOVDQU32.Z off(SI), K, Z0 \
-	CVTLO \
-	VPORD Z4, Z1, Z1 \
-	VMOVDQU32 Z1, off(DI)
+// CVT2 sets Z18 to Z16's 16 float32 rounded to bfloat16 in its low 16
+// words and Z17's in its high 16 (VCVTNE2PS2BF16, CVTW's rounding; the
+// bytes GNU as gives for vcvtne2ps2bf16 %zmm16, %zmm17, %zmm18).
+#define CVT2 BYTE $0x62; BYTE $0xa2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0
 
-// func pairsStripAVX512(dst *uint32, a *float32, lda, k, cols int)
+// pairIdx is VPERMW's indices that interleave CVT2's halves into pairs:
+// dword c takes words c and 16+c.
+DATA pairIdx<>+0(SB)/8, $0x0011000100100000
+DATA pairIdx<>+8(SB)/8, $0x0013000300120002
+DATA pairIdx<>+16(SB)/8, $0x0015000500140004
+DATA pairIdx<>+24(SB)/8, $0x0017000700160006
+DATA pairIdx<>+32(SB)/8, $0x0019000900180008
+DATA pairIdx<>+40(SB)/8, $0x001b000b001a000a
+DATA pairIdx<>+48(SB)/8, $0x001d000d001c000c
+DATA pairIdx<>+56(SB)/8, $0x001f000f001e000e
+GLOBL pairIdx<>(SB), RODATA|NOPTR, $64
+
+// TSLOT sets dst to the pairs ToBF16(lo) | ToBF16(hi)<<16 of the 16
+// columns (mask K3, +0 outside it) of rows lo and hi, at SI plus the byte
+// offsets off(R10) and off+8(R10) (Z20 holds pairIdx; Z16–Z18 are
+// clobbered).
+#define TSLOT(off, dst) \
+	MOVQ off(R10), AX \
+	VMOVDQU32.Z (SI)(AX*1), K3, Z16 \
+	MOVQ off+8(R10), AX \
+	VMOVDQU32.Z (SI)(AX*1), K3, Z17 \
+	CVT2 \
+	VPERMW Z18, Z20, dst
+
+// TSLOTM is TSLOT in a block's last rows: the offsets are at off+520(R10)
+// and off+528(R10), and a row whose mask off+264(R10) (off+272 for hi) is
+// 0 reads as +0 (R8 holds the columns' mask).
+#define TSLOTM(off, dst) \
+	MOVQ off+520(R10), AX \
+	MOVQ off+264(R10), BX \
+	ANDQ R8, BX \
+	KMOVW BX, K4 \
+	VMOVDQU32.Z (SI)(AX*1), K4, Z16 \
+	MOVQ off+528(R10), AX \
+	MOVQ off+272(R10), BX \
+	ANDQ R8, BX \
+	KMOVW BX, K4 \
+	VMOVDQU32.Z (SI)(AX*1), K4, Z17 \
+	CVT2 \
+	VPERMW Z18, Z20, dst
+
+// COLMASK sets AX (and K3) to the mask of the CX columns left, at most 16.
+#define COLMASK(full) \
+	MOVL $0xffff, AX \
+	CMPQ CX, $16 \
+	JGE full \
+	MOVL $1, AX \
+	SHLL CX, AX \
+	DECL AX \
+full: \
+	KMOVW AX, K3
+
+// func transRowsAVX512(dst *uint16, la int, a *float32, offs *[97]int, blocks, cols int, last bool)
 //
-// For q < (k+1)/2 and i < 32: dst[32q + i] = pairBF16(a[2q·lda + i],
-// a[(2q+1)·lda + i]) for i < cols (≤ 32), the second row read as +0 past
-// k, and 0 for i ≥ cols: 32 columns of a transposed operand paired along
-// the depth.
-TEXT ·pairsStripAVX512(SB), NOSPLIT, $0-40
+// A transposed operand's rows in bfloat16: for each block b of 32 rows of
+// a (the depth; blocks whole ones, then one more when last) and each
+// column i < cols of a, 16 columns at a time, dst[i·la + 32b + w] =
+// ToBF16(a's row 32b + r(w), column i), where offs[w] is r(w)'s offset in
+// bytes, offs[32] a block's, and in the last block offs[33+w] is -1 where
+// row r(w) is there, 0 where it reads as +0, and offs[65+w] is r(w)'s
+// offset; the rows of dst from cols up to the next multiple of 16 get +0.
+TEXT ·transRowsAVX512(SB), NOSPLIT, $0-49
 	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	SHLQ $2, R8
-	MOVQ k+24(FP), R9
-	MOVQ cols+32(FP), CX
-	// K4: the first 16 columns' mask, K5: the second 16's.
-	MOVQ CX, DX
-	CMPQ DX, $16
-	JLE 2(PC)
-	MOVQ $16, DX
-	MOVL $1, AX
-	MOVQ DX, CX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K4
-	MOVQ cols+32(FP), CX
+	MOVQ la+8(FP), DX
+	SHLQ $1, DX
+	MOVQ a+16(FP), SI
+	MOVQ offs+24(FP), R10
+	MOVQ blocks+32(FP), R9
+	MOVQ 256(R10), R11
+tblock:
+	TESTQ R9, R9
+	JZ tlast
+	MOVQ cols+40(FP), CX
+	MOVQ SI, R12
+	MOVQ DI, R13
+tgroup:
+	COLMASK(tfull)
+	VMOVDQU64 pairIdx<>(SB), Z20 // TRANSPOSE16 clobbers it
+	TSLOT(0, Z0)
+	TSLOT(16, Z1)
+	TSLOT(32, Z2)
+	TSLOT(48, Z3)
+	TSLOT(64, Z4)
+	TSLOT(80, Z5)
+	TSLOT(96, Z6)
+	TSLOT(112, Z7)
+	TSLOT(128, Z8)
+	TSLOT(144, Z9)
+	TSLOT(160, Z10)
+	TSLOT(176, Z11)
+	TSLOT(192, Z12)
+	TSLOT(208, Z13)
+	TSLOT(224, Z14)
+	TSLOT(240, Z15)
+	TRANSPOSE16
+	MOVQ R13, BX
+	VMOVDQU32 Z0, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z1, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z2, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z3, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z4, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z5, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z6, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z7, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z8, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z9, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z10, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z11, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z12, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z13, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z14, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z15, (BX)
+	ADDQ DX, BX
+	MOVQ BX, R13
+	ADDQ $64, SI
 	SUBQ $16, CX
-	JGE 2(PC)
-	XORQ CX, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K5
-	MOVQ $1, BX
-strip:
-	CMPQ R9, $0
-	JLE sdone
-	CMPQ R9, $1
-	JNE 2(PC)
-	XORQ BX, BX
-	PAIRHALF(0, K4, lo0)
-	PAIRHALF(64, K5, lo1)
-	LEAQ (SI)(R8*2), SI
-	ADDQ $128, DI
-	SUBQ $2, R9
-	JMP strip
-sdone:
+	JG tgroup
+	LEAQ (R12)(R11*1), SI
+	ADDQ $64, DI
+	DECQ R9
+	JMP tblock
+tlast:
+	CMPB last+48(FP), $0
+	JEQ tdone
+	MOVQ cols+40(FP), CX
+	MOVQ DI, R13
+ugroup:
+	COLMASK(ufull)
+	VMOVDQU64 pairIdx<>(SB), Z20
+	MOVQ AX, R8
+	TSLOTM(0, Z0)
+	TSLOTM(16, Z1)
+	TSLOTM(32, Z2)
+	TSLOTM(48, Z3)
+	TSLOTM(64, Z4)
+	TSLOTM(80, Z5)
+	TSLOTM(96, Z6)
+	TSLOTM(112, Z7)
+	TSLOTM(128, Z8)
+	TSLOTM(144, Z9)
+	TSLOTM(160, Z10)
+	TSLOTM(176, Z11)
+	TSLOTM(192, Z12)
+	TSLOTM(208, Z13)
+	TSLOTM(224, Z14)
+	TSLOTM(240, Z15)
+	TRANSPOSE16
+	MOVQ R13, BX
+	VMOVDQU32 Z0, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z1, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z2, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z3, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z4, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z5, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z6, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z7, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z8, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z9, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z10, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z11, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z12, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z13, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z14, (BX)
+	ADDQ DX, BX
+	VMOVDQU32 Z15, (BX)
+	ADDQ DX, BX
+	MOVQ BX, R13
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JG ugroup
+tdone:
 	VZEROUPPER
 	RET
 
