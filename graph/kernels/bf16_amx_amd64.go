@@ -107,7 +107,7 @@ func packOperandB(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b BF
 	case transB:
 		packColumns(perm, dst, k, n, kw, npad, b.W, b.Ld, par, rowsWords)
 	default:
-		packPairRows(perm, dst, k, n, kw, npad, b.W, b.Ld, par, pairsWords)
+		packPairRows(perm, dst, k, n, kw, npad, b.W, b.Ld, par)
 	}
 }
 
@@ -417,30 +417,12 @@ func epilogueRows(c []float32, ldc int, acc []float32, lacc, rows, n int, alpha,
 //go:noescape
 func wordsBF16AVX512(dst *uint16, src *float32, n int)
 
-//go:noescape
-func pairsBF16AVX512(dst *uint32, lo, hi *float32, n, stride int)
-
 // wordsBF16 sets dst[i] = ToBF16(src[i]) (AVX-512; AMX implies it).
 func wordsBF16(dst []uint16, src []float32) {
 	if len(src) > 0 {
 		_ = dst[len(src)-1]
 		wordsBF16AVX512(&dst[0], &src[0], len(src))
 	}
-}
-
-// pairsBF16 sets the pairs pairBF16(lo[i], hi[i]), a nil hi read as +0,
-// 16 at a time: pairs 16v to 16v+15 at dst[v·stride:], the last 16 whole
-// (+0 past len(lo)).
-func pairsBF16(dst []uint32, lo, hi []float32, stride int) {
-	if len(lo) == 0 {
-		return
-	}
-	_ = dst[(len(lo)-1)/16*stride+15]
-	var h *float32
-	if hi != nil {
-		h = &hi[:len(lo)][0]
-	}
-	pairsBF16AVX512(&dst[0], &lo[0], h, len(lo), 4*stride)
 }
 
 //go:noescape
@@ -522,7 +504,7 @@ func transposedRows(dst []uint16, la int, a []float32, lda, k, cols int, perm bo
 	_ = a[(k-1)*lda+cols-1]
 	_ = dst[(cs-1)*la+kp-1]
 	var offs [3*tileBlock + 1]int
-	transOffsets(&offs, lda, r, perm)
+	transOffsets(&offs, 4*lda, r, perm)
 	transRowsAVX512(&dst[0], la, &a[0], &offs, full, cols, r > 0)
 	if kp < la {
 		for i := 0; i < cs; i++ {
@@ -532,26 +514,26 @@ func transposedRows(dst []uint16, la int, a []float32, lda, k, cols int, perm bo
 	clear(dst[cs*la : rows*la])
 }
 
-// transOffsets sets offs to transRowsAVX512's table for rows lda float32
+// transOffsets sets offs to transRowsAVX512's table for rows ld bytes
 // apart and a last block of r rows: offs[w] the offset of depth word w's
 // row (dpPerm[w] when perm), offs[32] a block's; in the last block,
 // offs[33+w] is whether w's row is among its r, offs[65+w] its offset,
 // row 0's where it is not. (Loads of the rows past k, even under a mask of
 // 0, made attention's packing 7 times slower in some processes on the AMD
 // EPYC, Zen 5; row 0's is read anyway.)
-func transOffsets(offs *[3*tileBlock + 1]int, lda, r int, perm bool) {
+func transOffsets(offs *[3*tileBlock + 1]int, ld, r int, perm bool) {
 	for w := 0; w < tileBlock; w++ {
 		row := w
 		if perm {
 			row = dpPerm[w]
 		}
-		offs[w] = 4 * row * lda
+		offs[w] = row * ld
 		offs[tileBlock+1+w], offs[2*tileBlock+1+w] = -1, offs[w]
 		if row >= r { // row 0 under a mask of 0: nothing past a's end is read
 			offs[tileBlock+1+w], offs[2*tileBlock+1+w] = 0, 0
 		}
 	}
-	offs[tileBlock] = 4 * tileBlock * lda
+	offs[tileBlock] = tileBlock * ld
 }
 
 // packRowsAMX sets dst's rows (kw bfloat16 each, a whole number of 32-row
@@ -569,7 +551,7 @@ func packRowsAMX(perm bool, dst []uint16, transA bool, m, k, kw int, a []float32
 // perm.
 func packPanelsAMX(perm bool, dst []uint32, transB bool, k, n, kw, npad int, b []float32, ldb int, parallel bool) {
 	if !transB {
-		packPairRows(perm, dst, k, n, kw, npad, b, ldb, parallel, pairsBF16)
+		packPairRows(perm, dst, k, n, kw, npad, b, ldb, parallel)
 		return
 	}
 	packColumns(perm, dst, k, n, kw, npad, b, ldb, parallel, rowsBF16)
@@ -621,96 +603,41 @@ func (pc *colPanels[E]) run(lo, hi int) {
 
 // packPairRows sets dst to a non-transposed op(B)'s pairs in 16-column
 // panels, as packPanelsAMX, from b's rows (float32 values or bfloat16
-// words, row stride ldb): pairs(dst[r·16:], lo, hi, stride) stores row r of
-// pairs 16 at a time, a panel (kw/2·16 pairs) apart, from B's rows 2r and
-// 2r+1, or their dpPerm images when perm (a row past k: +0, a nil hi or a
-// row of zeros); rows of pairs past k and panels past n's are cleared here.
-func packPairRows[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool, pairs func(dst []uint32, lo, hi []E, stride int)) {
-	pr := pairRows[E]{perm: perm, dst: dst, k: k, n: n, kw: kw, npad: npad, b: b, ldb: ldb, pairs: pairs}
-	if perm {
-		pr.zero = zerosOf[E](n)
-	}
-	if kp := kw / 2; parallel {
+// words, row stride ldb), a block of 32 rows of depth at a time
+// (pairPanelsAVX512); panels past n's are cleared here.
+func packPairRows[E float32 | uint16](perm bool, dst []uint32, k, n, kw, npad int, b []E, ldb int, parallel bool) {
+	_ = b[(k-1)*ldb+n-1]
+	kp, used := kw/2, (n+15)/16
+	_ = dst[(used-1)*kp*16+kp*16-1]
+	pr := pairRows[E]{perm: perm, dst: dst, k: k, n: n, kp: kp, b: b, ldb: ldb}
+	if kb := kw / tileBlock; parallel {
 		q := pr // only this copy escapes to the cores, so a serial call allocates nothing
-		parallelFor(kp, 64, 1, q.run)
+		parallelFor(kb, 4, 1, q.run)
 	} else {
-		pr.run(0, kp)
+		pr.run(0, kb)
 	}
+	clear(dst[used*kp*16 : npad/16*kp*16])
 }
 
-// pairRows is packPairRows' work, run over rows of pairs [lo, hi).
+// pairRows is packPairRows' work, run over blocks of 32 of depth [lo, hi).
 type pairRows[E float32 | uint16] struct {
-	perm                bool
-	dst                 []uint32
-	k, n, kw, npad, ldb int
-	b                   []E
-	zero                []E // a row of +0, for pairs whose low row is past k
-	pairs               func(dst []uint32, lo, hi []E, stride int)
-}
-
-// row is B's row d, or nil past k.
-func (p *pairRows[E]) row(d int) []E {
-	if d >= p.k {
-		return nil
-	}
-	return p.b[d*p.ldb : d*p.ldb+p.n]
+	perm          bool
+	dst           []uint32
+	k, n, kp, ldb int
+	b             []E
 }
 
 func (p *pairRows[E]) run(lo, hi int) {
-	kp, np, used := p.kw/2, p.npad/16, (p.n+15)/16
-	for r := lo; r < hi; r++ {
-		d0, d1 := 2*r, 2*r+1
-		if p.perm {
-			base, i := r/16*tileBlock, 2*(r%16)
-			d0, d1 = base+dpPerm[i], base+dpPerm[i+1]
-		}
-		if d0 >= p.k && d1 >= p.k {
-			for q := 0; q < np; q++ {
-				clear(p.dst[(q*kp+r)*16 : (q*kp+r+1)*16])
-			}
-			continue
-		}
-		l := p.row(d0)
-		if l == nil {
-			l = p.zero
-		}
-		p.pairs(p.dst[r*16:], l, p.row(d1), kp*16)
-		for q := used; q < np; q++ {
-			clear(p.dst[(q*kp+r)*16 : (q*kp+r+1)*16])
-		}
-	}
-}
-
-// zeroWords backs zerosOf's rows; nothing writes it.
-var zeroWords [2048]uint32
-
-// zerosOf returns n values of +0 (a bfloat16 word or float32 of all-zero
-// bits), from zeroWords when they fit: read them, never write them.
-func zerosOf[E float32 | uint16](n int) []E {
 	var e E
-	if n*int(unsafe.Sizeof(e)) <= 4*len(zeroWords) {
-		return unsafe.Slice((*E)(unsafe.Pointer(&zeroWords[0])), n)
-	}
-	return make([]E, n)
+	size := int(unsafe.Sizeof(e))
+	full := p.k / tileBlock
+	var offs [3*tileBlock + 1]int
+	transOffsets(&offs, size*p.ldb, p.k%tileBlock, p.perm)
+	pairPanelsAVX512(&p.dst[lo*tileBlock/2*16], 4*p.kp*16, unsafe.Pointer(&p.b[lo*tileBlock*p.ldb]), &offs, min(hi, full)-lo, p.n, hi > full, size == 2)
 }
 
 //go:noescape
-func pairsWordsAVX512(dst *uint32, lo, hi *uint16, n, stride int)
-
-// pairsWords is pairsBF16 of words already in bfloat16: the pairs
-// lo[i] | hi[i]<<16 (a nil hi read as +0), 16 at a time, pairs 16v to
-// 16v+15 at dst[v·stride:], the last 16 whole (+0 past len(lo)).
-func pairsWords(dst []uint32, lo, hi []uint16, stride int) {
-	if len(lo) == 0 {
-		return
-	}
-	_ = dst[(len(lo)-1)/16*stride+15]
-	var h *uint16
-	if hi != nil {
-		h = &hi[:len(lo)][0]
-	}
-	pairsWordsAVX512(&dst[0], &lo[0], h, len(lo), 4*stride)
-}
+func pairPanelsAVX512(dst *uint32, pstride int, b unsafe.Pointer, offs *[3*tileBlock + 1]int, blocks, cols int, last, words bool)
 
 //go:noescape
 func transRowsAVX512(dst *uint16, la int, a *float32, offs *[3*tileBlock + 1]int, blocks, cols int, last bool)

@@ -297,18 +297,21 @@ func TestPackConversion(t *testing.T) {
 			t.Fatalf("wordsBF16(%#08x) = %#04x, ToBF16 gives %#04x", math.Float32bits(v), words[i], ToBF16(v))
 		}
 	}
-	half := len(x) / 2
-	pairs := make([]uint32, (half+15)/16*16)
-	pairsBF16(pairs, x[:half], x[half:2*half], 16)
-	for i, p := range pairs {
-		if i >= half {
-			if p != 0 {
-				t.Fatalf("pairsBF16: pair %d past the end = %#08x, want +0", i, p)
+	// packPairRows over the same values as the 61 columns of a matrix.
+	const n = 61
+	kx := len(x) / n
+	kwx := (kx + 31) / 32 * 32
+	pairs := make([]uint32, 4*kwx/2*16)
+	packPairRows(false, pairs, kx, n, kwx, 64, x, n, false)
+	for r := 0; r < kwx/2; r++ {
+		for j := 0; j < n; j++ {
+			want := uint32(ToBF16(x[2*r*n+j]))
+			if 2*r+1 < kx {
+				want |= uint32(ToBF16(x[(2*r+1)*n+j])) << 16
 			}
-			continue
-		}
-		if want := uint32(ToBF16(x[i])) | uint32(ToBF16(x[half+i]))<<16; p != want {
-			t.Fatalf("pairsBF16(%#08x, %#08x) = %#08x, ToBF16 gives %#08x", math.Float32bits(x[i]), math.Float32bits(x[half+i]), p, want)
+			if got := pairs[(j/16*kwx/2+r)*16+j%16]; got != want && 2*r < kx {
+				t.Fatalf("packPairRows(%#08x, %#08x) = %#08x, ToBF16 gives %#08x", math.Float32bits(x[2*r*n+j]), math.Float32bits(x[(2*r+1)*n+j]), got, want)
+			}
 		}
 	}
 	// transposedRows (VCVTNE2PS2BF16) over the same values as the 61
@@ -368,6 +371,67 @@ func TestTransposedRows(t *testing.T) {
 						}
 						if g := got[i*la+w]; g != want {
 							t.Fatalf("transposedRows(k=%d, cols=%d, perm=%v): row %d word %d = %#04x, want %#04x", k, cols, perm, i, w, g, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackPairRows pins packPairRows (a non-transposed op(B) paired
+// along the depth in 16-column panels, a block of 32 of depth per pass) to
+// ToBF16, +0 and dpPerm, for float32 values and bfloat16 words, serial and
+// over the cores: depths around the blocks of 32, widths around the
+// panels, NaNs past k and n, every pair of dst written.
+func TestPackPairRows(t *testing.T) {
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	const ldb = 75
+	b := make([]float32, 300*ldb)
+	w := make([]uint16, len(b))
+	for _, k := range []int{1, 16, 31, 32, 33, 70, 97, 290} {
+		for _, n := range []int{1, 15, 16, 17, 32, 50, 70} {
+			for i := range b {
+				b[i] = float32(math.NaN())
+				if i/ldb < k && i%ldb < n {
+					b[i] = float32(r.NormFloat64())
+				}
+				w[i] = ToBF16(b[i])
+			}
+			kw := (k + 31) / 32 * 32
+			kp := kw / 2
+			npad := (n + 31) / 32 * 32
+			for _, perm := range []bool{false, true} {
+				for _, par := range []bool{false, true} {
+					for _, words := range []bool{false, true} {
+						got := make([]uint32, npad/16*kp*16)
+						for i := range got {
+							got[i] = 0xffffffff
+						}
+						if words {
+							packPairRows(perm, got, k, n, kw, npad, w, ldb, par)
+						} else {
+							packPairRows(perm, got, k, n, kw, npad, b, ldb, par)
+						}
+						for i, g := range got {
+							p, row, j := i/(kp*16), i/16%kp, i%16
+							col := 16*p + j
+							var want uint32
+							for h := 0; h < 2; h++ {
+								d := 2*row + h
+								if perm {
+									d = d/tileBlock*tileBlock + dpPerm[d%tileBlock]
+								}
+								if d < k && col < n {
+									want |= uint32(ToBF16(b[d*ldb+col])) << (16 * h)
+								}
+							}
+							if g != want {
+								t.Fatalf("packPairRows(k=%d, n=%d, perm=%v, parallel=%v, words=%v): panel %d pair row %d column %d = %#08x, want %#08x", k, n, perm, par, words, p, row, j, g, want)
+							}
 						}
 					}
 				}

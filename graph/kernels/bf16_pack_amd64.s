@@ -51,76 +51,6 @@ wdone:
 	VZEROUPPER
 	RET
 
-// func pairsBF16AVX512(dst *uint32, lo, hi *float32, n, stride int)
-//
-// The pairs ToBF16(lo[i]) | ToBF16(hi[i])<<16 for i < n, a nil hi read as
-// +0, 16 at a time: pairs 16v to 16v+15 at dst + v·stride bytes, the last
-// 16 whole (+0 past n).
-TEXT ·pairsBF16AVX512(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ lo+8(FP), SI
-	MOVQ hi+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ stride+32(FP), R8
-	MOVL $0xffff, AX
-	KMOVW AX, K3
-ploop:
-	TAILMASK(pfull, pdone)
-pfull:
-	VPXORD Z4, Z4, Z4
-	TESTQ DX, DX
-	JZ plo
-	VMOVDQU32.Z (DX), K3, Z0
-	CVTHI
-	VMOVDQA32 Z1, Z4
-	ADDQ $64, DX
-plo:
-	VMOVDQU32.Z (SI), K3, Z0
-	CVTLO
-	VPORD Z4, Z1, Z1
-	VMOVDQU32 Z1, (DI)
-	ADDQ $64, SI
-	ADDQ R8, DI
-	SUBQ $16, CX
-	JMP ploop
-pdone:
-	VZEROUPPER
-	RET
-
-// func pairsWordsAVX512(dst *uint32, lo, hi *uint16, n, stride int)
-//
-// The pairs lo[i] | hi[i]<<16 for i < n (words already in bfloat16), a
-// nil hi read as +0, 16 at a time: pairs 16v to 16v+15 at dst + v·stride
-// bytes, the last 16 whole (+0 past n).
-TEXT ·pairsWordsAVX512(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ lo+8(FP), SI
-	MOVQ hi+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ stride+32(FP), R8
-	MOVL $0xffff, AX
-	KMOVW AX, K3
-qloop:
-	TAILMASK(qfull, qdone)
-qfull:
-	VPXORD Z4, Z4, Z4
-	TESTQ DX, DX
-	JZ qlo
-	VPMOVZXWD.Z (DX), K3, Z4
-	VPSLLD $16, Z4, Z4
-	ADDQ $32, DX
-qlo:
-	VPMOVZXWD.Z (SI), K3, Z1
-	VPORD Z4, Z1, Z1
-	VMOVDQU32 Z1, (DI)
-	ADDQ $32, SI
-	ADDQ R8, DI
-	SUBQ $16, CX
-	JMP qloop
-qdone:
-	VZEROUPPER
-	RET
-
 // func widenBF16AVX512(dst *float32, src *uint16, n int)
 //
 // dst[i] = the float32 whose upper half is src[i] (FromBF16), for i < n.
@@ -546,6 +476,241 @@ ugroup:
 	SUBQ $16, CX
 	JG ugroup
 tdone:
+	VZEROUPPER
+	RET
+
+// WSLOT is TSLOT for rows of bfloat16 words (copied, not converted).
+#define WSLOT(off, dst) \
+	MOVQ off(R10), AX \
+	VMOVDQU16.Z (SI)(AX*1), K3, Y16 \
+	MOVQ off+8(R10), AX \
+	VMOVDQU16.Z (SI)(AX*1), K3, Y17 \
+	VINSERTI64X4 $1, Y17, Z16, Z18 \
+	VPERMW Z18, Z20, dst
+
+// WSLOTM is TSLOTM for rows of bfloat16 words.
+#define WSLOTM(off, dst) \
+	MOVQ off+520(R10), AX \
+	MOVQ off+264(R10), BX \
+	ANDQ R8, BX \
+	KMOVW BX, K4 \
+	VMOVDQU16.Z (SI)(AX*1), K4, Y16 \
+	MOVQ off+528(R10), AX \
+	MOVQ off+272(R10), BX \
+	ANDQ R8, BX \
+	KMOVW BX, K4 \
+	VMOVDQU16.Z (SI)(AX*1), K4, Y17 \
+	VINSERTI64X4 $1, Y17, Z16, Z18 \
+	VPERMW Z18, Z20, dst
+
+// func pairPanelsAVX512(dst *uint32, pstride int, b unsafe.Pointer, offs *[97]int, blocks, cols int, last, words bool)
+//
+// A non-transposed operand's pairs in 16-column panels: for each block of
+// 32 rows of b (the depth; blocks whole ones, then one more when last) and
+// each column j < cols of b, 16 columns at a time (panel j/16, pstride
+// bytes apart), pair row s of the block is (row r(2s), row r(2s+1)) of
+// column j, ToBF16 of float32 values, or words copied when words; offs is
+// transRowsAVX512's table. A block's 16 pair rows are 1024 bytes.
+TEXT ·pairPanelsAVX512(SB), NOSPLIT, $0-50
+	MOVQ dst+0(FP), DI
+	MOVQ pstride+8(FP), DX
+	MOVQ b+16(FP), SI
+	MOVQ offs+24(FP), R10
+	MOVQ blocks+32(FP), R9
+	MOVQ 256(R10), R11
+	CMPB words+49(FP), $0
+	JNE wblock
+pblock:
+	TESTQ R9, R9
+	JZ plast
+	MOVQ cols+40(FP), CX
+	MOVQ SI, R12
+	MOVQ DI, R13
+pfgroup:
+	COLMASK(pffull)
+	VMOVDQU64 pairIdx<>(SB), Z20
+	TSLOT(0, Z0)
+	TSLOT(16, Z1)
+	TSLOT(32, Z2)
+	TSLOT(48, Z3)
+	TSLOT(64, Z4)
+	TSLOT(80, Z5)
+	TSLOT(96, Z6)
+	TSLOT(112, Z7)
+	TSLOT(128, Z8)
+	TSLOT(144, Z9)
+	TSLOT(160, Z10)
+	TSLOT(176, Z11)
+	TSLOT(192, Z12)
+	TSLOT(208, Z13)
+	TSLOT(224, Z14)
+	TSLOT(240, Z15)
+	VMOVDQU32 Z0, 0(R13)
+	VMOVDQU32 Z1, 64(R13)
+	VMOVDQU32 Z2, 128(R13)
+	VMOVDQU32 Z3, 192(R13)
+	VMOVDQU32 Z4, 256(R13)
+	VMOVDQU32 Z5, 320(R13)
+	VMOVDQU32 Z6, 384(R13)
+	VMOVDQU32 Z7, 448(R13)
+	VMOVDQU32 Z8, 512(R13)
+	VMOVDQU32 Z9, 576(R13)
+	VMOVDQU32 Z10, 640(R13)
+	VMOVDQU32 Z11, 704(R13)
+	VMOVDQU32 Z12, 768(R13)
+	VMOVDQU32 Z13, 832(R13)
+	VMOVDQU32 Z14, 896(R13)
+	VMOVDQU32 Z15, 960(R13)
+	ADDQ DX, R13
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JG pfgroup
+	LEAQ (R12)(R11*1), SI
+	ADDQ $1024, DI
+	DECQ R9
+	JMP pblock
+plast:
+	CMPB last+48(FP), $0
+	JEQ pdone
+	MOVQ cols+40(FP), CX
+	MOVQ DI, R13
+pmgroup:
+	COLMASK(pmfull)
+	MOVQ AX, R8
+	VMOVDQU64 pairIdx<>(SB), Z20
+	TSLOTM(0, Z0)
+	TSLOTM(16, Z1)
+	TSLOTM(32, Z2)
+	TSLOTM(48, Z3)
+	TSLOTM(64, Z4)
+	TSLOTM(80, Z5)
+	TSLOTM(96, Z6)
+	TSLOTM(112, Z7)
+	TSLOTM(128, Z8)
+	TSLOTM(144, Z9)
+	TSLOTM(160, Z10)
+	TSLOTM(176, Z11)
+	TSLOTM(192, Z12)
+	TSLOTM(208, Z13)
+	TSLOTM(224, Z14)
+	TSLOTM(240, Z15)
+	VMOVDQU32 Z0, 0(R13)
+	VMOVDQU32 Z1, 64(R13)
+	VMOVDQU32 Z2, 128(R13)
+	VMOVDQU32 Z3, 192(R13)
+	VMOVDQU32 Z4, 256(R13)
+	VMOVDQU32 Z5, 320(R13)
+	VMOVDQU32 Z6, 384(R13)
+	VMOVDQU32 Z7, 448(R13)
+	VMOVDQU32 Z8, 512(R13)
+	VMOVDQU32 Z9, 576(R13)
+	VMOVDQU32 Z10, 640(R13)
+	VMOVDQU32 Z11, 704(R13)
+	VMOVDQU32 Z12, 768(R13)
+	VMOVDQU32 Z13, 832(R13)
+	VMOVDQU32 Z14, 896(R13)
+	VMOVDQU32 Z15, 960(R13)
+	ADDQ DX, R13
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JG pmgroup
+	JMP pdone
+wblock:
+	TESTQ R9, R9
+	JZ wlast
+	MOVQ cols+40(FP), CX
+	MOVQ SI, R12
+	MOVQ DI, R13
+wfgroup:
+	COLMASK(wffull)
+	VMOVDQU64 pairIdx<>(SB), Z20
+	WSLOT(0, Z0)
+	WSLOT(16, Z1)
+	WSLOT(32, Z2)
+	WSLOT(48, Z3)
+	WSLOT(64, Z4)
+	WSLOT(80, Z5)
+	WSLOT(96, Z6)
+	WSLOT(112, Z7)
+	WSLOT(128, Z8)
+	WSLOT(144, Z9)
+	WSLOT(160, Z10)
+	WSLOT(176, Z11)
+	WSLOT(192, Z12)
+	WSLOT(208, Z13)
+	WSLOT(224, Z14)
+	WSLOT(240, Z15)
+	VMOVDQU32 Z0, 0(R13)
+	VMOVDQU32 Z1, 64(R13)
+	VMOVDQU32 Z2, 128(R13)
+	VMOVDQU32 Z3, 192(R13)
+	VMOVDQU32 Z4, 256(R13)
+	VMOVDQU32 Z5, 320(R13)
+	VMOVDQU32 Z6, 384(R13)
+	VMOVDQU32 Z7, 448(R13)
+	VMOVDQU32 Z8, 512(R13)
+	VMOVDQU32 Z9, 576(R13)
+	VMOVDQU32 Z10, 640(R13)
+	VMOVDQU32 Z11, 704(R13)
+	VMOVDQU32 Z12, 768(R13)
+	VMOVDQU32 Z13, 832(R13)
+	VMOVDQU32 Z14, 896(R13)
+	VMOVDQU32 Z15, 960(R13)
+	ADDQ DX, R13
+	ADDQ $32, SI
+	SUBQ $16, CX
+	JG wfgroup
+	LEAQ (R12)(R11*1), SI
+	ADDQ $1024, DI
+	DECQ R9
+	JMP wblock
+wlast:
+	CMPB last+48(FP), $0
+	JEQ pdone
+	MOVQ cols+40(FP), CX
+	MOVQ DI, R13
+wmgroup:
+	COLMASK(wmfull)
+	MOVQ AX, R8
+	VMOVDQU64 pairIdx<>(SB), Z20
+	WSLOTM(0, Z0)
+	WSLOTM(16, Z1)
+	WSLOTM(32, Z2)
+	WSLOTM(48, Z3)
+	WSLOTM(64, Z4)
+	WSLOTM(80, Z5)
+	WSLOTM(96, Z6)
+	WSLOTM(112, Z7)
+	WSLOTM(128, Z8)
+	WSLOTM(144, Z9)
+	WSLOTM(160, Z10)
+	WSLOTM(176, Z11)
+	WSLOTM(192, Z12)
+	WSLOTM(208, Z13)
+	WSLOTM(224, Z14)
+	WSLOTM(240, Z15)
+	VMOVDQU32 Z0, 0(R13)
+	VMOVDQU32 Z1, 64(R13)
+	VMOVDQU32 Z2, 128(R13)
+	VMOVDQU32 Z3, 192(R13)
+	VMOVDQU32 Z4, 256(R13)
+	VMOVDQU32 Z5, 320(R13)
+	VMOVDQU32 Z6, 384(R13)
+	VMOVDQU32 Z7, 448(R13)
+	VMOVDQU32 Z8, 512(R13)
+	VMOVDQU32 Z9, 576(R13)
+	VMOVDQU32 Z10, 640(R13)
+	VMOVDQU32 Z11, 704(R13)
+	VMOVDQU32 Z12, 768(R13)
+	VMOVDQU32 Z13, 832(R13)
+	VMOVDQU32 Z14, 896(R13)
+	VMOVDQU32 Z15, 960(R13)
+	ADDQ DX, R13
+	ADDQ $32, SI
+	SUBQ $16, CX
+	JG wmgroup
+	JMP pdone
+pdone:
 	VZEROUPPER
 	RET
 
