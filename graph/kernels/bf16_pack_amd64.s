@@ -99,23 +99,34 @@ erow:
 	MOVQ R8, DI
 	MOVQ R9, SI
 	MOVQ n+40(FP), CX
-	MOVL $0xffff, AX
-	KMOVW AX, K3
 eloop:
-	TAILMASK(efull, edone)
-efull:
-	VMOVUPS.Z (SI), K3, Z0
-	VMULPS Z30, Z0, Z0
+	CMPQ CX, $16
+	JLT etail
+	VMULPS (SI), Z30, Z0 // whole vectors unmasked: masked stores are slow on AMD
 	TESTL DX, DX
 	JZ estore
-	VMOVUPS.Z (DI), K3, Z1
-	VFMADD231PS Z31, Z1, Z0
+	VFMADD231PS (DI), Z31, Z0
 estore:
-	VMOVUPS Z0, K3, (DI)
+	VMOVUPS Z0, (DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	SUBQ $16, CX
 	JMP eloop
+etail:
+	TESTQ CX, CX
+	JZ edone
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K3
+	VMOVUPS.Z (SI), K3, Z0
+	VMULPS Z30, Z0, Z0
+	TESTL DX, DX
+	JZ etstore
+	VMOVUPS.Z (DI), K3, Z1
+	VFMADD231PS Z31, Z1, Z0
+etstore:
+	VMOVUPS Z0, K3, (DI)
 edone:
 	ADDQ R11, R8
 	ADDQ R12, R9
