@@ -107,42 +107,43 @@ func TestRowsBF16(t *testing.T) {
 	src := make([]float32, rows*lds)
 	words := make([]uint16, rows*lds)
 	for k := 0; k <= 70; k++ {
-		kw := max(32, (k+31)/32*32)
-		for i := range src {
-			src[i] = float32(math.NaN())
-			if i%lds < k {
-				src[i] = float32(r.NormFloat64())
+		for _, kw := range []int{max(32, (k+31)/32*32), (k+31)/32*32 + 32} { // the second with a block past k
+			for i := range src {
+				src[i] = float32(math.NaN())
+				if i%lds < k {
+					src[i] = float32(r.NormFloat64())
+				}
+				words[i] = ToBF16(src[i])
 			}
-			words[i] = ToBF16(src[i])
-		}
-		for _, perm := range []bool{false, true} {
-			want := make([]uint16, rows*kw)
-			for row := 0; row < rows; row++ {
-				for i := 0; i < kw; i++ {
-					j := i
-					if perm {
-						j = i/tileBlock*tileBlock + dpPerm[i%tileBlock]
-					}
-					if j < k {
-						want[row*kw+i] = ToBF16(src[row*lds+j])
+			for _, perm := range []bool{false, true} {
+				want := make([]uint16, rows*kw)
+				for row := 0; row < rows; row++ {
+					for i := 0; i < kw; i++ {
+						j := i
+						if perm {
+							j = i/tileBlock*tileBlock + dpPerm[i%tileBlock]
+						}
+						if j < k {
+							want[row*kw+i] = ToBF16(src[row*lds+j])
+						}
 					}
 				}
-			}
-			for _, tc := range []struct {
-				name string
-				run  func(dst []uint16)
-			}{
-				{"rowsBF16", func(dst []uint16) { rowsBF16(dst, kw, src, lds, rows, k, perm) }},
-				{"rowsWords", func(dst []uint16) { rowsWords(dst, kw, words, lds, rows, k, perm) }},
-			} {
-				got := make([]uint16, rows*kw)
-				for i := range got {
-					got[i] = 0xffff // every word must be written
-				}
-				tc.run(got)
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("%s(k=%d, kw=%d, perm=%v): row %d word %d = %#04x, want %#04x", tc.name, k, kw, perm, i/kw, i%kw, got[i], want[i])
+				for _, tc := range []struct {
+					name string
+					run  func(dst []uint16)
+				}{
+					{"rowsBF16", func(dst []uint16) { rowsBF16(dst, kw, src, lds, rows, k, perm) }},
+					{"rowsWords", func(dst []uint16) { rowsWords(dst, kw, words, lds, rows, k, perm) }},
+				} {
+					got := make([]uint16, rows*kw)
+					for i := range got {
+						got[i] = 0xffff // every word must be written
+					}
+					tc.run(got)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%s(k=%d, kw=%d, perm=%v): row %d word %d = %#04x, want %#04x", tc.name, k, kw, perm, i/kw, i%kw, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -311,6 +312,18 @@ func TestPackConversion(t *testing.T) {
 			}
 			if got := pairs[(j/16*kwx/2+r)*16+j%16]; got != want && 2*r < kx {
 				t.Fatalf("packPairRows(%#08x, %#08x) = %#08x, ToBF16 gives %#08x", math.Float32bits(x[2*r*n+j]), math.Float32bits(x[(2*r+1)*n+j]), got, want)
+			}
+		}
+	}
+	// rowsBF16 over the same values as rows of 61.
+	const rn = 61
+	rk := len(x) / rn
+	got := make([]uint16, rk*64)
+	rowsBF16(got, 64, x, rn, rk, rn, false)
+	for i := 0; i < rk; i++ {
+		for j := 0; j < rn; j++ {
+			if g, want := got[i*64+j], ToBF16(x[i*rn+j]); g != want {
+				t.Fatalf("rowsBF16(%#08x) = %#04x, ToBF16 gives %#04x", math.Float32bits(x[i*rn+j]), g, want)
 			}
 		}
 	}

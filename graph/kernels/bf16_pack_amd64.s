@@ -776,7 +776,8 @@ b: \
 // For each of rows rows: dst[r·kw + i] = ToBF16(src[r·lds + i]) for
 // i < k (src float32 values; with words, bfloat16 words copied), +0 for
 // k ≤ i < kw (kw a multiple of 32), each block of 32 words then permuted
-// by dpPerm when perm. Masked loads read nothing past k.
+// by dpPerm when perm. Nothing past k is read: whole blocks of 32 load
+// unmasked, the last under masks, and blocks past k not at all.
 TEXT ·rowsAVX512(SB), NOSPLIT, $0-50
 	MOVQ dst+0(FP), DI
 	MOVQ kw+8(FP), R8
@@ -802,28 +803,47 @@ rrow:
 	MOVQ kw+8(FP), DX
 	SHRQ $5, DX
 rblk:
+	TESTQ R15, R15
+	JG rload
+	VPXORD Z4, Z4, Z4 // a block past k: nothing to read
+	JMP rstore
+rload:
 	TESTQ BX, BX
 	JZ rf32
+	CMPQ R15, $32
+	JLT rwtail
+	VMOVDQU16 (R14), Z4
+	JMP rwnext
+rwtail:
 	MOVQ R15, CX
 	CLAMPMASK(32, wa1, wb1)
 	KMOVD AX, K1
 	VMOVDQU16.Z (R14), K1, Z4
+rwnext:
 	ADDQ $64, R14
 	JMP rperm
 rf32:
+	CMPQ R15, $32
+	JLT rftail
+	VMOVUPS (R14), Z16
+	VMOVUPS 64(R14), Z17
+	JMP rfcvt
+rftail:
 	MOVQ R15, CX
 	CLAMPMASK(16, fa1, fb1)
 	KMOVW AX, K1
+	VMOVUPS.Z (R14), K1, Z16
+	VPXORD Z17, Z17, Z17
+	CMPQ R15, $16
+	JLE rfcvt
 	MOVQ R15, CX
 	SUBQ $16, CX
 	CLAMPMASK(16, fa2, fb2)
 	KMOVW AX, K2
-	VMOVUPS.Z (R14), K1, Z0
-	CVTW
-	VMOVDQA64 Z1, Z4
-	VMOVUPS.Z 64(R14), K2, Z0
-	CVTW
-	VINSERTI64X4 $1, Y1, Z4, Z4
+	VMOVUPS.Z 64(R14), K2, Z17
+rfcvt:
+	CVT2
+	VMOVDQA64 Z18, Z4
 	ADDQ $128, R14
 rperm:
 	TESTQ R12, R12
