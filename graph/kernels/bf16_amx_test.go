@@ -271,8 +271,9 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 	}
 }
 
-// TestPackConversion pins the AMX packing's conversion (VCVTNEPS2BF16 in
-// wordsBF16, pairsBF16 and pairsStripAVX512) to ToBF16, bit for bit, on
+// TestPackConversion pins the packing's conversions (VCVTNEPS2BF16 and
+// VCVTNE2PS2BF16 in wordsBF16, packPairRows, rowsBF16 and
+// transposedRows) to ToBF16, bit for bit, on
 // every upper half of a float32 (every sign, exponent and bfloat16
 // mantissa: zeros, subnormals, infinities, NaNs) with the lower halves
 // that decide the rounding (0, 1, just below, at and above the tie, all

@@ -10,6 +10,11 @@
 // (Intel's pseudo-code for the instruction; TestPackConversion).
 #define CVTW BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8
 
+// CVT2 sets Z18 to Z16's 16 float32 rounded to bfloat16 in its low 16
+// words and Z17's in its high 16 (VCVTNE2PS2BF16, CVTW's rounding; the
+// bytes GNU as gives for vcvtne2ps2bf16 %zmm16, %zmm17, %zmm18).
+#define CVT2 BYTE $0x62; BYTE $0xa2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0
+
 // CVTLO sets Z1's dwords to Z0's bfloat16 in their low halves, CVTHI in
 // their high halves (the other half +0).
 #define CVTLO CVTW; VPMOVZXWD Y1, Z1
@@ -35,9 +40,21 @@ TEXT ·wordsBF16AVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+wloop:
+	CMPQ CX, $32
+	JLT wtail
+	VMOVUPS (SI), Z16 // 32 at a time, unmasked: masked stores are slow on AMD
+	VMOVUPS 64(SI), Z17
+	CVT2
+	VMOVDQU16 Z18, (DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	SUBQ $32, CX
+	JMP wloop
+wtail:
 	MOVL $0xffff, AX
 	KMOVW AX, K3
-wloop:
+wtloop:
 	TAILMASK(wfull, wdone)
 wfull:
 	VMOVDQU32.Z (SI), K3, Z0
@@ -46,7 +63,7 @@ wfull:
 	ADDQ $64, SI
 	ADDQ $32, DI
 	SUBQ $16, CX
-	JMP wloop
+	JMP wtloop
 wdone:
 	VZEROUPPER
 	RET
@@ -282,10 +299,6 @@ TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// CVT2 sets Z18 to Z16's 16 float32 rounded to bfloat16 in its low 16
-// words and Z17's in its high 16 (VCVTNE2PS2BF16, CVTW's rounding; the
-// bytes GNU as gives for vcvtne2ps2bf16 %zmm16, %zmm17, %zmm18).
-#define CVT2 BYTE $0x62; BYTE $0xa2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0
 
 // pairIdx is VPERMW's indices that interleave CVT2's halves into pairs:
 // dword c takes words c and 16+c.
