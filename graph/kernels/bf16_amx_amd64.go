@@ -256,9 +256,9 @@ func (f *flatRun) run(lo, hi int) {
 			rowsA = f.ah[i0*kw:]
 		}
 		if f.direct && i0+32 <= m {
-			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &f.c[i0*f.ldc], 4*f.ldc, f.nb, pstride, 0, 32)
+			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &f.c[i0*f.ldc], 4*f.ldc, f.nb, pstride, 0, 32, depthSteps(k))
 		} else {
-			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &scratch[0], 4*npad, f.nb, pstride, 0, min(32, m-i0))
+			f.pt.run(&amxCfg[0], &rowsA[0], 2*kw, &f.bw[0], f.kb, &scratch[0], 4*npad, f.nb, pstride, 0, min(32, m-i0), depthSteps(k))
 			epilogueRows(f.c[i0*f.ldc:], f.ldc, scratch, npad, min(32, m-i0), n, f.alpha, f.beta)
 		}
 		if f.epi != nil {
@@ -341,9 +341,13 @@ func runAMXBlocked(pt *pairTiles, ah []uint16, rows *amxRows, bw []uint32, m, n,
 			if perPass && src != nil {
 				off = 0
 			}
+			kq := 8 // steps in the pass's last block: all but in the product's last
+			if k0+kc == kb {
+				kq = depthSteps(k)
+			}
 			b := &bw[(2*j0*kb+k0)*256]
 			for blk := lo; blk < hi; blk++ {
-				pt.run(&amxCfg[0], &a[(blk-lo)*32*la+off], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32))
+				pt.run(&amxCfg[0], &a[(blk-lo)*32*la+off], 2*la, b, kc, &acc[blk*32*lacc+j0*32], 4*lacc, nc, pstride, load, min(32, m-blk*32), kq)
 			}
 		}
 		if perPass {

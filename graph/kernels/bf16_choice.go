@@ -24,7 +24,10 @@ type pairTiles struct {
 	// (load 0) or from C (load 1). Only C's first rows (1 to 32) are
 	// needed: a backend may skip the others (VDPBF16PS runs 4 rows at a
 	// time), or compute them from A's padding, so all 32 must be writable.
-	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
+	// Of the last block of depth only the first kq steps of 4 (1 to 8) are
+	// needed (depthSteps): the rest is +0 padding, which a backend may skip
+	// as VDPBF16PS does, or multiply as AMX does.
+	run  func(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows, kq int)
 	perm bool // the depth of each block of 32 permuted by dpPerm
 	// depthBlocks is the blocks of 32 of depth per pass of a blocked
 	// product (runAMXBlocked): op(B)'s part of a pass must stay in the
@@ -35,6 +38,10 @@ type pairTiles struct {
 	// are within amxReach.
 	flatDepth int
 }
+
+// depthSteps is the steps of 4 of depth (1 to 8) a product of depth k
+// needs in its last block of 32: pairTiles.run's kq.
+func depthSteps(k int) int { return (k-1)%tileBlock/4 + 1 }
 
 // dpPerm is the order in which VDPBF16PS's tiles read each block of 32 of
 // depth: pair q < 8 is (4q+2, 4q), two steps of AMX's even chain (the

@@ -12,7 +12,7 @@ import "golang.org/x/sys/cpu"
 // and dpTiles32 in place of amxTiles32 (see gen_dp_asm.go).
 
 //go:noescape
-func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int)
+func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int, kq int)
 
 //go:noescape
 func permuteDepthAVX512(w *uint16, n int)
@@ -45,8 +45,8 @@ var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, p
 var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32Rows, depthBlocks: amxDepthBlocks}
 
 // amxTiles32Rows is amxTiles32 under pairTiles.run's contract: the tiles
-// always run all 32 rows.
-func amxTiles32Rows(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, _ int) {
+// always run all 32 rows and all of the last block of depth.
+func amxTiles32Rows(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, _, _ int) {
 	amxTiles32(cfg, a, lda, b, kb, c, ldc, nb, pstride, load)
 }
 

@@ -88,6 +88,43 @@ func TestBF16Underflow(t *testing.T) {
 	}
 }
 
+// TestBF16SignOfZero pins the sign of a zero sum across blocks of depth.
+// In the last block each chain's first step ends at -0 (-2^-125 then
+// +1.5·2^-126: a tiny sum, flushed), and the padding after it (+0·+0,
+// which VDPBF16PS's tiles skip) turns it into +0; so the accumulator's -0
+// (flushed in the second block) plus the chains' sum stays +0. k = 68:
+// blocks of 32, 32 and 4. (Without its +0 the VDPBF16PS tiles give -0.)
+func TestBF16SignOfZero(t *testing.T) {
+	p := func(e int) float32 { return float32(math.Ldexp(1, e)) }
+	const k = 68
+	a := make([]float32, k)
+	b := make([]float32, k)
+	a[0], b[0] = 3*p(-64), p(-63)     // block 1: 1.5·2^-126
+	a[32], b[32] = -p(-62), p(-63)    // block 2: -2^-125; the sum -2^-127 flushes to -0
+	for _, d := range []int{64, 65} { // block 3: the even chain (64, 66), the odd (65, 67)
+		a[d], b[d] = -p(-62), p(-63)
+		a[d+2], b[d+2] = 3*p(-64), p(-63)
+	}
+	check := func(backend string, c []float32) {
+		if math.Float32bits(c[0]) != 0 {
+			t.Errorf("%s gives %g (%#x), want +0", backend, c[0], math.Float32bits(c[0]))
+		}
+	}
+	c := []float32{1}
+	sgemmBF16Ref(false, false, 1, 1, k, 1, a, k, b, 1, 0, c, 1)
+	check("the reference", c)
+	for _, pt := range allPairedTiles() {
+		c := []float32{1}
+		sgemmBF16AMX(pt, false, false, 1, 1, k, 1, a, k, b, 1, 0, c, 1, false)
+		check(pt.name, c)
+	}
+	for _, kern := range allEmulKernels() {
+		c := []float32{1}
+		sgemmBF16Emul(kern, false, false, 1, 1, k, 1, a, k, b, 1, 0, c, 1, false)
+		check(kern.name, c)
+	}
+}
+
 // BenchmarkSgemmBF16 times ViT-S/16's products (batch 32, 6304 tokens) in
 // float32 and in bfloat16, on each paired backend the CPU has and on the
 // emulation: forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·X;
