@@ -135,14 +135,20 @@ func TestRowsBF16(t *testing.T) {
 					{"rowsBF16", func(dst []uint16) { rowsBF16(dst, kw, src, lds, rows, k, perm) }},
 					{"rowsWords", func(dst []uint16) { rowsWords(dst, kw, words, lds, rows, k, perm) }},
 				} {
-					got := make([]uint16, rows*kw)
-					for i := range got {
-						got[i] = 0xffff // every word must be written
+					guarded := make([]uint16, rows*kw+64) // 64 words past dst, never written
+					for i := range guarded {
+						guarded[i] = 0xffff // every word of dst must be written
 					}
+					got := guarded[:rows*kw]
 					tc.run(got)
 					for i := range got {
 						if got[i] != want[i] {
 							t.Fatalf("%s(k=%d, kw=%d, perm=%v): row %d word %d = %#04x, want %#04x", tc.name, k, kw, perm, i/kw, i%kw, got[i], want[i])
+						}
+					}
+					for i, w := range guarded[rows*kw:] {
+						if w != 0xffff {
+							t.Fatalf("%s(k=%d, kw=%d, perm=%v): word %d past dst written", tc.name, k, kw, perm, i)
 						}
 					}
 				}

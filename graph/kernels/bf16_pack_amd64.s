@@ -770,20 +770,6 @@ pdone:
 	VZEROUPPER
 	RET
 
-// CLAMPMASK sets AX to the low CX bits, CX clamped to [0, max] first.
-#define CLAMPMASK(max, a, b) \
-	CMPQ CX, $max \
-	JLE a \
-	MOVQ $max, CX \
-a: \
-	TESTQ CX, CX \
-	JGE b \
-	XORQ CX, CX \
-b: \
-	MOVQ $1, AX \
-	SHLQ CX, AX \
-	DECQ AX
-
 // func rowsAVX512(dst *uint16, kw int, src unsafe.Pointer, lds, rows, k int, perm, words bool)
 //
 // For each of rows rows: dst[r·kw + i] = ToBF16(src[r·lds + i]) for
@@ -800,74 +786,90 @@ TEXT ·rowsAVX512(SB), NOSPLIT, $0-50
 	SHLQ $1, R9
 	MOVBLZX words+49(FP), BX
 	TESTQ BX, BX
-	JNZ rwords
+	JNZ 2(PC)
 	SHLQ $1, R9 // float32: 4 bytes a value
-rwords:
 	MOVQ rows+32(FP), R10
-	MOVQ k+40(FP), R11
 	MOVBLZX perm+48(FP), R12
 	VMOVDQU16 dpPermIdx<>(SB), Z31
+	VPXORD Z30, Z30, Z30
+	// Each row: R11 whole blocks, a last one of DX (k mod 32) when DX > 0,
+	// then R15 blocks past k; the last block's masks once for all rows.
+	MOVQ k+40(FP), R11
+	MOVQ R11, DX
+	ANDQ $31, DX
+	SHRQ $5, R11
+	MOVQ kw+8(FP), R15
+	SHRQ $5, R15
+	SUBQ R11, R15
+	TESTQ DX, DX
+	JZ rrow
+	DECQ R15
+	MOVQ DX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVD AX, K1 // words: all 32; float32: the first 16
+	SHRQ $16, AX
+	KMOVW AX, K2 // float32: the second 16
 rrow:
 	TESTQ R10, R10
 	JZ rdone
 	MOVQ DI, R13
 	MOVQ SI, R14
-	MOVQ R11, R15
-	MOVQ kw+8(FP), DX
-	SHRQ $5, DX
-rblk:
-	TESTQ R15, R15
-	JG rload
-	VPXORD Z4, Z4, Z4 // a block past k: nothing to read
-	JMP rstore
-rload:
+	MOVQ R11, CX
+rfull:
+	TESTQ CX, CX
+	JZ rlast
 	TESTQ BX, BX
-	JZ rf32
-	CMPQ R15, $32
-	JLT rwtail
+	JZ rff32
 	VMOVDQU16 (R14), Z4
-	JMP rwnext
-rwtail:
-	MOVQ R15, CX
-	CLAMPMASK(32, wa1, wb1)
-	KMOVD AX, K1
-	VMOVDQU16.Z (R14), K1, Z4
-rwnext:
 	ADDQ $64, R14
-	JMP rperm
-rf32:
-	CMPQ R15, $32
-	JLT rftail
+	JMP rfperm
+rff32:
 	VMOVUPS (R14), Z16
 	VMOVUPS 64(R14), Z17
-	JMP rfcvt
-rftail:
-	MOVQ R15, CX
-	CLAMPMASK(16, fa1, fb1)
-	KMOVW AX, K1
-	VMOVUPS.Z (R14), K1, Z16
-	VPXORD Z17, Z17, Z17
-	CMPQ R15, $16
-	JLE rfcvt
-	MOVQ R15, CX
-	SUBQ $16, CX
-	CLAMPMASK(16, fa2, fb2)
-	KMOVW AX, K2
-	VMOVUPS.Z 64(R14), K2, Z17
-rfcvt:
 	CVT2
 	VMOVDQA64 Z18, Z4
 	ADDQ $128, R14
-rperm:
+rfperm:
 	TESTQ R12, R12
-	JZ rstore
+	JZ 2(PC)
 	VPERMW Z4, Z31, Z4
-rstore:
 	VMOVDQU16 Z4, (R13)
 	ADDQ $64, R13
-	SUBQ $32, R15
-	DECQ DX
-	JNZ rblk
+	DECQ CX
+	JMP rfull
+rlast:
+	TESTQ DX, DX
+	JZ rpast
+	TESTQ BX, BX
+	JZ rlf32
+	VMOVDQU16.Z (R14), K1, Z4
+	JMP rlperm
+rlf32:
+	VMOVUPS.Z (R14), K1, Z16
+	VPXORD Z17, Z17, Z17
+	CMPQ DX, $16
+	JLE 2(PC)
+	VMOVUPS.Z 64(R14), K2, Z17
+	CVT2
+	VMOVDQA64 Z18, Z4
+rlperm:
+	TESTQ R12, R12
+	JZ 2(PC)
+	VPERMW Z4, Z31, Z4
+	VMOVDQU16 Z4, (R13)
+	ADDQ $64, R13
+rpast:
+	MOVQ R15, CX
+rploop:
+	TESTQ CX, CX
+	JZ rnext
+	VMOVDQU16 Z30, (R13) // a block past k: +0, nothing read
+	ADDQ $64, R13
+	DECQ CX
+	JMP rploop
+rnext:
 	ADDQ R8, DI
 	ADDQ R9, SI
 	DECQ R10
