@@ -15,9 +15,6 @@ import "golang.org/x/sys/cpu"
 func dpTiles32(cfg *byte, a *uint16, lda int, b *uint32, kb int, c *float32, ldc int, nb int, pstride int, load int, rows int, kq int)
 
 //go:noescape
-func permuteDepthAVX512(w *uint16, n int)
-
-//go:noescape
 func dpPeakLoop(n int)
 
 // hasDP reports whether the VDPBF16PS tiles can run: AVX512_BF16 (its
@@ -63,14 +60,6 @@ func pickTiles(env string) *pairTiles {
 		return dpPaired
 	}
 	return nil
-}
-
-// permuteDepth permutes each block of 32 words of w (a multiple of 32
-// long) by dpPerm, in place.
-func permuteDepth(w []uint16) {
-	if len(w) > 0 {
-		permuteDepthAVX512(&w[0], len(w))
-	}
 }
 
 // allPairedTiles lists the paired backends this CPU (and Linux) can run,

@@ -750,26 +750,6 @@ DATA dpPermIdx<>+48(SB)/8, $0x0015001700110013
 DATA dpPermIdx<>+56(SB)/8, $0x001d001f0019001b
 GLOBL dpPermIdx<>(SB), RODATA|NOPTR, $64
 
-// func permuteDepthAVX512(w *uint16, n int)
-//
-// Permutes each block of 32 words of w[:n] (n a multiple of 32) by dpPerm,
-// in place.
-TEXT ·permuteDepthAVX512(SB), NOSPLIT, $0-16
-	MOVQ w+0(FP), DI
-	MOVQ n+8(FP), CX
-	SHRQ $5, CX
-	JZ pdone
-	VMOVDQU16 dpPermIdx<>(SB), Z31
-ploop:
-	VPERMW (DI), Z31, Z0
-	VMOVDQU16 Z0, (DI)
-	ADDQ $64, DI
-	DECQ CX
-	JNZ ploop
-pdone:
-	VZEROUPPER
-	RET
-
 // func rowsAVX512(dst *uint16, kw int, src unsafe.Pointer, lds, rows, k int, perm, words bool)
 //
 // For each of rows rows: dst[r·kw + i] = ToBF16(src[r·lds + i]) for
