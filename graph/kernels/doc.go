@@ -89,7 +89,10 @@
 //     each block of 32 is permuted so (dpPerm), and the 4×32 tile keeps
 //     both chains in registers and adds e + o to its accumulator per block
 //     (gen_dp_asm.go); a partial block of 32 rows runs only its groups of
-//     4 (attention's 197 rows: 200 computed, where AMX computes 224);
+//     4 (attention's 197 rows: 200 computed, where AMX computes 224), and
+//     the product's last block of depth only its steps of 4 that are not
+//     padding, adding +0 to e + o for the +0·+0 steps it skips (which
+//     would turn a chain's -0 into +0 and change nothing else);
 //   - the emulation, on every CPU: the SGEMM tiles run with MXCSR's DAZ
 //     and FTZ set, once over the even depths of a block (panel strides
 //     doubled) and once over the odd ones onto the same tile, then added
@@ -105,7 +108,8 @@
 // AMX runs where it can, else VDPBF16PS (BF16Backend names the backend;
 // VIT_BF16_KERNEL=emulated forces the emulation, =vdpbf16ps skips AMX).
 // TestAMXEqualsReference, TestAMXBlocked, TestPackConversion,
-// TestBF16EmulatedEqualsReference and TestBF16Underflow pin every backend
+// TestBF16EmulatedEqualsReference, TestBF16Underflow and
+// TestBF16SignOfZero pin every backend
 // to the definition on every tile, split and edge, the flushing of
 // results that are tiny after rounding included; a CPU without AMX or
 // AVX512_BF16 skips that leg with a message.
