@@ -2,6 +2,8 @@
 
 package kernels
 
+//go:generate go run gen_panels_asm.go
+
 import (
 	"sync"
 	"syscall"

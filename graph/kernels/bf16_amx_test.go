@@ -99,22 +99,14 @@ func testAMXBlocked(t *testing.T, pt *pairTiles) {
 // every depth up to 70 and both orders; the values past each row's k are
 // NaNs, which a load past k would copy.
 func TestRowsBF16(t *testing.T) {
-	if len(allPairedTiles()) == 0 {
-		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
-	}
+	skipUnpaired(t)
 	r := rand.New(rand.NewPCG(9, 10))
 	const rows, lds = 5, 75
 	src := make([]float32, rows*lds)
 	words := make([]uint16, rows*lds)
 	for k := 0; k <= 70; k++ {
 		for _, kw := range []int{max(32, (k+31)/32*32), (k+31)/32*32 + 32} { // the second with a block past k
-			for i := range src {
-				src[i] = float32(math.NaN())
-				if i%lds < k {
-					src[i] = float32(r.NormFloat64())
-				}
-				words[i] = ToBF16(src[i])
-			}
+			nanPast(r, src, lds, rows, k, words)
 			for _, perm := range []bool{false, true} {
 				want := make([]uint16, rows*kw)
 				for row := 0; row < rows; row++ {
@@ -153,6 +145,30 @@ func TestRowsBF16(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// skipUnpaired skips a test of the paired backends' packing on a CPU
+// that has neither AMX-BF16 nor AVX512_BF16, saying so.
+func skipUnpaired(t *testing.T) {
+	t.Helper()
+	if len(allPairedTiles()) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
+	}
+}
+
+// nanPast sets x (rows ld apart) to normal values in its first rows × cols
+// and NaN elsewhere, and words (when not nil) to their ToBF16: a packer
+// that reads past its operand writes NaNs.
+func nanPast(r *rand.Rand, x []float32, ld, rows, cols int, words []uint16) {
+	for i := range x {
+		x[i] = float32(math.NaN())
+		if i/ld < rows && i%ld < cols {
+			x[i] = float32(r.NormFloat64())
+		}
+		if words != nil {
+			words[i] = ToBF16(x[i])
 		}
 	}
 }
@@ -285,9 +301,7 @@ func BenchmarkBF16AMXAttention(b *testing.B) {
 // that decide the rounding (0, 1, just below, at and above the tie, all
 // ones) and a pseudo-random one.
 func TestPackConversion(t *testing.T) {
-	if len(allPairedTiles()) == 0 {
-		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
-	}
+	skipUnpaired(t)
 	lows := []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff, 0}
 	x := make([]float32, 0, 1<<16*len(lows))
 	r := rand.New(rand.NewPCG(7, 8))
@@ -356,20 +370,13 @@ func TestPackConversion(t *testing.T) {
 // NaNs past k and cols, and every word of dst written. TestPackConversion
 // runs it over every special value.
 func TestTransposedRows(t *testing.T) {
-	if len(allPairedTiles()) == 0 {
-		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
-	}
+	skipUnpaired(t)
 	r := rand.New(rand.NewPCG(11, 12))
 	const lda = 77
 	a := make([]float32, 100*lda)
 	for _, k := range []int{1, 16, 31, 32, 33, 64, 70, 97} {
 		for _, cols := range []int{1, 15, 16, 17, 32, 45, 64, 70} {
-			for i := range a {
-				a[i] = float32(math.NaN())
-				if i/lda < k && i%lda < cols {
-					a[i] = float32(r.NormFloat64())
-				}
-			}
+			nanPast(r, a, lda, k, cols, nil)
 			kp := (k + 31) / 32 * 32
 			la := kp + 32 // a depth past k's blocks, as a blocked product's last pass
 			rows := (cols + 31) / 32 * 32
@@ -405,22 +412,14 @@ func TestTransposedRows(t *testing.T) {
 // over the cores: depths around the blocks of 32, widths around the
 // panels, NaNs past k and n, every pair of dst written.
 func TestPackPairRows(t *testing.T) {
-	if len(allPairedTiles()) == 0 {
-		t.Skip("no AMX-BF16 or AVX512_BF16 here (CPU flags amx_tile, amx_bf16, avx512_bf16): the packing's leg was not run")
-	}
+	skipUnpaired(t)
 	r := rand.New(rand.NewPCG(13, 14))
 	const ldb = 75
 	b := make([]float32, 300*ldb)
 	w := make([]uint16, len(b))
 	for _, k := range []int{1, 16, 31, 32, 33, 70, 97, 290} {
 		for _, n := range []int{1, 15, 16, 17, 32, 50, 70} {
-			for i := range b {
-				b[i] = float32(math.NaN())
-				if i/ldb < k && i%ldb < n {
-					b[i] = float32(r.NormFloat64())
-				}
-				w[i] = ToBF16(b[i])
-			}
+			nanPast(r, b, ldb, k, n, w)
 			kw := (k + 31) / 32 * 32
 			kp := kw / 2
 			npad := (n + 31) / 32 * 32
