@@ -69,14 +69,14 @@ func (g *gen) accRows(move func(r, h int) string) {
 }
 
 // block emits a block of depth: the chains from +0, 8 steps of 4 of
-// depth, and e + o added to the accumulators. With part ≥ 0 it is the
+// depth, and e + o added to the accumulators. With cut it is the
 // product's last block, cut after kq steps (kq+88(FP)): then e + o + (+0).
-func (g *gen) block(part int) {
+func (g *gen) block(cut bool) {
 	for i := 8; i < 24; i++ {
 		g.p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
 	for q := 0; q < 8; q++ {
-		if part >= 0 && q > 0 {
+		if cut && q > 0 {
 			g.p("\tCMPQ kq+88(FP), $%d", q)
 			g.p("\tJEQ kcut")
 		}
@@ -95,14 +95,14 @@ func (g *gen) block(part int) {
 			}
 		}
 	}
-	if part >= 0 {
+	if cut {
 		g.p("kcut:")
 		g.p("\tVPXORD Z24, Z24, Z24")
 	}
 	for r := 0; r < rows; r++ {
 		for h := 0; h < 2; h++ {
 			g.p("\tVADDPS Z%d, Z%d, Z%d", odd(r, h), even(r, h), even(r, h))
-			if part >= 0 {
+			if cut {
 				g.p("\tVADDPS Z24, Z%d, Z%d", even(r, h), even(r, h))
 			}
 			g.p("\tVADDPS Z%d, Z%d, Z%d", even(r, h), acc(r, h), acc(r, h))
@@ -165,10 +165,10 @@ func main() {
 	g.p("\tCMPQ kq+88(FP), $8")
 	g.p("\tJLT kpart")
 	g.p("kfull:")
-	g.block(-1)
+	g.block(false)
 	g.p("\tJMP knext")
 	g.p("kpart:")
-	g.block(0)
+	g.block(true)
 	g.p("knext:")
 	g.p("\tADDQ $64, R8")
 	g.p("\tADDQ $1024, DI")
