@@ -189,6 +189,10 @@ func measure(e *harness.Env) (results, error) {
 		if r := layers.Recompute(o.recompute); r.Active() {
 			h.Recompute = r
 		}
+		if g, ok := kernels.BF16Peak(o.threads); ok {
+			h.BF16Peak = g
+			e.Log.Infof("bench: %s alone: %.0f GFLOP/s on %d threads (kernels.BF16Peak)", h.BF16Backend, g, o.threads)
+		}
 	}
 	e.Log.Infof("bench: load %s, %d threads", h.Load, o.threads)
 	if busy(h.Load) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -102,5 +103,44 @@ func TestTableWithBF16(t *testing.T) {
 	}
 	if n := strings.Count(readme, "| PyTorch amp bf16 |"); n != 1 {
 		t.Errorf("the peer's autocast line appears %d times, want once:\n%s", n, latest(readme))
+	}
+}
+
+// TestTableVsPeak: with the instruction's peak measured, each bf16 row is
+// set against the peer's best run (its faster mode, train and eval each:
+// here autocast trains faster, float32 evaluates faster) and against the
+// peak; the fp32 row gets no line, and without a peak there is no table.
+func TestTableVsPeak(t *testing.T) {
+	peer := func(train, eval float64) *peerResult {
+		return &peerResult{TrainImgS: train, EvalImgS: eval, Torch: "torch 2.1.0", BLASCore: "SkylakeX", RSS: 200 << 10}
+	}
+	res := oneRow(peer(1000, 4000))
+	r32 := res.Rows[0]
+	r32.Prec, r32.FirstOfConfig = graph.FP32, true
+	r32.PeerAMP = peer(1250, 3200)
+	r16 := r32
+	r16.Prec, r16.FirstOfConfig = graph.BF16, false
+	res.Rows = []row{r32, r16}
+	res.Header.Precisions = []graph.Precision{graph.FP32, graph.BF16}
+	const title = "| config | the peer's best GFLOP/s: train, eval |"
+	if readme := renderTable(t, res); strings.Contains(readme, title) {
+		t.Errorf("a table against the peak without a peak:\n%s", latest(readme))
+	}
+	gfTrain, gfEval := r16.GF(1250, 3), r16.GF(4000, 1)
+	res.Header.BF16Peak = 5 * gfTrain
+	readme := latest(renderTable(t, res))
+	// ours: 2000 and 8000 img/s (oneRow); so 1.60 and 2.00 of the peer's best
+	want := fmt.Sprintf("| TINY (d64 L4 h4) | %.1f, %.1f | **1.60, 2.00** | 5.00, %.2f | %.2f, %.2f |",
+		gfTrain, gfEval, 5*gfTrain/gfEval, r16.GF(2000, 3)/(5*gfTrain), r16.GF(8000, 1)/(5*gfTrain))
+	if !strings.Contains(readme, title) || !strings.Contains(readme, want) {
+		t.Errorf("README lacks %q:\n%s", want, readme)
+	}
+	if !strings.Contains(readme, fmt.Sprintf("alone: %.0f GFLOP/s on 2 threads", 5*gfTrain)) {
+		t.Errorf("README does not give the peak:\n%s", readme)
+	}
+	_, tbl, _ := strings.Cut(readme, title)
+	tbl, _, _ = strings.Cut(tbl, "\n\n")
+	if n := strings.Count(tbl, "| TINY"); n != 1 {
+		t.Errorf("%d rows against the peak, want 1 (bf16 only):\n%s", n, tbl)
 	}
 }

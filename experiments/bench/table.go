@@ -35,6 +35,10 @@ type header struct {
 	// Recompute is what ours's bf16 training steps recomputed (-recompute);
 	// empty for none.
 	Recompute layers.Recompute `json:",omitempty"`
+	// BF16Peak is kernels.BF16Peak(Threads) in GFLOP/s, measured before
+	// the rounds when ours ran bf16 on a backend that has a peak loop
+	// (VDPBF16PS); 0 otherwise, and in results recorded before it.
+	BF16Peak float64 `json:",omitempty"`
 }
 
 // PrecisionsText names ours's precisions, "fp32" when none was recorded.
@@ -205,6 +209,46 @@ func (r row) Ratios(v []float64) string {
 }
 
 // The tables' cells (readme.md.tmpl).
+
+// peakCells are a bf16 row's cells against the peer's best run (the
+// faster of its float32 and autocast medians, train and eval each) and the
+// instruction's peak: the peer's best GFLOP/s, ours/that, the peak/that
+// (the most ours/that can be), and ours/the peak.
+type peakCells struct {
+	PeerTrain, PeerEval   float64
+	OursTrain, OursEval   float64
+	CeilTrain, CeilEval   float64
+	ShareTrain, ShareEval float64
+}
+
+// VsPeak is r's peakCells for a peak in GFLOP/s; nil when r is not bf16
+// or the peer did not run.
+func (r row) VsPeak(peak float64) *peakCells {
+	if !r.Prec.IsBF16() || r.Peer == nil || !(peak > 0) {
+		return nil
+	}
+	var c peakCells
+	bestTrain, bestEval := r.Peer.TrainImgS, r.Peer.EvalImgS
+	if p := r.PeerAMP; p != nil {
+		bestTrain, bestEval = max(bestTrain, p.TrainImgS), max(bestEval, p.EvalImgS)
+	}
+	c.PeerTrain, c.PeerEval = r.GF(bestTrain, 3), r.GF(bestEval, 1)
+	c.OursTrain, c.OursEval = r.Ours.TrainImgS/bestTrain, r.Ours.EvalImgS/bestEval
+	c.CeilTrain, c.CeilEval = peak/c.PeerTrain, peak/c.PeerEval
+	c.ShareTrain, c.ShareEval = r.GF(r.Ours.TrainImgS, 3)/peak, r.GF(r.Ours.EvalImgS, 1)/peak
+	return &c
+}
+
+// AnyVsPeak says whether a row has peakCells: the table of the bf16 rows
+// against the peak is shown.
+func (r results) AnyVsPeak() bool {
+	for _, row := range r.Rows {
+		if row.VsPeak(r.Header.BF16Peak) != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // Label is the config's label.
 func (r row) Label() string { return r.Cfg.label() }

@@ -471,7 +471,38 @@ func BenchmarkDPPeak(b *testing.B) {
 	for b.Loop() {
 		dpPeakLoop(rounds)
 	}
-	b.ReportMetric(64*24*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(dpPeakFLOPs*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// TestBF16Peak: the peak is measured on VDPBF16PS (a positive rate), and
+// refused where the backend has no peak loop: the emulation and AMX.
+func TestBF16Peak(t *testing.T) {
+	saved := bf16Tiles()
+	defer func() { bf16Pick.tiles = saved }()
+	for _, c := range []struct {
+		name string
+		pt   *pairTiles
+		ok   bool
+	}{
+		{"emulated", nil, false},
+		{"amx", amxPaired, false},
+		{"vdpbf16ps", dpPaired, true},
+	} {
+		if c.ok && !hasDP() {
+			t.Logf("%s: skipped, no AVX512_BF16 here", c.name)
+			continue
+		}
+		bf16Pick.tiles = c.pt
+		g, ok := BF16Peak(2)
+		t.Logf("%s: %.0f GFLOP/s, %v", c.name, g, ok)
+		if ok != c.ok || (ok && !(g > 0)) || (!ok && g != 0) {
+			t.Errorf("%s: BF16Peak(2) = %v, %v; want ok %v and a positive rate when ok", c.name, g, ok, c.ok)
+		}
+	}
+	bf16Pick.tiles = saved
+	if g, ok := BF16Peak(0); ok || g != 0 {
+		t.Errorf("BF16Peak(0) = %v, %v; want 0, false", g, ok)
+	}
 }
 
 // TestSerialProductsAllocateNothing: attention runs six serial products per

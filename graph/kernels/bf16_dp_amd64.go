@@ -36,7 +36,12 @@ const dpDepthBlocks = 8
 const dpFlatDepth = 2048
 
 // dpPaired is the VDPBF16PS backend.
-var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks, flatDepth: dpFlatDepth}
+var dpPaired = &pairTiles{name: "avx512bf16 4x32 (vdpbf16ps)", run: dpTiles32, perm: true, depthBlocks: dpDepthBlocks, flatDepth: dpFlatDepth,
+	peak: dpPeakLoop, peakFLOPs: dpPeakFLOPs}
+
+// dpPeakFLOPs is one round of dpPeakLoop: 24 VDPBF16PS of 16 lanes, each
+// two multiply-adds.
+const dpPeakFLOPs = 24 * 16 * 2 * 2
 
 // amxPaired is the AMX backend.
 var amxPaired = &pairTiles{name: "amx 32x32 (tdpbf16ps)", run: amxTiles32Rows, depthBlocks: amxDepthBlocks}
