@@ -112,7 +112,9 @@
 // TestBF16SignOfZero pin every backend
 // to the definition on every tile, split and edge, the flushing of
 // results that are tiny after rounding included; a CPU without AMX or
-// AVX512_BF16 skips that leg with a message.
+// AVX512_BF16 skips that leg with a message. BF16Peak measures
+// VDPBF16PS alone, the ceiling of every bfloat16 product on a CPU without
+// AMX.
 //
 // # Errors
 //
