@@ -58,30 +58,32 @@ func digest(ts map[string][]float32) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// goldenCase is one run of the golden config: its steps, its -set
+// overrides, and the key of the digests it must give (a variant that
+// recomputes activations gives its base case's bits).
+type goldenCase struct {
+	name  string
+	steps int
+	set   []string
+}
+
 // TestGoldenSteps runs the patch-4 MNIST config (configs/mnist_vit_tiny_p4.yaml)
 // for its first 50 steps on real MNIST, and for 20 steps with Mixup, CutMix,
 // dropout, drop path and EMA on, and requires the weights, the AdamW moments
 // and the EMA weights to hash to goldenDigests, on every CPU and kernel
-// (.ci/run runs it once per kernel the CPU has, and under -tags purego). The
-// schedule is the full run's (max_steps stops early; the epoch length is that
-// of all 60,000 images); only the validation set is limited. The bf16
-// variants that recompute activations must give bf16's digests; they check
-// the graph, not the kernel, and are skipped on the portable kernel.
+// (.ci/run runs it once per vector kernel the CPU has; the portable kernels
+// run TestGoldenStepsShort). The schedule is the full run's (max_steps stops
+// early; the epoch length is that of all 60,000 images); only the validation
+// set is limited. The bf16 variants that recompute activations must give
+// bf16's digests; they check the graph, not the kernel, and are skipped on
+// the portable kernel.
 func TestGoldenSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 steps of the default model")
 	}
-	if !strings.HasPrefix(kernels.Backend(), "native") {
-		t.Skip("the digests are the native SGEMM's bits; " + kernels.Backend() + " sums in its own order")
-	}
-	for _, tc := range []struct {
-		name  string
-		steps int
-		set   []string
-	}{
+	runGolden(t, goldenDigests, []goldenCase{
 		{"default", 50, nil},
-		{"stochastic", 20, []string{"mixup.mixup_alpha=0.8", "mixup.cutmix_alpha=1.0", "model.dropout=0.1",
-			"model.drop_path_rate=0.1", "optim.ema=true"}},
+		{"stochastic", 20, stochasticSet},
 		// bfloat16 products: the same bits from AMX and from every
 		// emulating tile (VIT_BF16_KERNEL and GODEBUG pick them in CI).
 		{"bf16", 5, []string{"train.precision=bf16"}},
@@ -91,7 +93,58 @@ func TestGoldenSteps(t *testing.T) {
 		// nor does recomputing all of a block but its input and
 		// attention's output.
 		{"bf16/block", 5, []string{"train.precision=bf16", "train.recompute=block"}},
-	} {
+	})
+}
+
+// stochasticSet turns on every random part of a step: Mixup, CutMix,
+// dropout, drop path, and the EMA beside them.
+var stochasticSet = []string{"mixup.mixup_alpha=0.8", "mixup.cutmix_alpha=1.0", "model.dropout=0.1",
+	"model.drop_path_rate=0.1", "optim.ema=true"}
+
+// shortDigests are the bits of the first steps of TestGoldenSteps' runs:
+// the same runs (the schedule is the full run's), stopped earlier.
+var shortDigests = map[string]struct{ weights, moments, ema string }{
+	"default": {
+		weights: "80415f32696e9284e589a7d57a1c627ff76d9079a10c828bac6dac2d6ac49186",
+		moments: "9e7b1d080d3571dda28fbc9ee318e85bcf91defe8e780c13e4b6710493011e85",
+	},
+	"stochastic": {
+		weights: "4bbc6fe34902648e70e47af3a9223347d432dc862aafea00acccd1e393b3700b",
+		moments: "998788d25f5fa2a3d725f8c870de690ddf208f95ad9817c7b200a7659abe582d",
+		ema:     "22c17eaf40d091e1fb0cfd0e65a2cfa6ebd7086089ab9d934d996e313a55fe52",
+	},
+	"bf16": {
+		weights: "ca90777ff0a12cb588eaef8fb23d56b71b2c869f1459ada990b3e0b2794bbf1f",
+		moments: "3c730b2f0d414bafc646849657a8e01f0d33571f8e21eb81133d84667d8bb78f",
+	},
+}
+
+// TestGoldenStepsShort pins the first few steps of TestGoldenSteps' runs.
+// The portable kernels (pure Go with an exact FMA, and -tags purego) take
+// 10 to 30 times the vector kernels' time: CI runs this short test on them,
+// and the vector kernels pass both, so every kernel gives the same bits
+// through these steps and the vector kernels through the long runs.
+func TestGoldenStepsShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few steps of the default model")
+	}
+	// Validation changes no weight: 8 images are enough to run it.
+	few := "data.limit_val=8"
+	runGolden(t, shortDigests, []goldenCase{
+		{"default", 3, []string{few}},
+		{"stochastic", 2, append([]string{few}, stochasticSet...)},
+		{"bf16", 1, []string{few, "train.precision=bf16"}},
+	})
+}
+
+// runGolden runs each case of the golden config and compares its weights,
+// AdamW moments and EMA with want[the case's base name].
+func runGolden(t *testing.T, want map[string]struct{ weights, moments, ema string }, cases []goldenCase) {
+	t.Helper()
+	if !strings.HasPrefix(kernels.Backend(), "native") {
+		t.Skip("the digests are the native SGEMM's bits; " + kernels.Backend() + " sums in its own order")
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if strings.Contains(tc.name, "/") && kernels.ISA() == "go" {
 				// A variant checks the graph (what it keeps and computes
@@ -124,15 +177,14 @@ func TestGoldenSteps(t *testing.T) {
 				moments["v."+n] = v
 			}
 			key, _, _ := strings.Cut(tc.name, "/") // a variant pins its base case's bits
-			var got = goldenDigests[key]
+			var got = want[key]
 			got.ema = ""
 			got.weights, got.moments = digest(finalWeights(t, cfg.Train.OutDir)), digest(moments)
 			if st.EMA != nil {
 				got.ema = digest(st.EMA)
 			}
-			want := goldenDigests[key]
-			if got != want {
-				t.Errorf("after %d steps:\n got  %+v\n want %+v", tc.steps, got, want)
+			if got != want[key] {
+				t.Errorf("after %d steps:\n got  %+v\n want %+v", tc.steps, got, want[key])
 			}
 		})
 	}

@@ -29,9 +29,25 @@ func goKernelFTZ(kc int, ap *float32, rs, cs int, bp *float32, bs int, cp *float
 		a := unsafe.Slice(ap, 3*rs+(kc-1)*cs+1)
 		b := unsafe.Slice(bp, (kc-1)*bs+4)
 		for p := 0; p < kc; p++ {
+			// DAZ once per operand; acc is never subnormal (fmaFTZ
+			// flushes, and the fast path below gives a normal or zero).
+			var av, bv [4]float32
+			for i := range 4 {
+				av[i] = daz(a[i*rs+p*cs])
+			}
+			for j := range 4 {
+				bv[j] = daz(b[p*bs+j])
+			}
 			for i := range 4 {
 				for j := range 4 {
-					acc[i][j] = fmaFTZ(a[i*rs+p*cs], b[p*bs+j], acc[i][j])
+					// fma32Fast's result is fmaFTZ's when it is at least
+					// 2^-126 (or zero) and not exactly 2^-126, whose
+					// tininess fmaFTZ decides.
+					r, ok := fma32Fast(av[i], bv[j], acc[i][j])
+					if !ok || math.Float32bits(r)&0x7fffffff == 0x00800000 {
+						r = fmaFTZ(av[i], bv[j], acc[i][j])
+					}
+					acc[i][j] = r
 				}
 			}
 		}
