@@ -154,3 +154,19 @@ func ReadFile(path string) ([]byte, error) {
 		}
 	}
 }
+
+// WriteFile is os.WriteFile through OpenFile: it creates or truncates the
+// regular file path and writes b, refusing a FIFO, device or directory
+// instead of blocking in its open. (A run's files are written atomically
+// with internal/atomicfile; this is for plain outputs.)
+func WriteFile(path string, b []byte, perm fs.FileMode) error {
+	f, _, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
