@@ -57,10 +57,10 @@ func closeIf(f *os.File) {
 	}
 }
 
-// TestOpenFileWrite: opening for append or write refuses a FIFO (with no
+// TestOpenFileWriteFIFO: opening for append or write refuses a FIFO (with no
 // reader, so a blocking open would wait forever) and a directory, creates
 // a missing file with os.O_CREATE and appends to a regular one.
-func TestOpenFileWrite(t *testing.T) {
+func TestOpenFileWriteFIFO(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "steps.csv")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
