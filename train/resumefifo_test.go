@@ -3,6 +3,8 @@ package train
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -41,8 +43,8 @@ func swapForFIFO(t *testing.T, path string) (restore func()) {
 	}
 }
 
-// TestResumeRefusesFIFO: -resume of a distilled run whose teacher, metrics.csv
-// or steps.csv is now a named pipe is refused by the file's type, with an
+// TestResumeRefusesFIFO: -resume of a distilled run whose teacher, metrics.csv,
+// steps.csv or out_dir lock file is now a named pipe is refused by the file's type, with an
 // error naming the path, instead of blocking in an open that no signal ends
 // (the teacher as distill.teacher). Each refusal leaves the run resumable.
 func TestResumeRefusesFIFO(t *testing.T) {
@@ -59,6 +61,7 @@ func TestResumeRefusesFIFO(t *testing.T) {
 		{"teacher", cfg.Distill.Teacher, "distill.teacher"},
 		{"metrics.csv", filepath.Join(cfg.Train.OutDir, MetricsFile), ""},
 		{"steps.csv", filepath.Join(cfg.Train.OutDir, report.StepsFile), ""},
+		{"the lock file", filepath.Join(cfg.Train.OutDir, LockFile), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			restore := swapForFIFO(t, tc.path)
@@ -123,5 +126,31 @@ func TestResumeTeacherByBytes(t *testing.T) {
 	var rce *ResumeConfigError
 	if !errors.As(err, &rce) || len(rce.Changes) != 1 || rce.Changes[0].Key != "distill.teacher" {
 		t.Fatalf("resume with another teacher at a new path: %v, want a *ResumeConfigError naming distill.teacher", err)
+	}
+}
+
+// TestLoadTeacherOpensOnce: the teacher file is opened once, and its digest
+// is of the bytes that open read: a second open to hash it could read
+// another file (a link swapped meanwhile) or block on a FIFO put there.
+func TestLoadTeacherOpensOnce(t *testing.T) {
+	cfg := distillRun(t)
+	opens := 0
+	regfile.BeforeOpen = func(path string) {
+		if path == cfg.Distill.Teacher {
+			opens++
+		}
+	}
+	defer func() { regfile.BeforeOpen = nil }()
+	teacher, err := LoadTeacher(cfg.Distill, cfg.Model)
+	regfile.BeforeOpen = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := regfile.ReadFile(cfg.Distill.Teacher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sha256.Sum256(raw); opens != 1 || teacher.SHA256 != hex.EncodeToString(want[:]) {
+		t.Errorf("LoadTeacher opened the teacher %d times, digest %s; want once, %x", opens, teacher.SHA256, want)
 	}
 }
