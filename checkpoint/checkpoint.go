@@ -441,6 +441,22 @@ func ReadModel(path string) (*safetensors.File, ModelMeta, bool, error) {
 	if err != nil {
 		return nil, ModelMeta{}, false, err
 	}
+	return withMeta(path, f)
+}
+
+// ReadModelSHA256 is ReadModel that also returns the hex SHA-256 digest of
+// the bytes it parsed, read from the one open (safetensors.ReadFileSHA256).
+func ReadModelSHA256(path string) (*safetensors.File, ModelMeta, bool, string, error) {
+	f, sum, err := safetensors.ReadFileSHA256(path)
+	if err != nil {
+		return nil, ModelMeta{}, false, "", err
+	}
+	f, meta, ok, err := withMeta(path, f)
+	return f, meta, ok, sum, err
+}
+
+// withMeta parses the model metadata of f, read from path.
+func withMeta(path string, f *safetensors.File) (*safetensors.File, ModelMeta, bool, error) {
 	meta, ok, err := ParseModelMeta(f.Metadata)
 	if err != nil {
 		return nil, ModelMeta{}, false, fmt.Errorf("%s: %w", path, err)

@@ -1,9 +1,12 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 var (
@@ -94,17 +97,29 @@ func readIDXPair(imgPath, lblPath string, numClasses, limit int) (pix []uint8, l
 }
 
 // findIDXFile returns the path of prefix-kind-idxN-ubyte in root, accepting
-// the ".gz" suffix and the "prefix-kind.idxN-ubyte" spelling.
+// the ".gz" suffix and the "prefix-kind.idxN-ubyte" spelling. When none of
+// these is a regular file but one exists as something else (a named pipe,
+// a directory, a device), the error is its *regfile.NotRegularError, which
+// names the path and what it is.
 func findIDXFile(name DatasetName, root, prefix, kind string, nd int) (string, error) {
 	base := fmt.Sprintf("%s-%s-idx%d-ubyte", prefix, kind, nd)
 	alt := fmt.Sprintf("%s-%s.idx%d-ubyte", prefix, kind, nd)
+	var notRegular error
 	for _, b := range []string{base, alt} {
 		for _, ext := range []string{".gz", ""} {
 			p := filepath.Join(root, b+ext)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			err := regfile.Check(p)
+			if err == nil {
 				return p, nil
 			}
+			var nr *regfile.NotRegularError
+			if notRegular == nil && errors.As(err, &nr) {
+				notRegular = err
+			}
 		}
+	}
+	if notRegular != nil {
+		return "", fmt.Errorf("data: %s: %s %s file: %w", name, prefix, kind, notRegular)
 	}
 	return "", fmt.Errorf("data: %s: no %s %s file in %s: expected %s or %s.gz",
 		name, prefix, kind, root, filepath.Join(root, base), base)

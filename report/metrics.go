@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // MetricsRow is one line of metrics.csv, written after each epoch (and at a
@@ -70,7 +72,7 @@ func (l *MetricsLog) write(recs [][]string, flag int) error {
 
 // ReadMetrics parses a metrics.csv into its header and rows.
 func ReadMetrics(path string) ([]string, [][]string, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -88,9 +90,15 @@ func ReadMetrics(path string) ([]string, [][]string, error) {
 }
 
 // Truncate drops rows past step (a resumed run writes them again); a missing
-// file is created.
+// file is created. A path that cannot be opened or read (not a regular
+// file, no permission) is an error naming it, and is left as it is.
 func (l *MetricsLog) Truncate(step int) error {
 	_, rows, err := ReadMetrics(l.Path)
+	var nr *regfile.NotRegularError
+	var pe *fs.PathError
+	if errors.As(err, &nr) || (errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist)) {
+		return err
+	}
 	if err != nil {
 		return l.Create()
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // StepsFile is the per-step record a run leaves beside metrics.csv.
@@ -45,7 +46,7 @@ func (l *StepsLog) Create() error {
 // writes the later ones again) and drops the rest, a row cut short by a
 // killed process included. A missing file is created.
 func (l *StepsLog) Resume(step int) error {
-	src, err := os.ReadFile(l.Path)
+	src, err := regfile.ReadFile(l.Path) // a FIFO is refused, not waited on
 	if os.IsNotExist(err) {
 		return l.Create()
 	}
@@ -84,7 +85,7 @@ func (l *StepsLog) rewrite(lines [][]byte) error {
 // Append adds one row, in a single write.
 func (l *StepsLog) Append(r StepRow) error {
 	if l.f == nil {
-		f, err := os.OpenFile(l.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		f, _, err := regfile.OpenFile(l.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			return fmt.Errorf("steps: %w", err)
 		}
@@ -110,7 +111,7 @@ func (l *StepsLog) Close() error {
 
 // ReadSteps parses a steps.csv.
 func ReadSteps(path string) ([]StepRow, error) {
-	src, err := os.ReadFile(path)
+	src, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("steps: %w", err)
 	}

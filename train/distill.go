@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	G "gorgonia.org/gorgonia"
@@ -19,6 +18,7 @@ import (
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -114,7 +114,7 @@ func (c DistillConfig) Validate(model layers.Config) error {
 type Teacher struct {
 	Model  *layers.VisionTransformer
 	Path   string
-	SHA256 string   // hex digest of the file
+	SHA256 string   // hex SHA-256 of the bytes loaded (from the one open of the file)
 	Notes  []string // what loading adapted or assumed
 	// Meta is what the file's metadata records when it is one of ours (its
 	// classes and input normalization, read by Match); zero for a timm
@@ -132,16 +132,18 @@ type Teacher struct {
 	buf     []float32    // the batch at the teacher's size
 }
 
-// FileSHA256 is the hex SHA-256 digest of a file.
+// FileSHA256 is the hex SHA-256 digest of a regular file (read through
+// regfile: a FIFO or device is refused, not waited on). A teacher's digest
+// is not this: it is Teacher.SHA256, from the load itself.
 func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -149,24 +151,19 @@ func FileSHA256(path string) (string, error) {
 // LoadTeacher reads distill.teacher for a student of architecture student:
 // one of our checkpoints (the architecture from its metadata), or a timm
 // state_dict of a ViT or DeiT (the architecture from its shapes, see
-// TeacherConfig). Its classes and channels must be the student's. Errors
-// about the file are *ConfigError naming distill.teacher.
+// TeacherConfig). Its classes and channels must be the student's. The file
+// is opened once, through regfile (a FIFO or device is refused, never
+// waited on), and Teacher.SHA256 is the digest of exactly the bytes loaded.
+// Errors about the file are *ConfigError naming distill.teacher.
 func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 	bad := func(err error) error { return &cfgerr.Error{Key: "distill.teacher", Err: err} }
-	if _, err := os.Stat(dc.Teacher); err != nil {
-		return nil, bad(err)
-	}
-	f, meta, ours, err := checkpoint.ReadModel(dc.Teacher)
+	f, meta, ours, sum, err := checkpoint.ReadModelSHA256(dc.Teacher)
 	if err != nil {
 		return nil, bad(err)
 	}
 	cfg, notes, err := teacherConfig(dc, student, f, meta, ours)
 	if err != nil {
 		return nil, err
-	}
-	sum, err := FileSHA256(dc.Teacher)
-	if err != nil {
-		return nil, bad(err)
 	}
 	m, err := layers.New(cfg, tensor.Float32, 0)
 	if err != nil {

@@ -65,6 +65,12 @@ func isRunFile(name string) bool {
 	return epochFile.MatchString(name)
 }
 
+// WritesFile reports whether a run writes a file of this base name into
+// its out_dir: the run files (config, records, plots, checkpoints) and the
+// lock. A command's own output (a profile) must not take one of these
+// names there.
+func WritesFile(name string) bool { return isRunFile(name) || name == LockFile }
+
 // runFiles lists the run files in dir, sorted.
 func runFiles(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)

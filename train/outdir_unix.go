@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // lockDir takes an exclusive, non-blocking flock on dir's LockFile and
@@ -17,14 +19,14 @@ import (
 // file: release closes it, and the OS closes it when the process dies.
 func lockDir(dir string) (release func(), err error) {
 	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, _, err := regfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) // a FIFO is refused, not opened
 	if err != nil {
 		return nil, fmt.Errorf("out_dir lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			b, _ := os.ReadFile(path)
+			b, _ := regfile.ReadFile(path)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			return nil, &OutDirLockedError{Dir: dir, PID: pid}
 		}

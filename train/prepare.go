@@ -219,6 +219,9 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
+	if err := checkTeacher(statePath, st, r.cfg, r.teacherSHA, r.log); err != nil {
+		return err
+	}
 	if st.Weights == nil {
 		return fmt.Errorf("resume %s: holds no model weights (written by an older version)", statePath)
 	}
@@ -240,7 +243,7 @@ func (r *run) resumeOrStart(cfgYAML string) error {
 	r.st = st
 	r.st.Classes = r.meta.Classes
 	r.st.Config = cfgYAML             // differs from the stored one only in the keys openOutDir allowed
-	r.st.TeacherSHA256 = r.teacherSHA // equal to the stored one: checkResume refuses another teacher
+	r.st.TeacherSHA256 = r.teacherSHA // equal to the stored one: checkTeacher refuses another teacher
 	r.log.Infof("resumed from %s (weights, optimizer, EMA) at step %d (epoch %d, step %d of it)", statePath, st.Step, st.Epoch+1, st.EpochStep)
 	if err := r.rec.steps.Resume(st.Step); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/report"
 )
 
@@ -86,6 +87,13 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
+	// The records the resumed run rewrites and appends to: refused now,
+	// by type, if not regular files (a FIFO would block their open).
+	for _, name := range []string{MetricsFile, report.StepsFile} {
+		if err := regfile.Check(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("resume: %w", err)
+		}
+	}
 	if md["config"] != "" {
 		stored, err := ParseConfig([]byte(md["config"]), nil)
 		if err != nil {
@@ -97,6 +105,9 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 		}
 		var refused []ConfigChange
 		for _, c := range changes {
+			if c.Key == "distill.teacher" && cfg.Distill.Type.On() && md["teacher_sha256"] != "" {
+				continue // a teacher at a new path: its bytes decide, once loaded (checkTeacher)
+			}
 			if c.Why != "" {
 				refused = append(refused, c)
 				continue
@@ -106,9 +117,6 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 		if len(refused) > 0 {
 			return &ResumeConfigError{State: path, Changes: refused}
 		}
-	}
-	if err := checkTeacher(path, md["teacher_sha256"], cfg); err != nil {
-		return err
 	}
 	step, err1 := strconv.Atoi(md["step"])
 	epoch, err2 := strconv.Atoi(md["epoch"])
@@ -132,22 +140,28 @@ func checkResume(dir string, cfg Config, log *logrus.Logger) error {
 	return nil
 }
 
-// checkTeacher refuses to resume with a teacher whose file is not the one
-// the run started with (its SHA-256 recorded in the state file as stored):
-// a *ResumeConfigError naming distill.teacher.
-func checkTeacher(path, stored string, cfg Config) error {
+// checkTeacher refuses to resume with a teacher whose bytes are not the
+// ones the run started with: loaded is the digest of the teacher as it was
+// loaded (Teacher.SHA256), st the state file's record, path the state
+// file. The teacher's path may change (the file moved or was copied): the
+// same bytes at a new path are accepted, logged with both paths. The
+// refusal is a *ResumeConfigError naming distill.teacher.
+func checkTeacher(path string, st State, cfg Config, loaded string, log *logrus.Logger) error {
 	if !cfg.Distill.Type.On() {
 		return nil
 	}
-	now, err := FileSHA256(cfg.Distill.Teacher)
-	if err != nil {
-		return &ConfigError{Key: "distill.teacher", Err: err}
+	if loaded != st.TeacherSHA256 {
+		return &ResumeConfigError{State: path, Changes: []ConfigChange{{Key: "distill.teacher",
+			Old: "sha256 " + show(st.TeacherSHA256), New: "sha256 " + loaded, Why: "the teacher's file changed: it labels every batch"}}}
 	}
-	if now == stored {
-		return nil
+	old := cfg.Distill.Teacher
+	if stored, err := ParseConfig([]byte(st.Config), nil); err == nil && st.Config != "" {
+		old = stored.Distill.Teacher
 	}
-	return &ResumeConfigError{State: path, Changes: []ConfigChange{{Key: "distill.teacher",
-		Old: "sha256 " + show(stored), New: "sha256 " + now, Why: "the teacher's file changed: it labels every batch"}}}
+	if old != cfg.Distill.Teacher {
+		log.Infof("resume: distill.teacher changed from %s to %s: the same bytes (sha256 %s)", old, cfg.Distill.Teacher, loaded)
+	}
+	return nil
 }
 
 // diffConfigs lists the keys whose values differ between old and new, sorted,

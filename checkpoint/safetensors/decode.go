@@ -1,9 +1,12 @@
 package safetensors
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sort"
@@ -50,6 +53,45 @@ func ReadFile(path string) (*File, error) {
 	}
 	defer f.Close()
 	return Decode(f, size, path)
+}
+
+// ReadFileSHA256 is ReadFile that also returns the hex SHA-256 digest of
+// the bytes it parsed: the file is opened once and each byte is hashed as
+// it is read, so the digest names exactly what was loaded, even when the
+// path is replaced or rewritten while it is read.
+func ReadFileSHA256(path string) (*File, string, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	h := &hashingReaderAt{r: f, h: sha256.New()}
+	file, err := Decode(h, size, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if h.next != size { // Decode reads every byte of a valid file, in order
+		return nil, "", fmt.Errorf("read %s: digest covers %d of its %d bytes", path, h.next, size)
+	}
+	return file, hex.EncodeToString(h.h.Sum(nil)), nil
+}
+
+// hashingReaderAt hashes the bytes read from r in file order: a read that
+// starts where the hashed prefix ends extends it, any other read (the
+// decoder's probe of the last byte) is not hashed.
+type hashingReaderAt struct {
+	r    io.ReaderAt
+	h    hash.Hash
+	next int64 // the bytes [0, next) are hashed
+}
+
+func (r *hashingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.r.ReadAt(p, off)
+	if off == r.next && n > 0 {
+		r.h.Write(p[:n])
+		r.next += int64(n)
+	}
+	return n, err
 }
 
 // openRegular opens path for reading and returns its size; anything but a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/train"
 )
 
@@ -76,7 +77,7 @@ train: {epochs: 10, batch_size: 8, eval_batch_size: 16, seed: 1}
 }
 
 func writePNG(path string, img image.Image) error {
-	f, err := os.Create(path)
+	f, _, err := regfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}

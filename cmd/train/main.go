@@ -67,15 +67,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 2
 	}
-	if *cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*cpuProfile, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "train: %v\n", err)
-			return 2
-		}
-		defer stopProfile()
-	}
-
 	log, err := newLogger(stderr, *logFormat, *verbose)
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
@@ -103,6 +94,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		printAdvice(stderr, err)
 		return 2
+	}
+	if err := profilesApart(cfg, *cpuProfile, *memProfile); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 2
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "train: %v\n", err)
+			return 2
+		}
+		defer stopProfile()
 	}
 	if *dry {
 		if err := train.Summary(stdout, cfg); err != nil {
@@ -193,6 +196,25 @@ func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, st
 	}
 	log.Infof("done: %d steps, val top-1 %.4f (best %.4f), outputs in %s", res.Steps, res.Last.Top1, res.BestTop1, res.OutDir)
 	return 0
+}
+
+// profilesApart refuses, before anything is trained, a profile path that
+// is a file the run reads (distill.teacher, finetune.init_from) or writes
+// (a run file in train.out_dir, or out_dir itself): the run or the
+// profile would be lost.
+func profilesApart(cfg train.Config, cpu, mem string) error {
+	for _, p := range []cliflag.Path{{Flag: "-cpuprofile", Path: cpu, Output: true}, {Flag: "-memprofile", Path: mem, Output: true}} {
+		if err := cliflag.DistinctOutputs(p,
+			cliflag.Path{Flag: "distill.teacher", Path: cfg.Distill.Teacher},
+			cliflag.Path{Flag: "finetune.init_from", Path: cfg.Finetune.InitFrom},
+		); err != nil {
+			return err
+		}
+		if err := cliflag.OutputInDir(p.Flag, p.Path, "train.out_dir", cfg.Train.OutDir, train.WritesFile); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startCPUProfile starts a CPU profile written atomically to path; the

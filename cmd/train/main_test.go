@@ -212,3 +212,36 @@ func TestRefusalsNameTheFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileCollidesWithRun: a -cpuprofile or -memprofile path that is a
+// file the run writes in its out_dir (any spelling), out_dir itself, or a
+// model file the run reads is refused at start with exit 2, naming the flag
+// and the file, before anything is read, trained or written.
+func TestProfileCollidesWithRun(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	init := filepath.Join(dir, "init.safetensors")
+	cfg := "../../configs/mnist_vit_tiny.yaml"
+	for _, tc := range []struct {
+		flag, path string
+		extra      []string
+	}{
+		{"-cpuprofile", filepath.Join(out, train.LastModel), nil},
+		{"-cpuprofile", filepath.Join(out, ".", "epoch_3.safetensors"), nil},
+		{"-memprofile", filepath.Join(out, train.MetricsFile), nil},
+		{"-memprofile", filepath.Join(out, "steps.csv"), nil},
+		{"-cpuprofile", filepath.Join(out, train.LockFile), nil},
+		{"-cpuprofile", out, nil},
+		{"-cpuprofile", init, []string{"-set", "finetune.init_from=" + init}},
+	} {
+		args := append([]string{"-config", cfg, "-out", out, tc.flag, tc.path, "-dry-run"}, tc.extra...)
+		var o, e bytes.Buffer
+		code := run(args, &o, &e)
+		if code != 2 || !strings.Contains(e.String(), tc.flag) || !strings.Contains(e.String(), tc.path) {
+			t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the flag and the file", tc.flag, tc.path, code, e.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%s %s: %s was created", tc.flag, tc.path, out)
+		}
+	}
+}

@@ -280,3 +280,57 @@ train: {epochs: 1000, batch_size: 17}
 	check("resume of a finished run", 0, []string{"complete"}, "-config", cfg, "-out", out, "-resume", "-set", "train.epochs=1")
 	check("resume with another seed", 1, []string{"train.seed: 0 → 3"}, "-config", cfg, "-out", out, "-resume", "-set", "train.epochs=1", "-set", "train.seed=3")
 }
+
+// TestResumeFIFOExitsAtOnce: -resume of a distilled run whose teacher,
+// steps.csv or metrics.csv is now a named pipe exits 1 at once with an
+// error naming the file as a named pipe, instead of blocking in its open
+// ("stopping after the current step" and no end); with the file back, the
+// run resumes.
+func TestResumeFIFOExitsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data")
+	if _, err := synthimg.WriteSmallFolder(root, 2, 8, 1, 28); err != nil {
+		t.Fatal(err)
+	}
+	data := "data: {name: folder, root: " + root + "}\ntrain: {epochs: 1, batch_size: 8}\n"
+	teacherOut := filepath.Join(dir, "teacher")
+	var o, e bytes.Buffer
+	if code := run([]string{"-config", writeConfig(t, dir, model+data), "-out", teacherOut}, &o, &e); code != 0 {
+		t.Fatalf("teacher run: exit %d:\n%s", code, e.String())
+	}
+	teacher := filepath.Join(teacherOut, "last.safetensors")
+	student := strings.Replace(model, "num_classes: 2}", "num_classes: 2, distilled: true}", 1) +
+		"distill: {type: hard, teacher: " + teacher + "}\n"
+	cfg := writeConfig(t, dir, student+data)
+	out := filepath.Join(dir, "out")
+	e.Reset()
+	if code := run([]string{"-config", cfg, "-out", out}, &o, &e); code != 0 {
+		t.Fatalf("distilled run: exit %d:\n%s", code, e.String())
+	}
+	for _, p := range []string{teacher, filepath.Join(out, "steps.csv"), filepath.Join(out, "metrics.csv")} {
+		keep, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		o.Reset()
+		e.Reset()
+		code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.epochs=2"}, &o, &e)
+		if code != 1 || !strings.Contains(e.String(), p) || !strings.Contains(e.String(), "named pipe") {
+			t.Errorf("-resume with %s a FIFO: exit %d, want 1 and an error naming it as a named pipe:\n%s", p, code, e.String())
+		}
+		os.Remove(p)
+		if err := os.WriteFile(p, keep, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Reset()
+	if code := run([]string{"-config", cfg, "-out", out, "-resume", "-set", "train.epochs=2"}, &o, &e); code != 0 {
+		t.Fatalf("-resume with the files back: exit %d:\n%s", code, e.String())
+	}
+}

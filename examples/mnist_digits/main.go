@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func main() {
 		g := image.NewGray(image.Rect(0, 0, im.W, im.H))
 		copy(g.Pix, im.Pix)
 		path := filepath.Join(*out, fmt.Sprintf("%02d_label_%d.png", i-*start, label))
-		f, err := os.Create(path)
+		f, _, err := regfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644) // -out is the user's: refuse a FIFO there
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -93,7 +94,7 @@ func startProfile(path string) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(path)
+	f, _, err := regfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cpuprofile: %w", err)
 	}

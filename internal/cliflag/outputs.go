@@ -53,3 +53,19 @@ func samePath(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// OutputInDir returns a *CollisionError when path, the output a flag
+// names, is one of the files that another writer puts in dir (the flag or
+// key dirFlag, e.g. "train.out_dir"): path is dir itself, or a file in dir
+// (by cleaned absolute path, or os.SameFile of the directories, so links
+// and ./ spellings are caught) whose base name writes reports true. One
+// output would replace the other.
+func OutputInDir(flag, path, dirFlag, dir string, writes func(name string) bool) error {
+	if path == "" || dir == "" {
+		return nil
+	}
+	if samePath(path, dir) || (writes(filepath.Base(path)) && samePath(filepath.Dir(path), dir)) {
+		return &CollisionError{A: flag, B: dirFlag, Path: path}
+	}
+	return nil
+}

@@ -5,6 +5,7 @@
 package regfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,6 +79,46 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	return f, st, nil
 }
 
+// OpenFile is os.OpenFile for a regular file, for writing or appending as
+// well as reading (os.O_APPEND|os.O_CREATE|os.O_WRONLY, os.O_RDWR, …): an
+// existing path that is not a regular file is refused with a
+// *NotRegularError before it is opened, the open itself does not block
+// (O_NONBLOCK where the system has it: a FIFO opened for writing with no
+// reader fails at once instead of waiting for one), and the open file's
+// type is checked again, so a path swapped in between is caught too. A
+// missing file is created when flag has os.O_CREATE. Symbolic links are
+// followed.
+func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
+	if BeforeOpen != nil {
+		BeforeOpen(path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return nil, nil, &NotRegularError{Path: path, Mode: st.Mode()}
+	case err != nil && !(flag&os.O_CREATE != 0 && errors.Is(err, fs.ErrNotExist)):
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, flag|nonblock, perm)
+	if err != nil {
+		// A FIFO swapped in after the Stat fails the non-blocking open
+		// (ENXIO for a writer without a reader): say what it is.
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return nil, nil, &NotRegularError{Path: path, Mode: st.Mode()}
+		}
+		return nil, nil, err
+	}
+	if st, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &NotRegularError{Path: path, Mode: st.Mode()}
+	}
+	return f, st, nil
+}
+
 // Check returns a *NotRegularError unless path (links followed) is a
 // regular file; nothing is opened.
 func Check(path string) error {
@@ -112,4 +153,20 @@ func ReadFile(path string) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 	}
+}
+
+// WriteFile is os.WriteFile through OpenFile: it creates or truncates the
+// regular file path and writes b, refusing a FIFO, device or directory
+// instead of blocking in its open. (A run's files are written atomically
+// with internal/atomicfile; this is for plain outputs.)
+func WriteFile(path string, b []byte, perm fs.FileMode) error {
+	f, _, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

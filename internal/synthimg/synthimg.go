@@ -15,6 +15,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // nBlobs is the number of soft-edged objects in a Photo.
@@ -81,7 +83,7 @@ func Photo(w, h int, seed uint64) *image.RGBA {
 // WriteJPEG writes Photo(w, h, seed) to path as a baseline JPEG of the given
 // quality (Go's encoder: 4:2:0 chroma, as most camera and ImageNet files).
 func WriteJPEG(path string, w, h int, seed uint64, quality int) error {
-	f, err := os.Create(path)
+	f, _, err := regfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func WriteFolder(root string, classes, perClass, valPerClass int) error {
 					}
 					encoded = append(encoded, buf.Bytes())
 				}
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("img%05d.jpg", i)), encoded[k], 0o644); err != nil {
+				if err := regfile.WriteFile(filepath.Join(dir, fmt.Sprintf("img%05d.jpg", i)), encoded[k], 0o644); err != nil {
 					return err
 				}
 			}
@@ -159,7 +161,7 @@ func WriteSmallFolder(root string, classes, perClass, valPerClass, side int) ([]
 				return nil, err
 			}
 			for i := range split.n {
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("a%03d.png", i)), b.Bytes(), 0o644); err != nil {
+				if err := regfile.WriteFile(filepath.Join(dir, fmt.Sprintf("a%03d.png", i)), b.Bytes(), 0o644); err != nil {
 					return nil, err
 				}
 			}

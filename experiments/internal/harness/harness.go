@@ -30,6 +30,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // Experiment is one experiment: its flags, its measurement and its plot.
@@ -130,7 +131,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(*dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
+		if err := regfile.WriteFile(filepath.Join(*dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
@@ -144,7 +145,7 @@ func (x Experiment[R]) Run(args []string, stderr io.Writer) error {
 		return err
 	}
 	path := filepath.Join(*dir, ReadmeFile)
-	if err := os.WriteFile(path, readme, 0o644); err != nil {
+	if err := regfile.WriteFile(path, readme, 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", path)
@@ -174,12 +175,12 @@ func (x Experiment[R]) Rerender(dir string) (got, committed []byte, err error) {
 	if got, err = x.render(rep); err != nil {
 		return nil, nil, err
 	}
-	committed, err = os.ReadFile(filepath.Join(dir, ReadmeFile))
+	committed, err = regfile.ReadFile(filepath.Join(dir, ReadmeFile))
 	return got, committed, err
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/report"
 	"github.com/vitgo/vit/train"
@@ -88,7 +89,7 @@ func finished(cfg train.Config) bool {
 	if err != nil {
 		return false
 	}
-	got, err := os.ReadFile(filepath.Join(cfg.Train.OutDir, train.ConfigFile))
+	got, err := regfile.ReadFile(filepath.Join(cfg.Train.OutDir, train.ConfigFile))
 	if err != nil || !bytes.Equal(got, want) {
 		return false
 	}
