@@ -152,7 +152,7 @@ func (e *MetadataError) Error() string { return fmt.Sprintf("metadata %s: %s", e
 
 // consistent checks the metadata against itself: one class name per head
 // output, and one mean and std per input channel (or one for all), finite
-// in float32 (std > 0).
+// in float32 (std positive and normal: inputs are divided by it).
 func (m ModelMeta) consistent() error {
 	c := m.Model.WithDefaults()
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
@@ -163,7 +163,7 @@ func (m ModelMeta) consistent() error {
 			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}
 		}
 		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && float32(x) <= 0 {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && !cfgerr.PositiveNormal32(x) {
 				return &MetadataError{Key: k, Msg: fmt.Sprintf("%v is not a usable value", x)}
 			}
 		}
