@@ -162,3 +162,24 @@ func TestLastGoodCheckpointLine(t *testing.T) {
 		t.Logf("every_steps %d: %v", every, err)
 	}
 }
+
+// TestTeacherSubnormalStdRefused: a teacher whose metadata records a std
+// that is subnormal in float32 (its inputs, divided by it, overflow: NaN
+// logits) is refused at load, naming distill.teacher, the file and std.
+func TestTeacherSubnormalStdRefused(t *testing.T) {
+	cfg := distillRun(t)
+	f, err := safetensors.ReadFile(cfg.Distill.Teacher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, std := range []string{"[1e-40]", "[1e-300]"} {
+		f.Metadata["mean"], f.Metadata["std"] = "[0.1]", std
+		if err := safetensors.Write(cfg.Distill.Teacher, f.Tensors, f.Metadata); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadTeacher(cfg.Distill, cfg.Model)
+		if !hasKey(err, "distill.teacher") || !strings.Contains(err.Error(), cfg.Distill.Teacher) || !strings.Contains(err.Error(), "std") {
+			t.Errorf("std %s: %v, want an error naming distill.teacher, the file and std", std, err)
+		}
+	}
+}
