@@ -168,6 +168,17 @@ func (m ModelMeta) consistent() error {
 			}
 		}
 	}
+	// A pixel in [0, 1] normalised, (x − mean)/std, must stay finite too.
+	at := func(v []float64, i int) float64 { return v[min(i, len(v)-1)] }
+	for i := range max(len(m.Mean), len(m.Std)) {
+		if len(m.Mean) == 0 || len(m.Std) == 0 {
+			break
+		}
+		mu, sd := at(m.Mean, i), at(m.Std, i)
+		if q := math.Max(math.Abs(mu), math.Abs(1-mu)) / sd; math.IsInf(float64(float32(q)), 0) {
+			return &MetadataError{Key: "mean", Msg: fmt.Sprintf("%v with std %v normalises pixels to about %.3g, beyond float32", mu, sd, q)}
+		}
+	}
 	return nil
 }
 
