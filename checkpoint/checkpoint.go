@@ -152,7 +152,7 @@ func (e *MetadataError) Error() string { return fmt.Sprintf("metadata %s: %s", e
 
 // consistent checks the metadata against itself: one class name per head
 // output, and one mean and std per input channel (or one for all), finite
-// in float32 (std > 0).
+// in float32 (std positive and normal: inputs are divided by it).
 func (m ModelMeta) consistent() error {
 	c := m.Model.WithDefaults()
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
@@ -163,9 +163,20 @@ func (m ModelMeta) consistent() error {
 			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}
 		}
 		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && float32(x) <= 0 {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && !cfgerr.PositiveNormal32(x) {
 				return &MetadataError{Key: k, Msg: fmt.Sprintf("%v is not a usable value", x)}
 			}
+		}
+	}
+	// A pixel in [0, 1] normalised, (x − mean)/std, must stay finite too.
+	at := func(v []float64, i int) float64 { return v[min(i, len(v)-1)] }
+	for i := range max(len(m.Mean), len(m.Std)) {
+		if len(m.Mean) == 0 || len(m.Std) == 0 {
+			break
+		}
+		mu, sd := at(m.Mean, i), at(m.Std, i)
+		if q := math.Max(math.Abs(mu), math.Abs(1-mu)) / sd; math.IsInf(float64(float32(q)), 0) {
+			return &MetadataError{Key: "mean", Msg: fmt.Sprintf("%v with std %v normalises pixels to about %.3g, beyond float32", mu, sd, q)}
 		}
 	}
 	return nil

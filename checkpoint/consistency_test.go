@@ -45,6 +45,9 @@ func TestMetadataMustAgreeWithTensors(t *testing.T) {
 		{"num_classes", "4"}, // with no class list: the head says 10
 		{"mean", "[0.1,0.2,0.3]"},
 		{"std", "[1e39]"},
+		{"std", "[1e-40]"},  // a float32 subnormal: inputs divided by it overflow
+		{"std", "[1e-300]"}, // 0 in float32
+		{"mean", "[3e38]"},  // finite in float32, but (x − mean)/std is not
 	} {
 		bad := map[string]string{}
 		for k, v := range f.Metadata {

@@ -187,8 +187,12 @@ func validateNorm(meanKey, stdKey string, mean, std []float64, chans int) error 
 		if m := float32(mean[i]); math.IsNaN(mean[i]) || math.IsInf(float64(m), 0) {
 			return cfgerr.New(fmt.Sprintf("%s[%d]", meanKey, i), "must be finite in float32 (|x| < 3.4e38), got %v", mean[i])
 		}
-		if s := float32(std[i]); !(s > 0) || math.IsInf(float64(s), 0) {
-			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite in float32 (1.4e-45 … 3.4e38), got %v", std[i])
+		if !cfgerr.PositiveNormal32(std[i]) { // inputs are divided by it
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite in float32, and not subnormal (1.2e-38 … 3.4e38), got %v", std[i])
+		}
+		// A pixel in [0, 1] normalised: (x − mean)/std must stay finite too.
+		if q := math.Max(math.Abs(mean[i]), math.Abs(1-mean[i])) / std[i]; math.IsInf(float64(float32(q)), 0) {
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "%v with %s %v normalises pixels to about %.3g, beyond float32", std[i], meanKey, mean[i], q)
 		}
 	}
 	return nil

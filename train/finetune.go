@@ -73,5 +73,8 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("finetune.init_from %s: %w", fc.InitFrom, err)
 	}
+	if err := checkWeightsFinite("finetune.init_from", fc.InitFrom, m); err != nil {
+		return nil, err
+	}
 	return append(notes, n2...), nil
 }

@@ -146,9 +146,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // interrupted one (130 for SIGINT, 143 for SIGTERM; with the command that
 // resumes it), 1 for a failure.
 func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, resumeCmd string, sigStatus int) int {
-	if rc := (*train.RankConfigError)(nil); errors.As(err, &rc) {
+	if everyRank(err) {
 		// Every rank found the same difference: each reports it and ends
-		// alone, with no MPI_Abort.
+		// alone, with no MPI_Abort. (A rank whose own start failed aborts
+		// the job after its message; the others wait for that here.)
 		log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
 		if ferr := dist.Finalize(); ferr != nil {
 			log.Errorf("%v", ferr)
@@ -215,6 +216,14 @@ func profilesApart(cfg train.Config, cpu, mem string) error {
 		}
 	}
 	return nil
+}
+
+// everyRank reports whether err is one that every rank of a job returns
+// alike: ranks started with other configs, data or teachers, another rank's
+// failure to start, or a teacher's non-finite logits on some rank's rows.
+func everyRank(err error) bool {
+	rc, rd, rf, tl := (*train.RankConfigError)(nil), (*train.RankDataError)(nil), (*train.RankFailedError)(nil), (*train.TeacherLogitsError)(nil)
+	return errors.As(err, &rc) || errors.As(err, &rd) || errors.As(err, &rf) || errors.As(err, &tl) && tl.Ranks != nil
 }
 
 // startCPUProfile starts a CPU profile written atomically to path; the
