@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +20,7 @@ import (
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/synthimg"
 )
 
 // TestBudgetQueuePastTimeout: a request whose decode budget is taken waits
@@ -50,22 +48,6 @@ func TestBudgetQueuePastTimeout(t *testing.T) {
 	}
 }
 
-// bigPNG is a w×h opaque RGBA PNG of one colour: it compresses about
-// 1000:1 (a 7000×7000 one is under 200 KB) and decodes to 4 bytes a pixel.
-func bigPNG(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	c := color.RGBA{200, 30, 30, 255}
-	for i := 0; i < len(img.Pix); i += 4 {
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
-	}
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // ulimitV is the address-space limit (KiB) for a child: want, or the
 // test's own limit where that is lower (CI's guard runs this test under
 // one), since a child cannot raise it.
@@ -90,7 +72,10 @@ func TestBudgetUnderRlimitAS(t *testing.T) {
 		t.Skip("decodes 12 images of 49 megapixels")
 	}
 	const n = 12
-	body := bigPNG(t, 7000, 7000)
+	body, err := synthimg.FlatPNG(7000, 7000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kib := ulimitV(3_000_000)
 	cmd := exec.Command("sh", "-c", `ulimit -v "$1" && exec "$0" -test.run='^$'`, os.Args[0], fmt.Sprint(kib))
 	cmd.Env = append(os.Environ(), "CLASSIFY_SERVER_ARGS=-checkpoint "+ckpt+" -addr 127.0.0.1:0 -timeout 10m -pool 1 -batch 4")

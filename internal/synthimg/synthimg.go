@@ -167,3 +167,19 @@ func WriteSmallFolder(root string, classes, perClass, valPerClass, side int) ([]
 	}
 	return b.Bytes(), nil
 }
+
+// FlatPNG encodes a w×h opaque RGBA image of one colour as PNG: it
+// compresses about 1000:1 (7000×7000 takes under 200 KB) and decodes to 4
+// bytes a pixel (196 MB), the shape of a memory attack within every pixel
+// and byte limit.
+func FlatPNG(w, h int) ([]byte, error) {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = 200, 30, 30, 255
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
