@@ -12,6 +12,7 @@ import (
 
 	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/data"
 )
 
 // TestClassifyFilesNoDecodeAfterCancel: once ctx is canceled (the first
@@ -50,5 +51,29 @@ func TestClassifyFilesNoDecodeAfterCancel(t *testing.T) {
 	}
 	if n := after.Load(); n != 0 {
 		t.Fatalf("%d decodes started after the cancellation (%d in all), want none", n, started.Load())
+	}
+}
+
+// TestDecodeBudgetNoOversize: with NoOversize, an image whose cost is more
+// than the whole budget is refused with *classify.OverBudgetError before
+// anything is decoded; without it, it takes the whole budget and decodes
+// alone.
+func TestDecodeBudgetNoOversize(t *testing.T) {
+	var buf bytes.Buffer
+	writePNG(t, &buf, classifytest.Colour(0, 20, 20, 1)) // costs more than 100 bytes
+	for _, tc := range []struct {
+		noOversize bool
+		refused    bool
+	}{{false, false}, {true, true}} {
+		budget := data.NewBudget(100)
+		img, release, err := classify.Decoder{Budget: budget, NoOversize: tc.noOversize}.Decode(context.Background(), "x", buf.Bytes())
+		var ob *classify.OverBudgetError
+		if got := errors.As(err, &ob); got != tc.refused || (!tc.refused && (err != nil || img == nil)) {
+			t.Errorf("NoOversize %v: %v, want refused %v", tc.noOversize, err, tc.refused)
+		}
+		if tc.refused && (ob.Budget != 100 || ob.Cost <= 100 || budget.InUse() != 0) {
+			t.Errorf("NoOversize: %+v, in use %d", ob, budget.InUse())
+		}
+		release()
 	}
 }

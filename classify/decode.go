@@ -23,6 +23,22 @@ type Decoder struct {
 	// NoWait refuses with data.ErrBudgetBusy when the budget is in use,
 	// instead of waiting for it (a server answers 503).
 	NoWait bool
+	// NoOversize refuses with *OverBudgetError an image whose cost is more
+	// than the whole budget, instead of letting it take all of the budget
+	// and decode alone: where the budget is what the memory limits leave,
+	// such a decode would run out of memory.
+	NoOversize bool
+}
+
+// OverBudgetError refuses an image whose decode needs more memory (its
+// data.Header.Cost) than the whole decode budget (Decoder.NoOversize).
+type OverBudgetError struct {
+	Name         string
+	Cost, Budget int64
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("image %s needs %d bytes to decode, more than the whole decode budget of %d bytes", e.Name, e.Cost, e.Budget)
 }
 
 // Decode decodes the encoded image b; name is used in errors. release gives
@@ -44,6 +60,9 @@ func (d Decoder) Decode(ctx context.Context, name string, b []byte) (img image.I
 	budget := d.Budget
 	if budget == nil {
 		budget = data.SharedBudget()
+	}
+	if d.NoOversize && hdr.Cost > budget.Total() {
+		return nil, release, &OverBudgetError{Name: name, Cost: hdr.Cost, Budget: budget.Total()}
 	}
 	var held int64
 	if d.NoWait {

@@ -66,7 +66,7 @@ func ulimitV(want int64) int64 {
 // former default budget, which admitted them all and died of a Go runtime
 // out-of-memory). The default budget now reads RLIMIT_AS less the address
 // space in use, so the requests wait their turn and every one is
-// answered 200; the process is alive afterwards and exits 143 on SIGTERM.
+// answered 200 (under a lower limit, 200 or 503 naming -decode-budget); the process is alive afterwards and exits 143 on SIGTERM.
 func TestBudgetUnderRlimitAS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decodes 12 images of 49 megapixels")
@@ -112,7 +112,11 @@ func TestBudgetUnderRlimitAS(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range n {
-		if codes[i] != http.StatusOK {
+		// Under a lower limit (CI's guard runs this test under 1.5 GB) the
+		// service may have no room for one such image: then it refuses
+		// each, naming -decode-budget, rather than crash.
+		refused := kib < 3_000_000 && codes[i] == http.StatusServiceUnavailable && strings.Contains(errs[i], "-decode-budget")
+		if codes[i] != http.StatusOK && !refused {
 			t.Errorf("request %d: %d %s", i, codes[i], errs[i])
 		}
 	}

@@ -140,7 +140,7 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	if err := kernels.CheckBF16KernelEnv(); err != nil {
 		return err
 	}
-	s.dec = classify.Decoder{MaxPixels: s.maxPixels}
+	s.dec = classify.Decoder{MaxPixels: s.maxPixels, NoOversize: true}
 	s.decoders = data.NewBudget(int64(runtime.GOMAXPROCS(0)))
 	if *ckpt == "" {
 		return errors.New("-checkpoint is required")
@@ -154,11 +154,17 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	s.clf = clf
 	// The budget is sized after the model is loaded, from what the limits
 	// leave then.
+	// An image costing more than the whole budget is refused (503), not
+	// decoded alone: under a memory limit it would not fit.
 	if s.budget > 0 {
 		s.dec.Budget = data.NewBudget(s.budget)
 	} else {
-		s.dec.Budget = data.SharedBudget()
+		total := int64(data.DefaultBudgetBytes)
 		have, source := meminfo.Free()
+		if have > 0 {
+			total = have / 2
+		}
+		s.dec.Budget = data.NewBudget(total)
 		logger.Printf("decode budget %d bytes (-decode-budget 0: half of %d free by %s)", s.dec.Budget.Total(), have, source)
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -212,7 +218,11 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	var tl *classify.TooLargeError
 	var dt *data.DecodedTooLargeError
 	var busy *busyError
-	if errors.As(err, &busy) {
+	var ob *classify.OverBudgetError
+	if errors.As(err, &ob) {
+		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("the image needs %d bytes to decode, more than this service's whole decode budget of %d bytes (-decode-budget; by default half of what the memory limits leave)", ob.Cost, ob.Budget))
+		return
+	} else if errors.As(err, &busy) {
 		w.Header().Set("Retry-After", "1")
 		reply(w, http.StatusServiceUnavailable, busy.Error())
 		return
