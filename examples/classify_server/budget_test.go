@@ -33,7 +33,7 @@ func TestBudgetQueuePastTimeout(t *testing.T) {
 	held, _ := budget.Acquire(context.Background(), 1<<20)
 	defer budget.Release(held)
 	s := &server{maxBytes: 1 << 20, maxPixels: 1 << 20, timeout: 100 * time.Millisecond,
-		dec: classify.Decoder{MaxPixels: 1 << 20, Budget: budget}, decoders: data.NewBudget(1)}
+		dec: classify.Decoder{MaxPixels: 1 << 20, Budget: budget}, decoders: data.NewBudget(1), bodies: data.NewBudget(1 << 30)}
 	body := encode(classifytest.Colour(1, 16, 16, 1), "png")
 	w := httptest.NewRecorder()
 	s.classify(w, httptest.NewRequest(http.MethodPost, "/classify", bytes.NewReader(body)))
@@ -45,6 +45,31 @@ func TestBudgetQueuePastTimeout(t *testing.T) {
 	}
 	if budget.Waiting() != 0 {
 		t.Fatalf("%d waiters left in the budget's queue", budget.Waiting())
+	}
+}
+
+// TestBudgetBodiesQueuePastTimeout: request bodies are read only once
+// their bytes are free in the bodies budget (as large as the decode
+// budget), so requests queued for the decode budget cannot hold unbounded
+// memory; one still waiting at its -timeout is answered 503 naming
+// -timeout and -decode-budget. The test holds the bodies budget.
+func TestBudgetBodiesQueuePastTimeout(t *testing.T) {
+	bodies := data.NewBudget(1 << 20)
+	held, _ := bodies.Acquire(context.Background(), 1<<20)
+	defer bodies.Release(held)
+	s := &server{maxBytes: 1 << 20, maxPixels: 1 << 20, timeout: 100 * time.Millisecond,
+		dec: classify.Decoder{MaxPixels: 1 << 20, Budget: data.NewBudget(1 << 30)}, decoders: data.NewBudget(1), bodies: bodies}
+	body := encode(classifytest.Colour(1, 16, 16, 1), "png")
+	w := httptest.NewRecorder()
+	s.classify(w, httptest.NewRequest(http.MethodPost, "/classify", bytes.NewReader(body)))
+	var a answer
+	json.NewDecoder(w.Body).Decode(&a)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(a.Error, "-timeout 100ms") ||
+		!strings.Contains(a.Error, "-decode-budget") || !strings.Contains(a.Error, "body") {
+		t.Fatalf("%d %+v, want 503 naming the body, -timeout 100ms and -decode-budget", w.Code, a)
+	}
+	if bodies.InUse() != 1<<20 || bodies.Waiting() != 0 {
+		t.Fatalf("bodies budget: %d in use, %d waiting; want only the test's", bodies.InUse(), bodies.Waiting())
 	}
 }
 

@@ -24,13 +24,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"image"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -108,6 +108,7 @@ type server struct {
 	budget    int64            // -decode-budget; 0: half the available memory
 	dec       classify.Decoder // limits and decode budget, waited for until the request's deadline
 	decoders  *data.Budget     // decodes running at once (GOMAXPROCS), one unit each, first come first served
+	bodies    *data.Budget     // bytes of request bodies held, as many as the decode budget
 }
 
 // flags are the service's flags, setting s and o.
@@ -167,6 +168,7 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 		s.dec.Budget = data.NewBudget(total)
 		logger.Printf("decode budget %d bytes (-decode-budget 0: half of %d free by %s)", s.dec.Budget.Total(), have, source)
 	}
+	s.bodies = data.NewBudget(max(s.dec.Budget.Total(), s.maxBytes+bytes.MinRead))
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
@@ -201,10 +203,20 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	http.NewResponseController(w).SetReadDeadline(deadline) // a slow or short body ends with the request's time
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBytes))
+	if r.ContentLength > s.maxBytes {
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes over this service's -max-bytes %d", r.ContentLength, s.maxBytes))
+		return
+	}
+	body, release, err := s.readBody(ctx, w, r)
+	defer release() // the body's bytes are held until the request ends
 	var mb *http.MaxBytesError
+	var busy *busyError
 	if errors.As(err, &mb) {
 		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over this service's -max-bytes %d", mb.Limit))
+		return
+	} else if errors.As(err, &busy) {
+		w.Header().Set("Retry-After", "1")
+		reply(w, http.StatusServiceUnavailable, busy.Error())
 		return
 	} else if errors.Is(err, os.ErrDeadlineExceeded) {
 		reply(w, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within this service's -timeout %v", s.timeout))
@@ -217,7 +229,6 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	defer release() // the budget is held until the image is classified
 	var tl *classify.TooLargeError
 	var dt *data.DecodedTooLargeError
-	var busy *busyError
 	var ob *classify.OverBudgetError
 	if errors.As(err, &ob) {
 		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("the image needs %d bytes to decode, more than this service's whole decode budget of %d bytes (-decode-budget; by default half of what the memory limits leave)", ob.Cost, ob.Budget))
@@ -265,6 +276,34 @@ func (e *busyError) Error() string {
 }
 
 func (e *busyError) Unwrap() error { return e.err }
+
+// readBody reads the request's body (at most -max-bytes) once its bytes
+// are free in the bodies budget, first come first served: the bodies held
+// by requests in flight, those waiting for the decode budget included,
+// take at most as much memory as the decode budget (both together, by
+// default, what the memory limits leave). A body of known length takes
+// that many bytes, one of unknown length twice -max-bytes (what reading it
+// may grow to). release gives them back.
+func (s *server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Request) ([]byte, func(), error) {
+	cost := 2*s.maxBytes + bytes.MinRead
+	if r.ContentLength >= 0 {
+		cost = r.ContentLength + bytes.MinRead
+	}
+	held, err := s.bodies.Acquire(ctx, cost)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = &busyError{timeout: s.timeout, budget: s.dec.Budget.Total(), stage: "waiting to read its body", err: err}
+		}
+		return nil, func() {}, err
+	}
+	release := func() { s.bodies.Release(held) }
+	var buf bytes.Buffer
+	if r.ContentLength >= 0 {
+		buf.Grow(int(cost))
+	}
+	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBytes))
+	return buf.Bytes(), release, err
+}
 
 // decode decodes body once it is its turn: a decoder free (at most
 // GOMAXPROCS decode at once, so that a crowd of large images is served a
