@@ -148,15 +148,20 @@ const DefaultBudgetBytes = 1 << 30
 // the memory this process may still take when first used (meminfo.Free:
 // the smallest of MemAvailable, the cgroup's limit, and RLIMIT_AS and
 // RLIMIT_DATA less the address space and data already in use), at least
-// one image at the default limits.
+// one image at the default limits unless a resource limit is the
+// tightest (the kernel fails an allocation past it: a decode that does not
+// fit must not be started, see classify's Decoder.NoOversize).
 func SharedBudget() *Budget {
 	sharedOnce.Do(func() {
 		total := int64(DefaultBudgetBytes)
-		if have, _ := meminfo.Free(); have > 0 {
-			total = have / 2
+		l := meminfo.Tightest()
+		if l.Free > 0 {
+			total = l.Free / 2
 		}
-		least := MaxDecodedBytes(DefaultMaxPixels) + 3*DefaultMaxPixels
-		sharedBudget = NewBudget(max(total, least))
+		if l.Limit == 0 {
+			total = max(total, MaxDecodedBytes(DefaultMaxPixels)+3*DefaultMaxPixels)
+		}
+		sharedBudget = NewBudget(total)
 	})
 	return sharedBudget
 }

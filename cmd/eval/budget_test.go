@@ -25,7 +25,8 @@ import (
 // free memory (the former default budget, which let them all start and
 // died of a Go runtime out-of-memory). The default budget now reads
 // RLIMIT_AS less the address space in use, so the decodes wait their turn
-// and every image is classified.
+// and every image is classified (under a lower limit, each is classified or
+// refused naming the decode budget, and the process does not crash).
 func TestBudgetUnderRlimitASImages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decodes 12 images of 49 megapixels")
@@ -50,7 +51,13 @@ func TestBudgetUnderRlimitASImages(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
-	if err != nil || !strings.Contains(stderr.String(), fmt.Sprintf("classified %d images, skipped 0", n)) {
+	served := err == nil && strings.Contains(stderr.String(), fmt.Sprintf("classified %d images, skipped 0", n))
+	// Under a lower limit (CI's guard runs this test under 1 GB) there may
+	// be no room for one such image: then each is skipped, naming the
+	// decode budget, rather than the process crashing.
+	refused := kib < 3_000_000 && strings.Count(stderr.String(), "more than the whole decode budget") == n &&
+		strings.Contains(stderr.String(), "no image could be classified")
+	if !served && !refused {
 		t.Fatalf("under ulimit -v %d: %v\nstdout:\n%s\nstderr:\n%s", kib, err, stdout.String(), stderr.String())
 	}
 }

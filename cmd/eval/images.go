@@ -228,7 +228,11 @@ func (f *imageFlags) describe(err error) string {
 	}
 	var tl *classify.TooLargeError
 	var dt *data.DecodedTooLargeError
+	var ob *classify.OverBudgetError
 	switch {
+	case errors.As(err, &ob):
+		return fmt.Sprintf("%s: needs %d bytes to decode, more than the whole decode budget of %d bytes (half of what this process's memory limits leave: ulimit -v, the cgroup, MemAvailable)",
+			fe.Path, ob.Cost, ob.Budget)
 	case errors.As(err, &tl):
 		return fmt.Sprintf("%s: the image is %dx%d = %d pixels, over -max-pixels %d (refused before decoding)",
 			fe.Path, tl.Width, tl.Height, int64(tl.Width)*int64(tl.Height), tl.Limit)

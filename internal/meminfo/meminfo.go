@@ -27,13 +27,23 @@ type Limit struct {
 // (VmData), which keep a headroom for the runtime (an eighth of the
 // limit, at least 64 MiB). 0 when none can be read.
 func Free() (int64, string) {
-	have, source := Available()
+	l := Tightest()
+	return l.Free, l.Source
+}
+
+// Tightest is the limit that Free reports: its Limit is set when it is a
+// resource limit (RLIMIT_AS or RLIMIT_DATA), which the kernel enforces by
+// failing the allocation, and 0 for MemAvailable or the cgroup. Free is 0
+// when none can be read.
+func Tightest() Limit {
+	var t Limit
+	t.Free, t.Source = Available()
 	for _, l := range rlimits() {
-		if have <= 0 || l.Free < have {
-			have, source = l.Free, l.Source
+		if t.Free <= 0 || l.Free < t.Free {
+			t = l
 		}
 	}
-	return have, source
+	return t
 }
 
 // headroom is what a resource limit of limit bytes keeps free for the
