@@ -154,9 +154,8 @@ func run(ctx context.Context, args []string, logger *log.Logger) error {
 	defer clf.Close()
 	s.clf = clf
 	// The budget is sized after the model is loaded, from what the limits
-	// leave then.
-	// An image costing more than the whole budget is refused (503), not
-	// decoded alone: under a memory limit it would not fit.
+	// leave then. An image costing more than the whole budget is refused
+	// (503, NoOversize), not decoded alone: under a limit it would not fit.
 	if s.budget > 0 {
 		s.dec.Budget = data.NewBudget(s.budget)
 	} else {
@@ -204,7 +203,7 @@ func (s *server) classify(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	http.NewResponseController(w).SetReadDeadline(deadline) // a slow or short body ends with the request's time
 	if r.ContentLength > s.maxBytes {
-		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes over this service's -max-bytes %d", r.ContentLength, s.maxBytes))
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over this service's -max-bytes %d", s.maxBytes))
 		return
 	}
 	body, release, err := s.readBody(ctx, w, r)
