@@ -2,7 +2,7 @@
 //
 //	go run ./cmd/eval -checkpoint FILE [-config FILE] [-set key=value]… [-img-size N | -img-size HxW]
 //	    [-interp bicubic|bilinear] [-ema] [-precision fp32|bf16] [-results FILE] [-predictions FILE] [-confusion-png FILE]
-//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-precision fp32|bf16]
+//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-max-pixels N] [-precision fp32|bf16]
 //	    [-predictions out.csv|.json|.jsonl] [-strict]
 //
 // The model config, normalization and class names come from the checkpoint;
