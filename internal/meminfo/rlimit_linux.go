@@ -1,6 +1,7 @@
 package meminfo
 
 import (
+	"runtime/metrics"
 	"syscall"
 )
 
@@ -8,9 +9,13 @@ import (
 // (RLIMIT_AS, as `ulimit -v` sets it, and RLIMIT_DATA), each less what the
 // process already has of it (VmSize and VmData of /proc/self/status: the Go
 // runtime reserves address space ahead of its heap, and all of it counts)
-// and less the headroom the runtime needs to grow at all.
+// and less the headroom the runtime needs to grow at all. The heap the Go
+// runtime holds free (mapped, so counted in VmSize and VmData, but reused
+// before the heap grows) is added back: a process that trained or decoded
+// before keeps its mappings, and they are not taken.
 func rlimits() []Limit {
 	status := procStatus()
+	idle := heapIdle()
 	var out []Limit
 	for _, r := range []struct {
 		res    int
@@ -25,7 +30,7 @@ func rlimits() []Limit {
 			continue
 		}
 		cur := int64(lim.Cur)
-		used := status[r.status]
+		used := max(status[r.status]-idle, 0)
 		out = append(out, Limit{Free: max(cur-used-headroom(cur), 1), Source: r.name, Limit: cur})
 	}
 	return out
@@ -33,3 +38,17 @@ func rlimits() []Limit {
 
 // rlimInfinity is RLIM_INFINITY on Linux.
 const rlimInfinity = ^uint64(0)
+
+// heapIdle is the heap the Go runtime has mapped but holds free, in use by
+// no object: free spans and spans returned to the kernel (still mapped).
+func heapIdle() int64 {
+	m := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(m)
+	var n int64
+	for _, s := range m {
+		if s.Value.Kind() == metrics.KindUint64 {
+			n += int64(s.Value.Uint64())
+		}
+	}
+	return n
+}
