@@ -181,6 +181,10 @@ func CheckTensors(f *safetensors.File, c layers.Config) error {
 		if !ok || slices.Equal(t.Shape, p.Shape) {
 			continue
 		}
+		if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[1] != p.Shape[1] {
+			return &MetadataError{Key: "in_chans", Msg: fmt.Sprintf("the metadata says in_chans %d, but %s stores the shape %v: %d input channels",
+				p.Shape[1], p.Name, t.Shape, t.Shape[1])}
+		}
 		return &MetadataError{Key: keyOf(p.Name), Msg: fmt.Sprintf("the metadata gives %s the shape %v, the file stores %v", p.Name, []int(p.Shape), t.Shape)}
 	}
 	return nil
@@ -358,7 +362,9 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 				notes = append(notes, note)
 			} else {
 				msg := fmt.Sprintf("shape mismatch %s: model %v, file %v", p.Name, []int(p.Shape), t.Shape)
-				if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[2] != p.Shape[2] {
+				if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[1] != p.Shape[1] {
+					msg += fmt.Sprintf(" (a different in_chans: the model has %d input channels, the file %d)", p.Shape[1], t.Shape[1])
+				} else if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[2] != p.Shape[2] {
 					msg += " (a different patch size: projection weights do not resample)"
 				}
 				problems = append(problems, msg)
