@@ -510,8 +510,11 @@ func (e *EMAError) Unwrap() error { return e.Err }
 
 // LoadEMA swaps into m the EMA weights ("ema.<param>") of the
 // training-state file written beside the model file path (StateFileFor).
-// Its errors are *EMAError.
-func LoadEMA(m *layers.VisionTransformer, path string) error {
+// When m is at another image size than the file (LoadModel's imgSize), the
+// EMA's pos_embed is resampled from opts.OldGrid exactly as LoadWeights
+// resamples the plain weights' (opts.Interp; opts.NoResample makes it an
+// error). Its errors are *EMAError.
+func LoadEMA(m *layers.VisionTransformer, path string, opts LoadOptions) error {
 	state := StateFileFor(path)
 	f, err := safetensors.ReadFile(state)
 	if err != nil {
@@ -525,6 +528,15 @@ func LoadEMA(m *layers.VisionTransformer, path string) error {
 		v, err := t.Float32()
 		if err != nil {
 			return &EMAError{State: state, Err: err}
+		}
+		// The state file stores each tensor flat: pos_embed is (1, rows, D)
+		// with the model's D.
+		if d := p.Shape[len(p.Shape)-1]; p.Name == "pos_embed" && !opts.NoResample && len(v) != p.Shape.TotalSize() && len(v)%d == 0 {
+			rv, _, err := resamplePos(v, []int{1, len(v) / d, d}, m.Config, opts)
+			if err != nil {
+				return &EMAError{State: state, Err: fmt.Errorf("ema.%w", err)}
+			}
+			v = rv
 		}
 		if len(v) != p.Shape.TotalSize() {
 			return &EMAError{State: state, Err: fmt.Errorf("ema.%s has %d values, the model %v", p.Name, len(v), []int(p.Shape))}
