@@ -158,6 +158,11 @@ func (m ModelMeta) consistent() error {
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
 	}
+	var dup *data.DuplicateClassError
+	if errors.As(data.CheckClassNames("the list", m.Classes), &dup) {
+		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("the class %q is named twice (head outputs %d and %d, %q and %q): each output needs its own class",
+			dup.Name, dup.First, dup.Second, dup.FirstName, dup.Name)}
+	}
 	for k, v := range map[string][]float64{"mean": m.Mean, "std": m.Std} {
 		if len(v) > 1 && len(v) != c.InChans {
 			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}

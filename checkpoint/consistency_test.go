@@ -126,3 +126,46 @@ func TestInChansLieIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateClassesInMetadata: a model file whose class list names one
+// class twice (or twice but for case) is refused with a *MetadataError for
+// classes naming the file and the name: two head outputs would carry one
+// label.
+func TestDuplicateClassesInMetadata(t *testing.T) {
+	m := tinyModel(t, nil)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "m.safetensors")
+	if err := checkpoint.SaveModel(good, m, checkpoint.ModelMeta{Model: m.Config, Weights: "raw"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ list, name string }{
+		{`["zero","one","two","three","four","five","six","seven","eight","one"]`, "one"},
+		{`["zero","one","two","three","four","five","six","seven","eight","Zero"]`, "Zero"},
+		{`["zero","one","two","three","four","five","","","",""]`, ""},
+	} {
+		md := map[string]string{}
+		for k, v := range f.Metadata {
+			md[k] = v
+		}
+		md["classes"] = tc.list
+		path := filepath.Join(dir, "dup.safetensors")
+		if err := safetensors.Write(path, f.Tensors, md); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
+		if tc.name == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.list, err)
+			}
+			continue
+		}
+		var me *checkpoint.MetadataError
+		if !errors.As(err, &me) || me.Key != "classes" || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), strconv.Quote(tc.name)) {
+			t.Errorf("%s: %v, want a *MetadataError for classes naming %s and %q", tc.list, err, path, tc.name)
+		}
+	}
+}

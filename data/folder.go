@@ -137,6 +137,9 @@ func listClassDirs(dir string) ([]string, error) {
 		return nil, fmt.Errorf("data: folder: %s has no class folders", dir)
 	}
 	sort.Strings(classes)
+	if err := CheckClassNames(dir, classes); err != nil {
+		return nil, err
+	}
 	return classes, nil
 }
 
