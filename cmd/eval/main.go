@@ -67,6 +67,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 2
 	}
+	if prec == graph.BF16 {
+		if line, warn := kernels.BF16KernelNote(); warn {
+			fmt.Fprintf(stderr, "eval: warning: %s\n", line)
+		} else {
+			fmt.Fprintf(stderr, "eval: %s\n", line)
+		}
+	}
 	if *ckpt == "" {
 		fmt.Fprintln(stderr, "eval: -checkpoint is required")
 		flag.Usage()

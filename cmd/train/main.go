@@ -30,6 +30,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
@@ -107,12 +108,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
+	// Say which kernel bf16's products run on, and warn when it is the
+	// slow emulation.
+	var bf16Line string
+	var bf16Warn bool
+	if cfg.WithDefaults().Train.Precision == graph.BF16 {
+		bf16Line, bf16Warn = kernels.BF16KernelNote()
+	}
 	if *dry {
 		if err := train.Summary(stdout, cfg); err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 1
 		}
+		if bf16Warn {
+			fmt.Fprintf(stdout, "warning: %s\n", bf16Line)
+		} else if bf16Line != "" {
+			fmt.Fprintln(stdout, bf16Line)
+		}
 		return 0
+	}
+	switch {
+	case bf16Warn:
+		log.Warn(bf16Line)
+	case bf16Line != "":
+		log.Info(bf16Line)
 	}
 	if *memProfile != "" {
 		defer func() {
