@@ -16,29 +16,33 @@ import (
 // a FIFO named there blocks the open (or its read) until a writer or reader
 // comes, and no signal ends that wait. Every open of a user-named or
 // run-directory path goes through internal/regfile (Open, ReadFile,
-// OpenFile, WriteFile) or internal/atomicfile instead.
+// OpenFile, WriteFile, and ReadDir and WalkDir for directories) or
+// internal/atomicfile instead.
 var plainOpens = map[string][]string{
-	"os":        {"Open", "OpenFile", "ReadFile", "Create", "WriteFile", "CreateTemp", "NewFile"},
-	"io/ioutil": {"ReadFile", "WriteFile", "TempFile"},
-	"syscall":   {"Open", "Openat"},
+	"os":            {"Open", "OpenFile", "ReadFile", "Create", "WriteFile", "CreateTemp", "NewFile", "ReadDir", "DirFS"},
+	"io/ioutil":     {"ReadFile", "WriteFile", "TempFile", "ReadDir"},
+	"syscall":       {"Open", "Openat"},
+	"path/filepath": {"Walk", "WalkDir"},
 }
 
 // allowedOpens are the plain opens that are justified, by file and
 // function, each with its reason. An entry that no longer matches a call
 // fails the test too, so the list stays exact.
 var allowedOpens = map[string]string{
-	"internal/regfile/regfile.go os.OpenFile":         "the type-checked open itself: Stat before, O_NONBLOCK, fstat after",
-	"internal/atomicfile/atomicfile.go os.CreateTemp": "the temporary file of an atomic write: a new, randomly named file that the call creates (O_EXCL)",
-	"internal/atomicfile/atomicfile.go os.Open":       "opens the directory of a file just renamed into it, to fsync the rename",
-	"internal/gate/gate.go os.Open":                   "the test seam: opens its own FIFO on purpose, to hold a child process at a known point",
-	"internal/gate/gate.go os.OpenFile":               "the test seam: opens its own FIFO on purpose, to hold a child process at a known point",
-	"internal/gate/gate.go os.WriteFile":              "the test seam: creates its own marker file next to the gate",
-	"internal/meminfo/meminfo.go os.ReadFile":         "reads the kernel's /proc/meminfo and the cgroup's memory files under /sys/fs/cgroup, not user paths",
-	"experiments/internal/harness/machine.go os.Open": "reads /proc/cpuinfo to describe the machine",
-	"experiments/bench/table.go os.ReadFile":          "reads /proc/loadavg to record how busy the machine was",
-	"graph/kernels/gen_gemm_asm.go os.WriteFile":      "go generate: writes the package's own assembly file by its fixed name",
-	"graph/kernels/gen_panels_asm.go os.WriteFile":    "go generate: writes the package's own assembly file by its fixed name",
-	"graph/kernels/gen_dp_asm.go os.WriteFile":        "go generate: writes the package's own assembly file by its fixed name",
+	"internal/regfile/regfile.go os.OpenFile":          "the type-checked open itself: Stat before, O_NONBLOCK, fstat after",
+	"internal/regfile/dir.go os.OpenFile":              "the directory listing itself: Stat before, O_DIRECTORY|O_NONBLOCK",
+	"internal/atomicfile/atomicfile.go os.CreateTemp":  "the temporary file of an atomic write: a new, randomly named file that the call creates (O_EXCL)",
+	"internal/atomicfile/atomicfile.go os.Open":        "opens the directory of a file just renamed into it, to fsync the rename",
+	"internal/gate/gate.go os.Open":                    "the test seam: opens its own FIFO on purpose, to hold a child process at a known point",
+	"internal/gate/gate.go os.OpenFile":                "the test seam: opens its own FIFO on purpose, to hold a child process at a known point",
+	"internal/gate/gate.go os.WriteFile":               "the test seam: creates its own marker file next to the gate",
+	"internal/meminfo/meminfo.go os.ReadFile":          "reads the kernel's /proc/meminfo and the cgroup's memory files under /sys/fs/cgroup, not user paths",
+	"experiments/internal/harness/machine.go os.Open":  "reads /proc/cpuinfo to describe the machine",
+	"experiments/internal/harness/machine.go os.DirFS": "reads the kernel's CPU cache sizes under /sys/devices/system/cpu",
+	"experiments/bench/table.go os.ReadFile":           "reads /proc/loadavg to record how busy the machine was",
+	"graph/kernels/gen_gemm_asm.go os.WriteFile":       "go generate: writes the package's own assembly file by its fixed name",
+	"graph/kernels/gen_panels_asm.go os.WriteFile":     "go generate: writes the package's own assembly file by its fixed name",
+	"graph/kernels/gen_dp_asm.go os.WriteFile":         "go generate: writes the package's own assembly file by its fixed name",
 }
 
 // TestOpensGoThroughRegfile lists every call (or use as a value) of a

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // ImageExts are the extensions (any case) a directory is searched for.
@@ -85,7 +86,7 @@ var ErrLinkedDir = errors.New("a symbolic link to a directory: not followed")
 
 func walkImages(dir string, skipped func(string, error)) []string {
 	var out []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	regfile.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			skipped(p, err)
 			if d != nil && d.IsDir() {

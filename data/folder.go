@@ -119,7 +119,7 @@ func listClassDirs(dir string) ([]string, error) {
 	if err := checkDir(NameFolder, dir, "one folder per class"); err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := regfile.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data: folder: list %s: %w", dir, err)
 	}
@@ -204,7 +204,7 @@ func splitRoots(dir, otherDir string, classes, reals []string) ([]string, error)
 		return nil, fmt.Errorf("data: folder: %w", err)
 	}
 	roots := []string{realOther}
-	if ents, err := os.ReadDir(otherDir); err == nil {
+	if ents, err := regfile.ReadDir(otherDir); err == nil {
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), ".") {
 				continue
@@ -299,7 +299,7 @@ func (f *Folder) walk(dir string, label int, reals []string, seen map[string]boo
 		return nil
 	}
 	seen[real] = true
-	ents, err := os.ReadDir(dir)
+	ents, err := regfile.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("data: folder: list %s: %w", dir, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/report"
 )
 
@@ -73,7 +74,7 @@ func WritesFile(name string) bool { return isRunFile(name) || name == LockFile }
 
 // runFiles lists the run files in dir, sorted.
 func runFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := regfile.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}

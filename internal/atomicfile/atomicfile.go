@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/vitgo/vit/internal/regfile"
 )
 
 // Mode is the permission of every file this package writes.
@@ -137,7 +139,7 @@ func IsTemp(name string) bool {
 // that was killed mid-write) and returns their paths. Call it only where no
 // other process writes (a run directory under its lock).
 func RemoveStale(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := regfile.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +160,7 @@ func RemoveStale(dir string) ([]string, error) {
 // earlier write of path, and returns their paths.
 func RemoveStaleFor(path string) ([]string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
-	ents, err := os.ReadDir(dir)
+	ents, err := regfile.ReadDir(dir)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
