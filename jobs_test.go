@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,42 @@ func TestHeadNamesListedOnce(t *testing.T) {
 			}
 			if s, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(s, "head_dist.") {
 				t.Errorf("%s: %q lists a head's parameter again: use layers.IsHead or layers.HeadPatterns", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
+	})
+}
+
+// TestReportOnlyRenders fails when package report does more than render:
+// it may take results, a model's table and estimates as values, but it
+// loads no model file and runs no evaluation (evaluate.CheckpointReported
+// and cmd/eval do, and hand report the files to write).
+func TestReportOnlyRenders(t *testing.T) {
+	forbidden := map[string]string{
+		"github.com/vitgo/vit/checkpoint": "loads model files",
+		"github.com/vitgo/vit/data":       "opens data sets",
+		"github.com/vitgo/vit/graph":      "runs graphs",
+		"github.com/vitgo/vit/train":      "is the trainer",
+		"github.com/vitgo/vit/dist":       "talks to ranks",
+	}
+	evaluateRuns := []string{"Checkpoint", "CheckpointReported", "New", "NewIn", "NewMaps", "NewFrozenIn"}
+	jobsSourceFiles(t, func(path string, fset *token.FileSet, f *ast.File) {
+		if !strings.HasPrefix(path, "report/") {
+			return
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if why, ok := forbidden[p]; ok {
+				t.Errorf("%s imports %s, which %s: report only renders", fset.Position(imp.Pos()), p, why)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "evaluate" && slices.Contains(evaluateRuns, sel.Sel.Name) {
+				t.Errorf("%s: evaluate.%s runs an evaluation: report only renders", fset.Position(sel.Pos()), sel.Sel.Name)
 			}
 			return true
 		})
