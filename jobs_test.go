@@ -102,3 +102,98 @@ func TestReportOnlyRenders(t *testing.T) {
 		})
 	})
 }
+
+// jobsModule is the module path of this repository.
+const jobsModule = "github.com/vitgo/vit"
+
+// jobsImports maps each package directory of the module to the module
+// packages its files import; tests says whether test files count. Files
+// built only by `go run` (//go:build ignore) do not.
+func jobsImports(t *testing.T, tests bool) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if c.Pos() < f.Package && strings.TrimSpace(c.Text) == "//go:build ignore" {
+					return nil
+				}
+			}
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if out[dir] == nil {
+			out[dir] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(p, jobsModule+"/"); ok {
+				out[dir][rel] = true
+			} else if p == jobsModule {
+				out[dir]["."] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestServingNeedsNoTrainer fails when serving (classify and everything
+// under it, examples/classify_server) depends on the trainer (train), even
+// only in its tests: through an import of its own or of any module package
+// it reaches. The tiny model serving's tests classify is a committed file
+// (internal/testmodel), not a training run.
+func TestServingNeedsNoTrainer(t *testing.T) {
+	withTests, plain := jobsImports(t, true), jobsImports(t, false)
+	for dir := range withTests {
+		if dir != "classify" && !strings.HasPrefix(dir, "classify/") && dir != "examples/classify_server" {
+			continue
+		}
+		// Breadth first from dir's files (its tests included), then the
+		// non-test files of each package reached; via[p] is how p was reached.
+		via := map[string]string{}
+		queue := []string{dir}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			imports := plain[p]
+			if p == dir {
+				imports = withTests[p]
+			}
+			for q := range imports {
+				if _, seen := via[q]; seen || q == dir {
+					continue
+				}
+				via[q] = p
+				queue = append(queue, q)
+			}
+		}
+		if _, ok := via["train"]; ok {
+			chain := []string{"train"}
+			for p := "train"; via[p] != dir; p = via[p] {
+				chain = append([]string{via[p]}, chain...)
+			}
+			t.Errorf("%s depends on the trainer: %s imports %s", dir, dir, strings.Join(chain, " → "))
+		}
+	}
+}
