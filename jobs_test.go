@@ -197,3 +197,62 @@ func TestServingNeedsNoTrainer(t *testing.T) {
 		}
 	}
 }
+
+// maxFuncLines is the most lines a function's body may hold between its
+// braces.
+const maxFuncLines = 100
+
+// longFuncExempt are the files whose functions may be longer, by path
+// pattern: the assembly generators (//go:build ignore programs run by go
+// generate), which write one kernel's instructions in order.
+var longFuncExempt = []string{"graph/kernels/gen_*.go"}
+
+// TestNoLongFunctions fails on a function (declared or literal) in a
+// non-test Go file whose body holds more than maxFuncLines lines, outside
+// longFuncExempt: a long function is several jobs, to be read as short
+// ones that read top to bottom.
+func TestNoLongFunctions(t *testing.T) {
+	jobsSourceFiles(t, func(path string, fset *token.FileSet, f *ast.File) {
+		for _, pat := range longFuncExempt {
+			if ok, _ := filepath.Match(pat, path); ok {
+				return
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var body *ast.BlockStmt
+			name := "func literal"
+			switch fn := n.(type) {
+			case *ast.FuncDecl:
+				body, name = fn.Body, fn.Name.Name
+				if fn.Recv != nil && len(fn.Recv.List) == 1 {
+					name = jobsRecv(fn.Recv.List[0].Type) + "." + name
+				}
+			case *ast.FuncLit:
+				body = fn.Body
+			}
+			if body == nil {
+				return true
+			}
+			if lines := fset.Position(body.Rbrace).Line - fset.Position(body.Lbrace).Line - 1; lines > maxFuncLines {
+				t.Errorf("%s: %s is %d lines long (at most %d): split it", fset.Position(n.Pos()), name, lines, maxFuncLines)
+			}
+			return true
+		})
+	})
+}
+
+// jobsRecv names a method's receiver type, without its pointer or type
+// parameters.
+func jobsRecv(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return jobsRecv(x.X)
+	case *ast.IndexExpr:
+		return jobsRecv(x.X)
+	case *ast.IndexListExpr:
+		return jobsRecv(x.X)
+	case *ast.Ident:
+		return x.Name
+	}
+	return "?"
+}
