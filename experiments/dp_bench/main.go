@@ -141,8 +141,8 @@ type table struct {
 	// Source says where the figures come from when not from the table
 	// above: the paper model's step compute.
 	Source string `json:",omitempty"`
-	Head    []string
-	Rows    [][]string
+	Head   []string
+	Rows   [][]string
 }
 
 // measuredHead is the measured table's header.
