@@ -7,9 +7,12 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -654,5 +657,120 @@ func TestPackageListCheckerCatches(t *testing.T) {
 	want := []string{"internal/gate", "graph/kernels", "data", "experiments/precision"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("unlisted = %q, want %q", got, want)
+	}
+}
+
+// readmeCommand is one `go run ./cmd/NAME` line of the README's first
+// fenced block: the command's package and its flags with their values.
+type readmeCommand struct {
+	pkg   string
+	flags map[string]string // "-config" → "configs/mnist_vit_tiny.yaml"; "" for a flag without a value
+}
+
+// readmeCommands returns the `go run ./cmd/...` lines of the first fenced
+// block under the heading.
+func readmeCommands(md, heading string) []readmeCommand {
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		return nil
+	}
+	_, rest, _ = strings.Cut(rest, "```")
+	block, _, _ := strings.Cut(rest, "```")
+	var cmds []readmeCommand
+	for _, line := range strings.Split(block, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "go" || f[1] != "run" || !strings.HasPrefix(f[2], "./cmd/") {
+			continue
+		}
+		c := readmeCommand{pkg: strings.TrimPrefix(f[2], "./"), flags: map[string]string{}}
+		for i := 3; i < len(f); i++ {
+			if !strings.HasPrefix(f[i], "-") {
+				continue
+			}
+			name, val, eq := strings.Cut(f[i], "=")
+			if !eq && i+1 < len(f) && !strings.HasPrefix(f[i+1], "-") {
+				val = f[i+1]
+				i++
+			}
+			c.flags[name] = val
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// stringLiterals returns the string literals of a package's non-test files:
+// a flag the package defines is among them.
+func stringLiterals(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	lits := map[string]bool{}
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		ast.Inspect(p, func(n ast.Node) bool {
+			if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+				if s, err := strconv.Unquote(b.Value); err == nil {
+					lits[s] = true
+				}
+			}
+			return true
+		})
+	}
+	return lits
+}
+
+// outDir is the train.out_dir of a run config (a YAML file in configs/).
+func outDir(t *testing.T, config string) string {
+	t.Helper()
+	text, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := ""
+	for _, line := range strings.Split(string(text), "\n") {
+		if line != "" && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "#") {
+			section = strings.TrimSuffix(strings.TrimSpace(line), ":")
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && section == "train" && k == "out_dir" {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s: no train.out_dir", config)
+	return ""
+}
+
+// TestReadmePathToTheEnd: the README's first commands train, then
+// evaluate what the training wrote. Every flag they pass is one the command
+// defines, and cmd/eval's -checkpoint is a model file in the output
+// directory of cmd/train's -config.
+func TestReadmePathToTheEnd(t *testing.T) {
+	text, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := readmeCommands(string(text), "## Three commands")
+	byPkg := map[string]readmeCommand{}
+	for _, c := range cmds {
+		lits := stringLiterals(t, c.pkg)
+		for name := range c.flags {
+			if !lits[strings.TrimLeft(name, "-")] {
+				t.Errorf("README.md: `go run ./%s %s`: %s defines no flag %s", c.pkg, name, c.pkg, name)
+			}
+		}
+		byPkg[c.pkg] = c
+	}
+	tr, ok1 := byPkg["cmd/train"]
+	ev, ok2 := byPkg["cmd/eval"]
+	if !ok1 || !ok2 {
+		t.Fatalf("README.md: the first block under \"## Three commands\" has no cmd/train and cmd/eval command: %v", cmds)
+	}
+	want := outDir(t, tr.flags["-config"])
+	if ck := ev.flags["-checkpoint"]; path.Dir(ck) != want || !slices.Contains([]string{"best.safetensors", "last.safetensors"}, path.Base(ck)) {
+		t.Errorf("README.md: cmd/eval's -checkpoint %q is not the best or last model in %s, the output directory of %s", ck, want, tr.flags["-config"])
 	}
 }
