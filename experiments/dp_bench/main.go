@@ -1,7 +1,9 @@
 // Command dp_bench measures data-parallel training on this machine: the
 // step time and the share of it spent in the gradient all-reduce, for one
 // rank × 2 threads against 2 ranks × 1 thread (mpirun --oversubscribe), and
-// prints the ring all-reduce paper model for larger jobs.
+// the ring all-reduce paper model for larger jobs. Like every experiment it
+// writes results.json and renders README.md from it (readme.md.tmpl;
+// -render redraws the README alone).
 //
 //	go build -tags mpi -o /tmp/dp_bench ./experiments/dp_bench
 //	/tmp/dp_bench [-configs tiny,small,s16] [-steps 8]
@@ -16,12 +18,11 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -66,8 +67,12 @@ var defaultModelRows = []modelRow{
 }
 
 // defaultModelMachine is the machine defaultModelRows were measured on, as
-// far as the bench recorded it then.
-var defaultModelMachine = harness.Machine{CPU: "AMD EPYC", Cores: 2, Backend: "native avx512 14x32", Vector: "AVX-512 and AVX2"}
+// far as the bench recorded it then, named by its generation and
+// instruction set.
+var defaultModelMachine = harness.Machine{CPU: "AMD EPYC Zen 5 (AVX-512, AVX512_BF16)", Cores: 2, Backend: "native avx512 14x32", Vector: "AVX-512 and AVX2"}
+
+// defaultModelSource is where defaultModelRows come from.
+const defaultModelSource = "`go run ./experiments/bench`'s TINY and SMALL steps (batch 128, 2 threads; [its README](../bench/README.md)), not measured by this run"
 
 // modelRow is one model of the paper model: its parameters and the step
 // time of one node (one rank × 2 threads).
@@ -92,60 +97,91 @@ type result struct {
 	BareMs float64   `json:"bare_ms"` // one all-reduce of the gradients after a barrier (rank 0)
 }
 
-func main() {
-	harness.ServeChild(childEnv, child)
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "dp_bench:", err)
-		os.Exit(1)
-	}
+//go:embed readme.md.tmpl
+var readme string
+
+var flags struct {
+	configs   string
+	steps     int
+	modelOnly bool
 }
 
-func run(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("dp_bench", flag.ContinueOnError)
-	configs := fs.String("configs", "tiny,small", "configs to measure: tiny, small, s16 (ViT-S/16 at 224)")
-	steps := fs.Int("steps", 8, "timed steps per run (after 2 untimed ones)")
-	modelOnly := fs.Bool("model", false, "print only the paper model of ring all-reduce")
-	if err := fs.Parse(args); err != nil {
-		return err
+var experiment = harness.Experiment[results]{
+	Name:   "dp_bench",
+	Readme: readme,
+	Flags: func(fs *flag.FlagSet) {
+		fs.StringVar(&flags.configs, "configs", "tiny,small", "configs to measure: tiny, small, s16 (ViT-S/16 at 224)")
+		fs.IntVar(&flags.steps, "steps", 8, "timed steps per run (after 2 untimed ones)")
+		fs.BoolVar(&flags.modelOnly, "model", false, "measure nothing: only the paper model of ring all-reduce, on the bench's step times")
+	},
+	Measure: func(*harness.Env) (results, error) { return measure(flags.configs, flags.steps, flags.modelOnly) },
+}
+
+func main() {
+	harness.ServeChild(childEnv, child)
+	harness.Main(experiment)
+}
+
+// results is what a run recorded: the measured table (none with -model)
+// and the paper model on its step times.
+type results struct {
+	// Measured is the table of the runs, under the machine they ran on;
+	// nil with -model.
+	Measured *table `json:",omitempty"`
+	// Model is the paper model; its Machine is where its step compute was
+	// measured.
+	Model table
+}
+
+// table is one table of the README and the machine its numbers come from
+// (harness.Machine's String, or by hand: a CPU model and its instruction
+// set).
+type table struct {
+	Machine string
+	// Source says where the figures come from when not from the table
+	// above: the paper model's step compute.
+	Source string `json:",omitempty"`
+	Head   []string
+	Rows   [][]string
+}
+
+// measuredHead is the measured table's header.
+var measuredHead = []string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
+	"all-reduce share at 2 ranks", "bare all-reduce"}
+
+// measure runs each config on 1 rank × 2 threads and 2 ranks × 1 thread
+// and models larger jobs on the first's step times; modelOnly measures
+// nothing and models the bench's.
+func measure(configs string, steps int, modelOnly bool) (results, error) {
+	if modelOnly {
+		m := paperModel(defaultModelMachine.String(), defaultModelRows)
+		m.Source = defaultModelSource
+		return results{Model: m}, nil
 	}
-	if *modelOnly { // the figures measured for the README
-		fmt.Fprintf(out, "Step compute: `go run ./experiments/bench`'s TINY and SMALL steps (batch 128, 2 threads) on %s; not measured by this run.\n\n", defaultModelMachine)
-		fmt.Fprint(out, paperModel(defaultModelRows))
-		return nil
-	}
-	machine := harness.DescribeMachine()
+	machine := harness.DescribeMachine().String()
+	m := &table{Machine: machine, Head: measuredHead}
 	var rows []modelRow
-	var cells [][]string
-	for _, name := range strings.Split(*configs, ",") {
+	for _, name := range strings.Split(configs, ",") {
 		c, ok := benchConfigs[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown config %q", name)
+			return results{}, fmt.Errorf("-configs: unknown config %q", name)
 		}
-		one, err := launch(c.Name, 1, 2, *steps)
+		one, err := launch(c.Name, 1, 2, steps)
 		if err != nil {
-			return err
+			return results{}, err
 		}
-		two, err := launch(c.Name, 2, 1, *steps)
+		two, err := launch(c.Name, 2, 1, steps)
 		if err != nil {
-			return err
+			return results{}, err
 		}
-		cells = append(cells, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
+		m.Rows = append(m.Rows, []string{c.label(), fmt.Sprint(two.Params), fmt.Sprint(c.Batch), fmt.Sprintf("%.1f ms", one.StepMs[0]),
 			fmt.Sprintf("%.1f ms", slices.Max(two.StepMs)), fmt.Sprintf("%.1f–%.1f %%", 100*slices.Min(two.Share), 100*slices.Max(two.Share)),
 			fmt.Sprintf("%.2f ms", two.BareMs)})
 		rows = append(rows, modelRow{two.Name, two.Params, one.StepMs[0]})
 	}
-	writeMeasured(out, machine, cells)
-	fmt.Fprint(out, "Step compute: the 1 rank × 2 threads steps above.\n\n")
-	fmt.Fprint(out, paperModel(rows))
-	return nil
-}
-
-// writeMeasured prints the measured table, one row of cells per config,
-// under the machine it ran on.
-func writeMeasured(w io.Writer, m harness.Machine, cells [][]string) {
-	fmt.Fprintf(w, "Machine: %s.\n\n", m)
-	fmt.Fprintln(w, table([]string{"model", "params", "global batch", "1 rank × 2 threads", "2 ranks × 1 thread",
-		"all-reduce share at 2 ranks", "bare all-reduce"}, cells))
+	model := paperModel(machine, rows)
+	model.Source = "the 1 rank × 2 threads steps above"
+	return results{Measured: m, Model: model}, nil
 }
 
 // launch runs one measurement: ranks processes of threads threads each.
@@ -244,7 +280,7 @@ func child(spec string) (any, error) {
 // batch fixed), with a ring all-reduce moving 2(N−1)/N × 4 bytes × params
 // per step at the link's bandwidth and no overlap with the backward pass:
 // efficiency = compute / (compute + all-reduce).
-func paperModel(rows []modelRow) string {
+func paperModel(machine string, rows []modelRow) table {
 	ns := []int{2, 4, 8, 16, 32, 64}
 	head := []string{"model", "step compute", "link"}
 	for _, n := range ns {
@@ -262,14 +298,5 @@ func paperModel(rows []modelRow) string {
 			cells = append(cells, row)
 		}
 	}
-	return table(head, cells)
-}
-
-// table renders a markdown table, one line per row.
-func table(head []string, rows [][]string) string {
-	s := "| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n"
-	for _, r := range rows {
-		s += "| " + strings.Join(r, " | ") + " |\n"
-	}
-	return s
+	return table{Machine: machine, Head: head, Rows: cells}
 }

@@ -1,41 +1,55 @@
 package main
 
 import (
-	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 )
 
-// The measured table names the machine it ran on above it.
-func TestMeasuredTableNamesMachine(t *testing.T) {
-	m := harness.Machine{CPU: "Test CPU 9000", Cores: 4, L2: "1 MiB per core", Backend: "native avx512 14x32", Vector: "AVX-512 and AVX2"}
-	var b bytes.Buffer
-	writeMeasured(&b, m, [][]string{{"tiny (d64 L4 h4, 28 px)", "205066", "128", "70.0 ms", "80.0 ms", "1.0–2.0 %", "0.50 ms"}})
-	want := "Machine: Test CPU 9000 (4 logical CPUs, L2 1 MiB per core); ours: native avx512 14x32 SGEMM, AVX-512 and AVX2 vector kernels.\n\n" +
-		"| model | params | global batch | 1 rank × 2 threads | 2 ranks × 1 thread | all-reduce share at 2 ranks | bare all-reduce |\n" +
-		"|---|---|---|---|---|---|---|\n" +
-		"| tiny (d64 L4 h4, 28 px) | 205066 | 128 | 70.0 ms | 80.0 ms | 1.0–2.0 % | 0.50 ms |\n\n"
-	if got := b.String(); got != want {
-		t.Errorf("measured table\n got %q\nwant %q", got, want)
-	}
-}
+// TestReadme: the committed README is the template's rendering of the
+// committed results.json.
+func TestReadme(t *testing.T) { experiment.TestReadme(t, ".") }
 
-// -model alone models figures measured elsewhere: it names that machine,
-// not this one.
-func TestModelNamesItsMachine(t *testing.T) {
-	var b bytes.Buffer
-	if err := run([]string{"-model"}, &b); err != nil {
+// brand is a CPU's brand; named is the brand followed by its generation
+// or its family and model, as harness.DescribeMachine and the records name
+// it: one brand covers CPUs whose figures differ by the opposite sign.
+var (
+	brand = regexp.MustCompile(`\b(?:EPYC|Xeon)\b`)
+	named = regexp.MustCompile(`\b(?:EPYC|Xeon)(?:\(R\))?\s+(?:Zen \d|\(family \d+ model \d+\)|[A-Z][a-z]+ Rapids|Platinum|Gold|Silver|Processor \(family)`)
+	isa   = regexp.MustCompile(`\b(?:AVX2|AVX-512|AVX512_BF16|AMX)\b`)
+)
+
+// TestResultsNameTheirMachine: every table of the committed results names
+// the CPU its numbers come from by its instruction set, and -model names
+// the bench's machine, not this one.
+func TestResultsNameTheirMachine(t *testing.T) {
+	var rep harness.Report[results]
+	if err := harness.ReadResults(".", &rep); err != nil {
 		t.Fatal(err)
 	}
-	first, rest, _ := strings.Cut(b.String(), "\n\n")
-	want := "Step compute: `go run ./experiments/bench`'s TINY and SMALL steps (batch 128, 2 threads) on " +
-		"AMD EPYC (2 logical CPUs, L2 not recorded); ours: native avx512 14x32 SGEMM, AVX-512 and AVX2 vector kernels; not measured by this run."
-	if first != want {
-		t.Errorf("first line\n got %q\nwant %q", first, want)
+	tables := []table{rep.R.Model}
+	if rep.R.Measured != nil {
+		tables = append(tables, *rep.R.Measured)
 	}
-	if !strings.HasPrefix(rest, "| model | step compute | link |") || strings.Count(rest, "\n| ") != 4 {
-		t.Errorf("paper model table:\n%s", rest)
+	for _, tb := range tables {
+		if !isa.MatchString(tb.Machine) || brand.MatchString(tb.Machine) && !named.MatchString(tb.Machine) {
+			t.Errorf("machine %q is not named by its generation and instruction set", tb.Machine)
+		}
+	}
+
+	r, err := measure("tiny", 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Measured != nil || r.Model.Machine != defaultModelMachine.String() || r.Model.Source != defaultModelSource {
+		t.Errorf("-model: measured %v, machine %q, source %q", r.Measured, r.Model.Machine, r.Model.Source)
+	}
+	if m := r.Model.Machine; !isa.MatchString(m) || brand.MatchString(m) && !named.MatchString(m) {
+		t.Errorf("-model's machine %q is not named by its generation and instruction set", m)
+	}
+	if len(r.Model.Rows) != 4 || !strings.HasPrefix(r.Model.Rows[0][0], "TINY") {
+		t.Errorf("paper model rows %q", r.Model.Rows)
 	}
 }

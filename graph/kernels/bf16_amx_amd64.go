@@ -524,9 +524,9 @@ func transposedRows(dst []uint16, la int, a []float32, lda, k, cols int, perm bo
 // apart and a last block of r rows: offs[w] the offset of depth word w's
 // row (dpPerm[w] when perm), offs[32] a block's; in the last block,
 // offs[33+w] is whether w's row is among its r, offs[65+w] its offset,
-// row 0's where it is not. (Loads of the rows past k, even under a mask of
-// 0, made attention's packing 7 times slower in some processes on the AMD
-// EPYC, Zen 5; row 0's is read anyway.)
+// row 0's where it is not. (A masked load of a row past k can be slow even
+// under a mask of 0: attention's packing ran 7 times slower in some
+// processes on an AMD Zen 5 (AVX-512, AVX512_BF16); row 0's is read anyway.)
 func transOffsets(offs *[3*tileBlock + 1]int, ld, r int, perm bool) {
 	for w := 0; w < tileBlock; w++ {
 		row := w

@@ -97,8 +97,9 @@ func (e *BF16KernelError) Error() string {
 		BF16KernelEnv, e.Value, strings.Join(e.Missing, ", "), BF16KernelEnv)
 }
 
-// Emulated bf16's cost against fp32, as docs/precision.md measures it on a
-// CPU with AVX2 and FMA but no bfloat16 instruction.
+// Emulated bf16's cost against fp32 on a CPU without a bfloat16
+// instruction: docs/precision.md, "When bf16 is faster", names the CPU and
+// experiments/precision holds the record.
 const bf16EmulatedCost = "about 4-5x fp32's CPU time in training and 2.6x in evaluation"
 
 // BF16KernelNote is the line a command logs when its products run in bf16

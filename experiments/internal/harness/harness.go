@@ -179,6 +179,12 @@ func (x Experiment[R]) Rerender(dir string) (got, committed []byte, err error) {
 	return got, committed, err
 }
 
+// ReadResults reads dir's results.json into rep: what a test of the
+// committed record checks.
+func ReadResults[R any](dir string, rep *Report[R]) error {
+	return readJSON(filepath.Join(dir, ResultsFile), rep)
+}
+
 func readJSON(path string, v any) error {
 	b, err := regfile.ReadFile(path)
 	if err != nil {
@@ -282,6 +288,7 @@ var Funcs = template.FuncMap{
 		return s
 	},
 	"commas": Commas,
+	"join":   strings.Join, // a table row's cells: {{join . " | "}}
 	"parts":  func() []string { return Parts },
 	"mflop": func(f float64) string { // FLOPs as MFLOPs, three significant digits
 		switch m := f / 1e6; {

@@ -92,14 +92,37 @@ func vectorISA(isa string) string {
 }
 
 // cpuModel is the first "model name" in a /proc/cpuinfo, or "unknown CPU".
+// A name without a digit is a brand alone (a virtual machine's "AMD EPYC"
+// covers Zen 3, without AVX-512, and Zen 5, with AVX512_BF16), so the
+// first CPU's family and model follow it: "AMD EPYC (family 25 model 1)".
 func cpuModel(r io.Reader) string {
 	sc := bufio.NewScanner(r)
+	name, family, model := "", "", ""
 	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			if name != "" { // the end of the first CPU's block
+				break
+			}
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "model name":
+			name = v
+		case "cpu family":
+			family = v
+		case "model":
+			model = v
 		}
 	}
-	return "unknown CPU"
+	switch {
+	case name == "":
+		return "unknown CPU"
+	case strings.ContainsAny(name, "0123456789") || family == "" || model == "":
+		return name
+	}
+	return fmt.Sprintf("%s (family %s model %s)", name, family, model)
 }
 
 // l2Cache reads cpu0's level-2 data or unified cache from its sysfs cache

@@ -61,6 +61,10 @@ func TestCPUModel(t *testing.T) {
 	if got := cpuModel(strings.NewReader(info)); got != "Intel(R) Xeon(R) Platinum 8480+" {
 		t.Errorf("cpuModel = %q", got)
 	}
+	kvm := "processor\t: 0\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 26\n"
+	if got := cpuModel(strings.NewReader(kvm)); got != "AMD EPYC (family 25 model 1)" {
+		t.Errorf("cpuModel of a brand alone = %q, want its family and model", got)
+	}
 	if got := cpuModel(strings.NewReader("processor\t: 0\n")); got != "unknown CPU" {
 		t.Errorf("cpuModel without a model name = %q", got)
 	}
