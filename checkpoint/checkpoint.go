@@ -152,20 +152,36 @@ func (e *MetadataError) Error() string { return fmt.Sprintf("metadata %s: %s", e
 
 // consistent checks the metadata against itself: one class name per head
 // output, and one mean and std per input channel (or one for all), finite
-// in float32 (std > 0).
+// in float32 (std positive and normal: inputs are divided by it).
 func (m ModelMeta) consistent() error {
 	c := m.Model.WithDefaults()
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
+	}
+	var dup *data.DuplicateClassError
+	if errors.As(data.CheckClassNames("the list", m.Classes), &dup) {
+		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("the class %q is named twice (head outputs %d and %d, %q and %q): each output needs its own class",
+			dup.Name, dup.First, dup.Second, dup.FirstName, dup.Name)}
 	}
 	for k, v := range map[string][]float64{"mean": m.Mean, "std": m.Std} {
 		if len(v) > 1 && len(v) != c.InChans {
 			return &MetadataError{Key: k, Msg: fmt.Sprintf("%d values for in_chans %d (want 1 or %d)", len(v), c.InChans, c.InChans)}
 		}
 		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && float32(x) <= 0 {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(float64(float32(x)), 0) || k == "std" && !cfgerr.PositiveNormal32(x) {
 				return &MetadataError{Key: k, Msg: fmt.Sprintf("%v is not a usable value", x)}
 			}
+		}
+	}
+	// A pixel in [0, 1] normalised, (x − mean)/std, must stay finite too.
+	at := func(v []float64, i int) float64 { return v[min(i, len(v)-1)] }
+	for i := range max(len(m.Mean), len(m.Std)) {
+		if len(m.Mean) == 0 || len(m.Std) == 0 {
+			break
+		}
+		mu, sd := at(m.Mean, i), at(m.Std, i)
+		if q := math.Max(math.Abs(mu), math.Abs(1-mu)) / sd; math.IsInf(float64(float32(q)), 0) {
+			return &MetadataError{Key: "mean", Msg: fmt.Sprintf("%v with std %v normalises pixels to about %.3g, beyond float32", mu, sd, q)}
 		}
 	}
 	return nil
@@ -180,6 +196,10 @@ func CheckTensors(f *safetensors.File, c layers.Config) error {
 		t, ok := f.Get(p.Name)
 		if !ok || slices.Equal(t.Shape, p.Shape) {
 			continue
+		}
+		if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[1] != p.Shape[1] {
+			return &MetadataError{Key: "in_chans", Msg: fmt.Sprintf("the metadata says in_chans %d, but %s stores the shape %v: %d input channels",
+				p.Shape[1], p.Name, t.Shape, t.Shape[1])}
 		}
 		return &MetadataError{Key: keyOf(p.Name), Msg: fmt.Sprintf("the metadata gives %s the shape %v, the file stores %v", p.Name, []int(p.Shape), t.Shape)}
 	}
@@ -358,7 +378,9 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 				notes = append(notes, note)
 			} else {
 				msg := fmt.Sprintf("shape mismatch %s: model %v, file %v", p.Name, []int(p.Shape), t.Shape)
-				if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[2] != p.Shape[2] {
+				if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[1] != p.Shape[1] {
+					msg += fmt.Sprintf(" (a different in_chans: the model has %d input channels, the file %d)", p.Shape[1], t.Shape[1])
+				} else if p.Name == "patch_embed.proj.weight" && len(t.Shape) == 4 && t.Shape[2] != p.Shape[2] {
 					msg += " (a different patch size: projection weights do not resample)"
 				}
 				problems = append(problems, msg)
@@ -520,8 +542,11 @@ func (e *EMAError) Unwrap() error { return e.Err }
 
 // LoadEMA swaps into m the EMA weights ("ema.<param>") of the
 // training-state file written beside the model file path (StateFileFor).
-// Its errors are *EMAError.
-func LoadEMA(m *layers.VisionTransformer, path string) error {
+// When m is at another image size than the file (LoadModel's imgSize), the
+// EMA's pos_embed is resampled from opts.OldGrid exactly as LoadWeights
+// resamples the plain weights' (opts.Interp; opts.NoResample makes it an
+// error). Its errors are *EMAError.
+func LoadEMA(m *layers.VisionTransformer, path string, opts LoadOptions) error {
 	state := StateFileFor(path)
 	f, err := safetensors.ReadFile(state)
 	if err != nil {
@@ -535,6 +560,15 @@ func LoadEMA(m *layers.VisionTransformer, path string) error {
 		v, err := t.Float32()
 		if err != nil {
 			return &EMAError{State: state, Err: err}
+		}
+		// The state file stores each tensor flat: pos_embed is (1, rows, D)
+		// with the model's D.
+		if d := p.Shape[len(p.Shape)-1]; p.Name == "pos_embed" && !opts.NoResample && len(v) != p.Shape.TotalSize() && len(v)%d == 0 {
+			rv, _, err := resamplePos(v, []int{1, len(v) / d, d}, m.Config, opts)
+			if err != nil {
+				return &EMAError{State: state, Err: fmt.Errorf("ema.%w", err)}
+			}
+			v = rv
 		}
 		if len(v) != p.Shape.TotalSize() {
 			return &EMAError{State: state, Err: fmt.Errorf("ema.%s has %d values, the model %v", p.Name, len(v), []int(p.Shape))}

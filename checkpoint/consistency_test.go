@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -45,6 +47,9 @@ func TestMetadataMustAgreeWithTensors(t *testing.T) {
 		{"num_classes", "4"}, // with no class list: the head says 10
 		{"mean", "[0.1,0.2,0.3]"},
 		{"std", "[1e39]"},
+		{"std", "[1e-40]"},  // a float32 subnormal: inputs divided by it overflow
+		{"std", "[1e-300]"}, // 0 in float32
+		{"mean", "[3e38]"},  // finite in float32, but (x − mean)/std is not
 	} {
 		bad := map[string]string{}
 		for k, v := range f.Metadata {
@@ -74,5 +79,96 @@ func TestMetadataMustAgreeWithTensors(t *testing.T) {
 	at := layers.Size2{56, 56}
 	if _, _, notes, err := checkpoint.LoadModel(good, tensor.Float32, &at, ""); err != nil || len(notes) != 1 {
 		t.Fatalf("at 56×56: %v, notes %v", err, notes)
+	}
+}
+
+// TestInChansLieIsNamed: a model file whose metadata gives in_chans 1 while
+// patch_embed.proj.weight has 3 input channels (or the reverse) is refused
+// as an in_chans mismatch naming the file, the metadata's value and the
+// tensor's shape, not as a patch_size one.
+func TestInChansLieIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		true, claim int
+		wantShape   string
+	}{
+		{"claims 1, stores 3", 3, 1, "[16 3 7 7]"},
+		{"claims 3, stores 1", 1, 3, "[16 1 7 7]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tinyModel(t, func(c *layers.Config) { c.InChans = tc.true })
+			meta := checkpoint.ModelMeta{Model: m.Config, Dataset: "mnist", Weights: "raw"}
+			dir := t.TempDir()
+			good := filepath.Join(dir, "m.safetensors")
+			if err := checkpoint.SaveModel(good, m, meta, nil); err != nil {
+				t.Fatal(err)
+			}
+			f, err := safetensors.ReadFile(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := map[string]string{}
+			for k, v := range f.Metadata {
+				bad[k] = v
+			}
+			bad["in_chans"] = strconv.Itoa(tc.claim)
+			path := filepath.Join(dir, "lie.safetensors")
+			if err := safetensors.Write(path, f.Tensors, bad); err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, err = checkpoint.LoadModel(path, tensor.Float32, nil, "")
+			var me *checkpoint.MetadataError
+			if !errors.As(err, &me) || me.Key != "in_chans" {
+				t.Fatalf("%v, want a *MetadataError for in_chans", err)
+			}
+			for _, want := range []string{path, "in_chans " + strconv.Itoa(tc.claim), tc.wantShape} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q does not name %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDuplicateClassesInMetadata: a model file whose class list names one
+// class twice (or twice but for case) is refused with a *MetadataError for
+// classes naming the file and the name: two head outputs would carry one
+// label.
+func TestDuplicateClassesInMetadata(t *testing.T) {
+	m := tinyModel(t, nil)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "m.safetensors")
+	if err := checkpoint.SaveModel(good, m, checkpoint.ModelMeta{Model: m.Config, Weights: "raw"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ list, name string }{
+		{`["zero","one","two","three","four","five","six","seven","eight","one"]`, "one"},
+		{`["zero","one","two","three","four","five","six","seven","eight","Zero"]`, "Zero"},
+		{`["zero","one","two","three","four","five","","","",""]`, ""},
+	} {
+		md := map[string]string{}
+		for k, v := range f.Metadata {
+			md[k] = v
+		}
+		md["classes"] = tc.list
+		path := filepath.Join(dir, "dup.safetensors")
+		if err := safetensors.Write(path, f.Tensors, md); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := checkpoint.LoadModel(path, tensor.Float32, nil, "")
+		if tc.name == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.list, err)
+			}
+			continue
+		}
+		var me *checkpoint.MetadataError
+		if !errors.As(err, &me) || me.Key != "classes" || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), strconv.Quote(tc.name)) {
+			t.Errorf("%s: %v, want a *MetadataError for classes naming %s and %q", tc.list, err, path, tc.name)
+		}
 	}
 }

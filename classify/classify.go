@@ -56,8 +56,9 @@ type Options struct {
 	// Workers decode and transform files for ClassifyFiles; 0 = GOMAXPROCS.
 	Workers int
 	// Budget bounds the memory of ClassifyFiles' decodes in flight (each
-	// takes data.Header.Cost until its image is transformed); nil =
-	// data.SharedBudget().
+	// takes data.Header.Cost until its image is transformed, first come
+	// first served; a file costing more than the whole budget is refused
+	// with *OverBudgetError in its Result); nil = data.SharedBudget().
 	Budget *data.Budget
 	// Precision is the arithmetic of the graphs' matrix products:
 	// graph.FP32 (default, also "") or graph.BF16, bfloat16 operands with

@@ -23,13 +23,36 @@ type Decoder struct {
 	// NoWait refuses with data.ErrBudgetBusy when the budget is in use,
 	// instead of waiting for it (a server answers 503).
 	NoWait bool
+	// NoOversize refuses with *OverBudgetError an image whose cost is more
+	// than the whole budget, instead of letting it take all of the budget
+	// and decode alone: where the budget is what the memory limits leave,
+	// such a decode would run out of memory.
+	NoOversize bool
+}
+
+// OverBudgetError refuses an image whose decode needs more memory (its
+// data.Header.Cost) than the whole decode budget (Decoder.NoOversize).
+type OverBudgetError struct {
+	Name         string
+	Cost, Budget int64
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("image %s needs %d bytes to decode, more than the whole decode budget of %d bytes", e.Name, e.Cost, e.Budget)
 }
 
 // Decode decodes the encoded image b; name is used in errors. release gives
 // the budget back and must be called once img is no longer needed (it is
 // a no-op after an error).
+//
+// ctx ends a wait for the budget and the decode itself: a ctx that has
+// ended starts no decode, and one ending mid-decode stops it at its next
+// read of b (its error wraps ctx's).
 func (d Decoder) Decode(ctx context.Context, name string, b []byte) (img image.Image, release func(), err error) {
 	release = func() {}
+	if err := ctx.Err(); err != nil {
+		return nil, release, err
+	}
 	hdr, err := data.CheckEncoded(name, b, d.MaxPixels)
 	if err != nil {
 		return nil, release, err
@@ -37,6 +60,9 @@ func (d Decoder) Decode(ctx context.Context, name string, b []byte) (img image.I
 	budget := d.Budget
 	if budget == nil {
 		budget = data.SharedBudget()
+	}
+	if d.NoOversize && hdr.Cost > budget.Total() {
+		return nil, release, &OverBudgetError{Name: name, Cost: hdr.Cost, Budget: budget.Total()}
 	}
 	var held int64
 	if d.NoWait {
@@ -47,18 +73,45 @@ func (d Decoder) Decode(ctx context.Context, name string, b []byte) (img image.I
 	if err != nil {
 		return nil, release, err
 	}
-	img, _, err = image.Decode(bytes.NewReader(b))
+	if decodeStarts != nil {
+		decodeStarts(ctx, name)
+	}
+	img, _, err = image.Decode(&ctxReader{ctx: ctx, r: bytes.NewReader(b)})
 	if err != nil {
 		budget.Release(held)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, release, fmt.Errorf("decode stopped: %w", cerr)
+		}
 		return nil, release, fmt.Errorf("decode: %w", err)
 	}
 	return img, func() { budget.Release(held) }, nil
+}
+
+// decodeStarts, if set (by a test), is called as each decode starts, after
+// its budget is taken.
+var decodeStarts func(ctx context.Context, name string)
+
+// ctxReader reads r until ctx ends, then fails with ctx's error: a decode
+// reading through it stops within one buffer of its input.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // DecodeFile decodes the image file at path, refusing anything but a
 // regular file (*regfile.NotRegularError: a FIFO is never opened for a
 // blocking read) and a file larger than the decoded-bytes limit.
 func (d Decoder) DecodeFile(ctx context.Context, path string) (image.Image, func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, func() {}, err // not even opened after a cancellation
+	}
 	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, func() {}, err

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"context"
 	"math"
 
 	"github.com/vitgo/vit/graph/kernels"
@@ -28,4 +29,11 @@ func samePredictions(a, b []Prediction) bool {
 		}
 	}
 	return true
+}
+
+// SetDecodeStarts makes f hear of each decode as it starts (after its
+// budget is taken), until the test ends.
+func SetDecodeStarts(t interface{ Cleanup(func()) }, f func(ctx context.Context, name string)) {
+	decodeStarts = f
+	t.Cleanup(func() { decodeStarts = nil })
 }

@@ -148,7 +148,9 @@ func (s *fileSet) Item(i int) (data.Image, int, error) {
 // ItemHeld decodes file i within the classifier's decode budget, held
 // until the loader has transformed the image.
 func (s *fileSet) ItemHeld(i int) (data.Image, int, func(), error) {
-	dec := Decoder{MaxPixels: s.c.opts.MaxPixels, Budget: s.c.opts.Budget}
+	// An image costing more than the whole budget is refused, not decoded
+	// alone: the budget is what the memory limits leave.
+	dec := Decoder{MaxPixels: s.c.opts.MaxPixels, Budget: s.c.opts.Budget, NoOversize: true}
 	img, release, err := dec.DecodeFile(s.ctx, s.paths[i])
 	var u data.Image
 	if err == nil {

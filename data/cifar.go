@@ -118,5 +118,8 @@ func readCIFARMeta(root string) ([]string, error) {
 	if len(names) != len(cifarClasses) {
 		return nil, fmt.Errorf("data: cifar10: %s names %d classes, want %d (one per line)", p, len(names), len(cifarClasses))
 	}
+	if err := CheckClassNames(p, names); err != nil {
+		return nil, err
+	}
 	return names, nil
 }

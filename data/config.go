@@ -187,8 +187,12 @@ func validateNorm(meanKey, stdKey string, mean, std []float64, chans int) error 
 		if m := float32(mean[i]); math.IsNaN(mean[i]) || math.IsInf(float64(m), 0) {
 			return cfgerr.New(fmt.Sprintf("%s[%d]", meanKey, i), "must be finite in float32 (|x| < 3.4e38), got %v", mean[i])
 		}
-		if s := float32(std[i]); !(s > 0) || math.IsInf(float64(s), 0) {
-			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite in float32 (1.4e-45 … 3.4e38), got %v", std[i])
+		if !cfgerr.PositiveNormal32(std[i]) { // inputs are divided by it
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "must be > 0 and finite in float32, and not subnormal (1.2e-38 … 3.4e38), got %v", std[i])
+		}
+		// A pixel in [0, 1] normalised: (x − mean)/std must stay finite too.
+		if q := math.Max(math.Abs(mean[i]), math.Abs(1-mean[i])) / std[i]; math.IsInf(float64(float32(q)), 0) {
+			return cfgerr.New(fmt.Sprintf("%s[%d]", stdKey, i), "%v with %s %v normalises pixels to about %.3g, beyond float32", std[i], meanKey, mean[i], q)
 		}
 	}
 	return nil
@@ -215,8 +219,10 @@ type AugmentConfig struct {
 	// (per-pixel normal noise over one box of 2%..1/3 of the area; 0 = off).
 	REProb float64 `yaml:"re_prob"`
 	// Interpolation of the resize to the model's image size: bilinear
-	// (default; PyTorch antialias=False) or bilinear_aa (antialias=True, for
-	// shrinking large images).
+	// (PyTorch antialias=False) or bilinear_aa (antialias=True, for
+	// shrinking large images). Unset ("") it is bilinear_aa with
+	// RandomResizedCrop, as timm's training transform resizes PIL images
+	// (which antialias), and bilinear without (DefaultInterpolation).
 	Interpolation Interpolation `yaml:"interpolation"`
 	// RandomResizedCrop replaces the resize to the model's size by
 	// torchvision's RandomResizedCrop (timm's default training crop): a box
@@ -245,11 +251,23 @@ func DefaultAugmentConfig() AugmentConfig {
 	return AugmentConfig{Interpolation: InterpBilinear, RRCScale: slices.Clone(DefaultRRCScale), RRCRatio: slices.Clone(DefaultRRCRatio)}
 }
 
-// WithDefaults returns c with a zero Interpolation set to bilinear and nil
-// RRCScale and RRCRatio set to DefaultRRCScale and DefaultRRCRatio.
+// DefaultInterpolation is the resize an unset interpolation means:
+// bilinear_aa with random_resized_crop (timm's RandomResizedCrop resizes a
+// PIL image, which antialiases: plain bilinear differs from it by up to
+// 0.45 of the pixel range when shrinking), bilinear without.
+func (c AugmentConfig) DefaultInterpolation() Interpolation {
+	if c.RandomResizedCrop {
+		return InterpBilinearAA
+	}
+	return InterpBilinear
+}
+
+// WithDefaults returns c with a zero Interpolation set to
+// DefaultInterpolation and nil RRCScale and RRCRatio set to DefaultRRCScale
+// and DefaultRRCRatio.
 func (c AugmentConfig) WithDefaults() AugmentConfig {
 	if c.Interpolation == "" {
-		c.Interpolation = InterpBilinear
+		c.Interpolation = c.DefaultInterpolation()
 	}
 	if c.RRCScale == nil {
 		c.RRCScale = slices.Clone(DefaultRRCScale)
@@ -290,6 +308,23 @@ func (c AugmentConfig) Validate() error {
 		errs.Add("augment.random_resized_crop", "cannot be combined with augment.crop_padding %d (both are the training crop)", c.CropPadding)
 	}
 	return errs.Err()
+}
+
+// ValidateAt checks the keys that depend on the model's image size (h×w):
+// with random_resized_crop on, an rrc_ratio range so far from the image's
+// aspect that the crop would be less than one pixel high or wide
+// ([60, 60] at 28×28: 28/60 rounds to 0) is refused. Call it after
+// Validate; its errors are *cfgerr.Error naming augment.rrc_ratio.
+func (c AugmentConfig) ValidateAt(h, w int) error {
+	c = c.WithDefaults()
+	if !c.RandomResizedCrop || len(c.RRCRatio) != 2 || h < 1 || w < 1 {
+		return nil
+	}
+	if r := [2]float64(c.RRCRatio); !rrcRatioFits(h, w, r) {
+		return cfgerr.New("augment.rrc_ratio", "%v leaves no crop of the model's %dx%d images: a box of width/height %v would be under one pixel high or wide (want min < %d and max > %v)",
+			c.RRCRatio, h, w, c.RRCRatio, 2*w, 1/(2*float64(h)))
+	}
+	return nil
 }
 
 // MixupConfig is the "mixup" section: timm's Mixup/CutMix and label

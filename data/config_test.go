@@ -61,6 +61,10 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		// finite in float64, not in the float32 that normalises: +Inf std made every input 0
 		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{1e39} }), "data.std[0]"},
 		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{1e-50} }), "data.std[0]"},
+		// positive in float32, but subnormal: NaN at step 0
+		{data(func(c *Config) { c.Mean, c.Std = []float64{0.5}, []float64{1e-40} }), "data.std[0]"},
+		// each finite and normal, their quotient not: every input +Inf
+		{data(func(c *Config) { c.Mean, c.Std = []float64{3e38}, []float64{1e-37} }), "data.std[0]"},
 		{data(func(c *Config) { c.Mean, c.Std = []float64{-1e39}, []float64{1} }), "data.mean[0]"},
 		{aug(func(c *AugmentConfig) { c.CropPadding = -1 }), "augment.crop_padding"},
 		{aug(func(c *AugmentConfig) { c.CropPadding = 1e6 }), "augment.crop_padding"},

@@ -25,6 +25,7 @@ var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif
 type Folder struct {
 	dir         string
 	classes     []string
+	otherSplit  []string // real paths of the other split's folder and class folders (splitRoots)
 	files       []string
 	labels      []int
 	outC        int
@@ -70,7 +71,15 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{dir: dir, classes: classes, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
+	otherDir := filepath.Join(root, "val")
+	if split == Val {
+		otherDir = trainDir
+	}
+	other, err := splitRoots(dir, otherDir, classes, reals)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{dir: dir, classes: classes, otherSplit: other, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
@@ -128,6 +137,9 @@ func listClassDirs(dir string) ([]string, error) {
 		return nil, fmt.Errorf("data: folder: %s has no class folders", dir)
 	}
 	sort.Strings(classes)
+	if err := CheckClassNames(dir, classes); err != nil {
+		return nil, err
+	}
 	return classes, nil
 }
 
@@ -177,6 +189,71 @@ func classRoots(dir string, classes []string) ([]string, error) {
 	return reals, nil
 }
 
+// splitRoots returns the real paths (links resolved) of the other split's
+// folder otherDir and of each of its class folders; none when otherDir does
+// not exist. A split folder or class folder of dir (class folders real at
+// reals) that is, holds or lies in one of them (train/circle -> val/circle,
+// val -> train) is a *SplitOverlapError: its images would be both trained
+// and validated on.
+func splitRoots(dir, otherDir string, classes, reals []string) ([]string, error) {
+	realOther, err := filepath.EvalSymlinks(otherDir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data: folder: %w", err)
+	}
+	roots := []string{realOther}
+	if ents, err := os.ReadDir(otherDir); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(otherDir, e.Name())
+			if r, err := filepath.EvalSymlinks(p); err == nil && isDirFollow(p, e) && !within(r, realOther) {
+				roots = append(roots, r)
+			}
+		}
+	}
+	overlaps := func(r string) string {
+		for _, o := range roots {
+			if within(r, o) || within(o, r) {
+				return o
+			}
+		}
+		return ""
+	}
+	if realDir, err := filepath.EvalSymlinks(dir); err == nil {
+		if o := overlaps(realDir); o != "" {
+			return nil, &SplitOverlapError{Folder: dir, Real: realDir, Other: otherDir, OtherReal: o}
+		}
+	}
+	for i, r := range reals {
+		if r == "" {
+			continue
+		}
+		if o := overlaps(r); o != "" {
+			return nil, &SplitOverlapError{Folder: filepath.Join(dir, classes[i]), Real: r, Other: otherDir, OtherReal: o}
+		}
+	}
+	return roots, nil
+}
+
+// SplitOverlapError refuses a split folder or class folder that is, holds
+// or lies in the other split's folder or one of its class folders (through
+// a symbolic link): its images would be validated on as well as trained on.
+type SplitOverlapError struct {
+	Folder    string // the class or split folder
+	Real      string // where it leads
+	Other     string // the other split's folder
+	OtherReal string // the folder of the other split it overlaps, its real path
+}
+
+func (e *SplitOverlapError) Error() string {
+	return fmt.Sprintf("data: folder: %s (%s) overlaps %s of the other split %s: train and val must not share images",
+		e.Folder, e.Real, e.OtherReal, e.Other)
+}
+
 // ClassOverlapError refuses two class folders that are, or contain, the
 // same directory (through a symbolic link): their images would have two
 // labels.
@@ -198,10 +275,12 @@ func within(p, root string) bool {
 
 // listClass appends the image files under cdir (recursively, in lexical
 // order, hidden entries ignored) with the given label. A symbolic link is
-// followed only where it stays in its class: a link to a directory outside
-// the class folder (ln -s .. train/circle/up) and a link to anything in
-// another class folder are skipped with a warning naming them, so no image
-// is listed under a label that is not its folder's. reals are the class
+// followed only where it stays in its class and split: a link to a
+// directory outside the class folder (ln -s .. train/circle/up), and a
+// link to a file or directory in another class folder or in the other
+// split (train/circle/x.png -> val/square/x.png) are skipped with a
+// warning naming them, so no image is listed under a label that is not its
+// folder's, nor both trained and validated on. reals are the class
 // folders' real paths (classRoots).
 func (f *Folder) listClass(cdir string, label int, reals []string) error {
 	return f.walk(cdir, label, reals, map[string]bool{})
@@ -255,12 +334,17 @@ func (f *Folder) walk(dir string, label int, reals []string, seen map[string]boo
 }
 
 // linkLeaves says why the symbolic link p in class label must not be
-// followed ("" when it may): a directory outside its class folder, or
-// anything inside another class folder.
+// followed ("" when it may): a directory outside its class folder, or a
+// file or directory inside another class folder or the other split.
 func (f *Folder) linkLeaves(p string, label int, reals []string) string {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return fmt.Sprintf("is broken (%v)", err)
+	}
+	for _, o := range f.otherSplit {
+		if within(real, o) {
+			return fmt.Sprintf("leads to %s, in the other split (%s)", real, o)
+		}
 	}
 	for l, r := range reals {
 		if l != label && r != "" && within(real, r) {

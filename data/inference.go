@@ -31,6 +31,10 @@ func CheckPixels(path string, cfg image.Config, maxPixels int64) error {
 	return checkPixels(path, cfg, maxPixels)
 }
 
+// MaxCropResizePixels bounds the image CenterCrop resizes before it crops:
+// 2^27 pixels, above an 8192-pixel side at crop_pct 0.875.
+const MaxCropResizePixels = 1 << 27
+
 // CenterCrop is timm's evaluation crop (transforms_imagenet_eval with
 // crop_mode "center" and interpolation "bilinear") on a uint8 image: resize
 // so that the image covers ⌊h/cropPct⌋×⌊w/cropPct⌋ with its aspect ratio
@@ -39,7 +43,8 @@ func CheckPixels(path string, cfg image.Config, maxPixels int64) error {
 // h×w window (offsets rounded half to even, as torchvision's CenterCrop).
 // The resize is PIL's bilinear resize (antialiased, fixed-point, uint8
 // between its horizontal and vertical passes), bit for bit.
-// cropPct must lie in (0, 1].
+// cropPct must lie in (0, 1], and the resized image (which it divides the
+// target by) hold at most MaxCropResizePixels pixels.
 func CenterCrop(img Image, h, w int, cropPct float64) (Image, error) {
 	if !(cropPct > 0 && cropPct <= 1) {
 		return Image{}, fmt.Errorf("data: crop_pct must be in (0, 1], got %v", cropPct)
@@ -49,6 +54,13 @@ func CenterCrop(img Image, h, w int, cropPct float64) (Image, error) {
 	}
 	if img.H <= 0 || img.W <= 0 || len(img.Pix) != img.C*img.H*img.W {
 		return Image{}, fmt.Errorf("data: image of %dx%dx%d has %d pixels", img.C, img.H, img.W, len(img.Pix))
+	}
+	// The sizes in float64 first: a tiny crop_pct (1e-300) or a sliver of
+	// an image would otherwise overflow int or exhaust memory.
+	fh, fw := math.Floor(float64(h)/cropPct), math.Floor(float64(w)/cropPct)
+	long := math.Max(fh, fw) * math.Max(float64(img.H)/float64(img.W), float64(img.W)/float64(img.H))
+	if n := math.Max(fh, fw) * long; !(n <= MaxCropResizePixels) {
+		return Image{}, fmt.Errorf("data: crop_pct %v resizes the %dx%d image to about %.3g pixels before the %dx%d crop, more than %d", cropPct, img.W, img.H, n, w, h, MaxCropResizePixels)
 	}
 	rh, rw := cropResizeSize(img.H, img.W, h, w, cropPct)
 	src := pilResizeBilinear(img, rh, rw)

@@ -47,10 +47,21 @@ func TestCenterCropWindow(t *testing.T) {
 			t.Fatalf("crop %v, want %v", out.Pix, want)
 		}
 	}
-	for _, pct := range []float64{0, -1, 1.01} {
+	// 1e-300 and 1e-5 divide the target into a resize of +Inf or 1e10
+	// pixels: an out-of-memory crash, refused instead.
+	for _, pct := range []float64{0, -1, 1.01, 1e-300, 1e-5} {
 		if _, err := CenterCrop(img, 4, 4, pct); err == nil {
 			t.Errorf("crop_pct %v accepted", pct)
 		}
+	}
+	// A sliver of an image: resized to 4×(4·40000) pixels is fine, to
+	// 2000×(2000·40000) is not.
+	sliver := Image{C: 1, H: 1, W: 40000, Pix: make([]uint8, 40000)}
+	if _, err := CenterCrop(sliver, 4, 4, 1); err != nil {
+		t.Errorf("a 40000×1 image at crop 4×4: %v", err)
+	}
+	if _, err := CenterCrop(sliver, 2000, 2000, 1); err == nil {
+		t.Error("a 40000×1 image resized to 2000×80,000,000 was accepted")
 	}
 }
 

@@ -32,6 +32,9 @@ func NewInMemory(name string, classes []string, c, h, w int, pix []uint8, labels
 	if len(classes) == 0 {
 		return nil, fmt.Errorf("data: %s: no class names", name)
 	}
+	if err := CheckClassNames(name, classes); err != nil {
+		return nil, err
+	}
 	size := c * h * w
 	if len(pix) != len(labels)*size {
 		return nil, fmt.Errorf("data: %s: %d pixels for %d images of %dx%dx%d (want %d)",

@@ -126,8 +126,9 @@ func TestRRCFallback(t *testing.T) {
 
 // TestPipelineRandomResizedCrop: with random_resized_crop on, a training
 // sample is the box drawn from its (seed, epoch, position) stream, resized
-// and normalized; the same sample gives the same output; evaluation and
-// other positions do not crop alike.
+// (by default with bilinear_aa, timm's PIL resize) and normalized; the same
+// sample gives the same output; evaluation and other positions do not crop
+// alike.
 func TestPipelineRandomResizedCrop(t *testing.T) {
 	const c, h, w, oh, ow = 3, 30, 40, 12, 12
 	img := Image{C: c, H: h, W: w, Pix: make([]uint8, c*h*w)}
@@ -163,6 +164,7 @@ func TestPipelineRandomResizedCrop(t *testing.T) {
 		box := rrcBox(h, w, [2]float64{0.08, 1}, [2]float64{0.75, 4.0 / 3}, newRNG(7, 2, uint64(pos), streamRRC))
 		crop, _ := cropImage(img, box, nil)
 		var s scratch
+		s.rs.aa = true // the default interpolation with random_resized_crop
 		want := ev.toFloatResized(crop, &s)
 		if got := apply(p, 2, pos); !same(got, want) {
 			t.Errorf("pos %d: output is not the resized box %+v", pos, box)
@@ -188,5 +190,151 @@ func TestPipelineRandomResizedCrop(t *testing.T) {
 		if err := tc.aug.Validate(); !errors.As(err, &ce) || ce.Key != tc.key {
 			t.Errorf("%+v: %v, want an error for %s", tc.aug, err, tc.key)
 		}
+	}
+}
+
+// rrcExtremes are aspect-ratio and scale ranges far outside any image's,
+// and image sizes down to 1×1, for TestRRCExtremeRangesNeverPanic.
+var (
+	rrcExtremeRatios = [][2]float64{
+		{60, 60}, {0.01, 0.01}, {1e-300, 1e-300}, {1e300, 1e300}, {5e-324, 5e-324},
+		{math.MaxFloat64, math.MaxFloat64}, {1e-9, 1e9}, {3.0 / 4, 4.0 / 3}, {1, 1},
+	}
+	rrcExtremeScales = [][2]float64{{1e-300, 1e-300}, {5e-324, 1}, {1, 1}, {0.08, 1}}
+	rrcSizes         = [][2]int{{1, 1}, {1, 500}, {500, 1}, {2, 3}, {28, 28}, {7, 300}}
+)
+
+// checkRRCApply crops an h×w image with rrcBox at the given ranges and runs
+// the training pipeline's crop and resize on it: the box must be at least
+// 1×1 and inside the image, and nothing may panic (a fallback of 0 pixels
+// used to panic in the resize).
+func checkRRCApply(t *testing.T, p *Pipeline, h, w int, scale, ratio [2]float64, seed uint64) {
+	t.Helper()
+	b := rrcBox(h, w, scale, ratio, newRNG(seed, streamRRC))
+	if b.h < 1 || b.w < 1 || b.top < 0 || b.left < 0 || b.top+b.h > h || b.left+b.w > w {
+		t.Fatalf("%dx%d scale %v ratio %v: box %+v is not a non-empty box inside the image", h, w, scale, ratio, b)
+	}
+	img := Image{C: 1, H: h, W: w, Pix: make([]uint8, h*w)}
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 37)
+	}
+	p.rrcScale, p.rrcRatio = scale, ratio
+	out := make([]float32, p.C*p.H*p.W)
+	if err := p.Apply(out, img, 0, int(seed)); err != nil {
+		t.Fatalf("%dx%d scale %v ratio %v: %v", h, w, scale, ratio, err)
+	}
+	for i, v := range out {
+		if math.IsNaN(float64(v)) || v < 0 || v > 1 {
+			t.Fatalf("%dx%d scale %v ratio %v: output %d is %v, not a pixel of the image", h, w, scale, ratio, i, v)
+		}
+	}
+}
+
+// TestRRCExtremeRangesNeverPanic: RandomResizedCrop cannot panic or leave
+// the image, whatever its ranges and the image's size (1×1 included): the
+// fallback crop is clamped to [1, the image's side].
+func TestRRCExtremeRangesNeverPanic(t *testing.T) {
+	p, err := NewPipeline(1, 28, 28, true, 3, AugmentConfig{RandomResizedCrop: true}, []float64{0}, []float64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sz := range rrcSizes {
+		for _, ratio := range rrcExtremeRatios {
+			for _, scale := range rrcExtremeScales {
+				for seed := range uint64(3) {
+					checkRRCApply(t, p, sz[0], sz[1], scale, ratio, seed)
+				}
+			}
+		}
+	}
+	// The cases: the fallback of a 28×28 image is one pixel high
+	// (28/60 rounds to 0) or wide (28·0.01 rounds to 0), not empty.
+	if got := rrcFallback(28, 28, [2]float64{60, 60}); got != (cropBox{13, 0, 1, 28}) {
+		t.Errorf("ratio [60, 60] at 28x28: fallback %+v, want one row", got)
+	}
+	if got := rrcFallback(28, 28, [2]float64{0.01, 0.01}); got != (cropBox{0, 13, 28, 1}) {
+		t.Errorf("ratio [0.01, 0.01] at 28x28: fallback %+v, want one column", got)
+	}
+}
+
+// FuzzRRCBox: any valid-looking ranges on any image size give a non-empty
+// box inside the image, and the pipeline crops and resizes it.
+func FuzzRRCBox(f *testing.F) {
+	f.Add(28, 28, 0.08, 1.0, 60.0, 60.0, uint64(0))
+	f.Add(28, 28, 0.08, 1.0, 0.01, 0.01, uint64(1))
+	f.Add(1, 1, 1e-300, 1e-300, 1e300, 1e300, uint64(2))
+	f.Add(1, 400, 1.0, 1.0, 5e-324, 5e-324, uint64(3))
+	p, err := NewPipeline(1, 8, 8, true, 3, AugmentConfig{RandomResizedCrop: true}, []float64{0}, []float64{1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, h, w int, s0, s1, r0, r1 float64, seed uint64) {
+		if h < 1 || w < 1 || h > 512 || w > 512 {
+			return
+		}
+		// What AugmentConfig.Validate lets through.
+		if !(s0 > 0 && s0 <= s1 && s1 <= 1) || !(r0 > 0 && r0 <= r1 && !math.IsInf(r1, 0)) {
+			return
+		}
+		checkRRCApply(t, p, h, w, [2]float64{s0, s1}, [2]float64{r0, r1}, seed)
+	})
+}
+
+// TestRRCRatioRefusedAtImageSize: an rrc_ratio that leaves a crop under one
+// pixel at the model's image size is refused naming augment.rrc_ratio, by
+// the training pipeline and by ValidateAt (train's config validation, and
+// so -dry-run); one that leaves a pixel is accepted, and so is any ratio
+// with random_resized_crop off.
+func TestRRCRatioRefusedAtImageSize(t *testing.T) {
+	for _, tc := range []struct {
+		h, w   int
+		ratio  []float64
+		rrc    bool
+		refuse bool
+	}{
+		{28, 28, []float64{60, 60}, true, true},
+		{28, 28, []float64{0.01, 0.01}, true, true},
+		{28, 28, []float64{56, 56}, true, true},      // 28/56 = 0.5 rounds to 0
+		{28, 28, []float64{55.9, 55.9}, true, false}, // rounds to 1
+		{28, 28, []float64{1.0 / 56, 1.0 / 56}, true, true},
+		{28, 28, []float64{1.0 / 55, 1.0 / 55}, true, false},
+		{224, 224, []float64{60, 60}, true, false},
+		{28, 28, []float64{60, 60}, false, false},
+		{28, 28, nil, true, false},
+	} {
+		aug := AugmentConfig{RandomResizedCrop: tc.rrc, RRCRatio: tc.ratio}
+		if err := aug.Validate(); err != nil {
+			t.Fatalf("%v: Validate: %v", tc.ratio, err)
+		}
+		err := aug.ValidateAt(tc.h, tc.w)
+		_, perr := NewPipeline(1, tc.h, tc.w, true, 0, aug, []float64{0}, []float64{1})
+		for _, e := range []error{err, perr} {
+			var ce *cfgerr.Error
+			if got := errors.As(e, &ce) && ce.Key == "augment.rrc_ratio"; got != tc.refuse {
+				t.Errorf("%dx%d rrc %v ratio %v: %v, want refused %v", tc.h, tc.w, tc.rrc, tc.ratio, e, tc.refuse)
+			}
+		}
+	}
+}
+
+// TestRRCDefaultInterpolation: with random_resized_crop on and no
+// interpolation, the resize is bilinear_aa (timm resizes PIL images, which
+// antialias); without it, bilinear; an explicit one is kept.
+func TestRRCDefaultInterpolation(t *testing.T) {
+	for _, tc := range []struct {
+		aug  AugmentConfig
+		want Interpolation
+	}{
+		{AugmentConfig{RandomResizedCrop: true}, InterpBilinearAA},
+		{AugmentConfig{}, InterpBilinear},
+		{AugmentConfig{RandomResizedCrop: true, Interpolation: InterpBilinear}, InterpBilinear},
+		{AugmentConfig{Interpolation: InterpBilinearAA}, InterpBilinearAA},
+	} {
+		if got := tc.aug.WithDefaults().Interpolation; got != tc.want {
+			t.Errorf("%+v: interpolation %q, want %q", tc.aug, got, tc.want)
+		}
+	}
+	if got := DefaultAugmentConfig().Interpolation; got != InterpBilinear {
+		t.Errorf("DefaultAugmentConfig (random_resized_crop off): %q, want bilinear", got)
 	}
 }

@@ -38,6 +38,11 @@ func NewPipeline(c, h, w int, train bool, seed uint64, aug AugmentConfig, mean, 
 	if err := aug.Validate(); err != nil {
 		return nil, err
 	}
+	if train {
+		if err := aug.ValidateAt(h, w); err != nil {
+			return nil, err
+		}
+	}
 	if len(mean) == 0 {
 		return nil, fmt.Errorf("data: pipeline: normalization mean/std missing")
 	}
@@ -47,6 +52,7 @@ func NewPipeline(c, h, w int, train bool, seed uint64, aug AugmentConfig, mean, 
 	p := &Pipeline{C: c, H: h, W: w, Train: train, Seed: seed, aug: aug}
 	a := aug.WithDefaults()
 	p.rrcScale, p.rrcRatio = [2]float64(a.RRCScale), [2]float64(a.RRCRatio)
+	p.aug.Interpolation = a.Interpolation // "" resolved: bilinear_aa with random_resized_crop
 	if train {
 		ra, err := ParseRandAugment(aug.RandAugment)
 		if err != nil {

@@ -81,7 +81,10 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 		return Result{}, meta, nil, err
 	}
 	if o.EMA {
-		if err := checkpoint.LoadEMA(m, o.Checkpoint); err != nil {
+		// At another -img-size the EMA's pos_embed is resampled from the
+		// file's grid as the plain weights' was.
+		gh, gw := meta.Model.Grid()
+		if err := checkpoint.LoadEMA(m, o.Checkpoint, checkpoint.LoadOptions{Interp: o.Interp, OldGrid: [2]int{gh, gw}}); err != nil {
 			return Result{}, meta, nil, err
 		}
 		notes = append(notes, "EMA weights")

@@ -300,6 +300,8 @@ func (c Config) Validate() error {
 	}
 	if !(c.LNEps > 0 && c.LNEps <= 1) {
 		bad("ln_eps", "must be in (0, 1], got %v", c.LNEps)
+	} else if !cfgerr.PositiveNormal32(c.LNEps) { // LayerNorm divides by √(var + ε) in float32
+		bad("ln_eps", "must be normal in float32 (>= 1.2e-38, not 0 or subnormal once rounded), got %v", c.LNEps)
 	}
 	return errs.Err()
 }

@@ -100,6 +100,8 @@ func TestConfigValidate(t *testing.T) {
 		{"ln_eps inf", func(c *Config) { c.LNEps = math.Inf(1) }, "model.ln_eps"},
 		{"ln_eps NaN", func(c *Config) { c.LNEps = math.NaN() }, "model.ln_eps"},
 		{"ln_eps negative", func(c *Config) { c.LNEps = -1e-6 }, "model.ln_eps"},
+		{"ln_eps subnormal in float32", func(c *Config) { c.LNEps = 1e-40 }, "model.ln_eps"},
+		{"ln_eps 0 in float32", func(c *Config) { c.LNEps = 1e-300 }, "model.ln_eps"},
 		{"act", func(c *Config) { c.Act = "relu" }, "model.act"},
 		{"patch_embed", func(c *Config) { c.PatchEmbed = "fft" }, "model.patch_embed"},
 	} {

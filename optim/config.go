@@ -163,6 +163,8 @@ func (c Config) Validate() error {
 	}
 	if !(c.Eps > 0) || !finite(c.Eps) {
 		bad("eps", "> 0", c.Eps)
+	} else if !cfgerr.PositiveNormal32(c.Eps) { // the update divides by √v + ε in float32
+		bad("eps", "normal in float32 (>= 1.2e-38, not 0 or subnormal once rounded)", c.Eps)
 	}
 	if err := c.Sched.Validate(); err != nil {
 		errs.Add("optim.sched", "%w", err)

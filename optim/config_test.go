@@ -70,6 +70,8 @@ func TestConfigValidate(t *testing.T) {
 		{"betas count", func(c *Config) { c.Betas = []float64{0.9} }, "optim.betas: must be two numbers [beta1, beta2], got [0.9]"},
 		{"beta2", func(c *Config) { c.Betas = []float64{0.9, 1} }, "optim.betas[1]: must be in [0,1), got 1"},
 		{"eps", func(c *Config) { c.Eps = -1 }, "optim.eps: must be > 0, got -1"},
+		{"eps 0 in float32", func(c *Config) { c.Eps = 1e-300 }, "optim.eps: must be normal in float32"},
+		{"eps subnormal in float32", func(c *Config) { c.Eps = 1e-40 }, "optim.eps: must be normal in float32"},
 		{"sched", func(c *Config) { c.Sched = "linear" }, `optim.sched: must be one of "cosine", "constant", "step", got "linear"`},
 		{"warmup_epochs", func(c *Config) { c.WarmupEpochs.Set(-1) }, "optim.warmup_epochs: must be in [0, 1e+06], got -1"},
 		{"warmup_lr", func(c *Config) { c.WarmupLR.Set(math.Inf(1)) }, "optim.warmup_lr: must be >= 0, got +Inf"},

@@ -200,6 +200,9 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	c = c.WithDefaults()
 	errs := cfgerr.List{c.Model.Validate(), c.Data.Validate(), c.Augment.Validate(), c.Mixup.Validate(), c.Optim.Validate(), c.Distill.Validate(c.Model)}
+	if err := c.Augment.ValidateAt(c.Model.ImgSize[0], c.Model.ImgSize[1]); err != nil {
+		errs = append(errs, err)
+	}
 	t := c.Train
 	intIn := func(key string, v, lo, hi int) {
 		if v < lo || v > hi {
@@ -294,6 +297,12 @@ func ParseConfig(src []byte, overrides []string) (Config, error) {
 	cfg, lines, err := configSchema.Parse(src, overrides)
 	if err != nil {
 		return Config{}, err
+	}
+	// augment.interpolation's default depends on random_resized_crop
+	// (data.AugmentConfig.DefaultInterpolation); the parse filled in the
+	// default without it.
+	if _, set := lines["augment.interpolation"]; !set {
+		cfg.Augment.Interpolation = cfg.Augment.DefaultInterpolation()
 	}
 	err = cfg.Validate()
 	cfgerr.Walk(err, func(e *cfgerr.Error) {

@@ -92,6 +92,10 @@ func (c DistillConfig) Validate(model layers.Config) error {
 	}
 	if !(c.Tau > 0 && c.Tau <= MaxTau) {
 		errs.Add("distill.tau", "must be in (0, %g], got %v", float64(MaxTau), c.Tau)
+	} else if !cfgerr.PositiveNormal32(c.Tau * c.Tau) {
+		// The logits are divided by τ and the soft loss weighted by τ², in
+		// float32: neither may round to 0 or a subnormal.
+		errs.Add("distill.tau", "must be >= 1.1e-19, so that it and its square are normal in float32, got %v", c.Tau)
 	}
 	if c.TeacherNumHeads < 0 || c.TeacherNumHeads > layers.MaxNumHeads {
 		errs.Add("distill.teacher_num_heads", "must be in [0, %d], got %d", layers.MaxNumHeads, c.TeacherNumHeads)
@@ -171,6 +175,9 @@ func LoadTeacher(dc DistillConfig, student layers.Config) (*Teacher, error) {
 	}
 	if _, err := checkpoint.LoadWeights(m, f, checkpoint.LoadOptions{NoResample: true}); err != nil {
 		return nil, bad(fmt.Errorf("%s: %w", dc.Teacher, err))
+	}
+	if err := checkWeightsFinite("distill.teacher", dc.Teacher, m); err != nil {
+		return nil, err
 	}
 	t := &Teacher{Model: m, Path: dc.Teacher, SHA256: sum, Notes: notes}
 	if ours {

@@ -3,9 +3,12 @@ package train
 import (
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/vitgo/vit/checkpoint"
+	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -73,5 +76,52 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("finetune.init_from %s: %w", fc.InitFrom, err)
 	}
-	return append(notes, n2...), nil
+	if err := checkWeightsFinite("finetune.init_from", fc.InitFrom, m); err != nil {
+		return nil, err
+	}
+	return append([]string{loadedSummary(m, f, fc.InitFrom, ours, opts.ResetHead)}, append(notes, n2...)...), nil
+}
+
+// loadedSummary is InitFrom's first note, logged whatever the file holds (a
+// plain float32 state_dict included): the file, what it is, the dtypes and
+// number of the tensors copied into the model, and whether pos_embed was
+// resampled (the notes after it say how).
+func loadedSummary(m *layers.VisionTransformer, f *safetensors.File, path string, ours, resetHead bool) string {
+	n := 0
+	dtypes := map[safetensors.DType]int{}
+	for _, p := range m.Params {
+		if resetHead && isHeadParam(p.Name) {
+			continue
+		}
+		if t, ok := f.Get(p.Name); ok {
+			n++
+			dtypes[t.DType]++
+		}
+	}
+	var dts []string
+	for dt, k := range dtypes {
+		dts = append(dts, fmt.Sprintf("%s ×%d", dt, k))
+	}
+	sort.Strings(dts)
+	kind := "a plain state_dict"
+	if ours {
+		kind = "a vitgo model file"
+	}
+	resampled := "pos_embed not resampled"
+	if t, ok := f.Get("pos_embed"); ok {
+		if p := m.Param("pos_embed"); p != nil && !slices.Equal(t.Shape, []int(p.Shape)) {
+			resampled = fmt.Sprintf("pos_embed resampled %v → %v", t.Shape, []int(p.Shape))
+		}
+	}
+	return fmt.Sprintf("loaded %s (%s): %d tensors (%s), %s", path, kind, n, strings.Join(dts, ", "), resampled)
+}
+
+// isHeadParam reports whether name is a classification head's parameter
+// (head, or a distilled model's head_dist), which reset_head keeps.
+func isHeadParam(name string) bool {
+	switch name {
+	case "head.weight", "head.bias", "head_dist.weight", "head_dist.bias":
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -230,6 +231,49 @@ func TestResumeRefusesFreezeChange(t *testing.T) {
 	}
 }
 
+// TestResumeComparesFrozenSets: a resume compares the set of parameters
+// the freeze keys resolve to, not their text: reordered or redundant
+// patterns, or linear_probe spelled out as patterns, resume; a pattern
+// that changes the set is refused.
+func TestResumeComparesFrozenSets(t *testing.T) {
+	var notHead []string
+	for _, p := range layers.ParamShapes(DefaultConfig().Model) {
+		if !strings.HasPrefix(p.Name, "head.") {
+			notHead = append(notHead, p.Name)
+		}
+	}
+	freeze := func(pats ...string) FinetuneConfig { return FinetuneConfig{Freeze: pats} }
+	for _, tc := range []struct {
+		name     string
+		old, new FinetuneConfig
+		refused  bool
+	}{
+		{"reordered", freeze("patch_embed.*", "blocks.0.*"), freeze("blocks.0.*", "patch_embed.*"), false},
+		{"redundant", freeze("patch_embed.*", "blocks.0.*"), freeze("blocks.0.*", "patch_embed.proj.*", "patch_embed.*"), false},
+		{"linear_probe spelled out", FinetuneConfig{LinearProbe: true}, freeze(notHead...), false},
+		{"one block fewer", freeze("patch_embed.*", "blocks.0.*"), freeze("patch_embed.*"), true},
+		{"another block", freeze("blocks.0.*"), freeze("blocks.1.*"), true},
+		{"linear_probe off", FinetuneConfig{LinearProbe: true}, FinetuneConfig{}, true},
+	} {
+		old, c := DefaultConfig(), DefaultConfig()
+		old.Finetune, c.Finetune = tc.old, tc.new
+		changes, err := diffConfigs(old, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := false
+		for _, ch := range changes {
+			if !strings.HasPrefix(ch.Key, "finetune.") {
+				t.Errorf("%s: change of %s", tc.name, ch.Key)
+			}
+			refused = refused || ch.Why != ""
+		}
+		if len(changes) == 0 || refused != tc.refused {
+			t.Errorf("%s: changes %+v, want refused %t", tc.name, changes, tc.refused)
+		}
+	}
+}
+
 // randomBatch returns batch images of c's shape drawn from N(0, 1) and
 // one-hot targets cycling through the classes.
 func randomBatch(c layers.Config, batch int) (x, targets []float32) {
@@ -243,4 +287,28 @@ func randomBatch(c layers.Config, batch int) (x, targets []float32) {
 		targets[i*c.NumClasses+i%c.NumClasses] = 1
 	}
 	return x, targets
+}
+
+// TestResumeWithReorderedFreeze: a run resumes with its freeze patterns in
+// another order, and ends where the uninterrupted run does.
+func TestResumeWithReorderedFreeze(t *testing.T) {
+	ref := tinyRun(t)
+	ref.Train.MaxSteps = 4
+	ref.Finetune.Freeze = []string{"patch_embed.*", "blocks.0.*"}
+	if _, err := Run(context.Background(), ref, Options{Log: quietLog()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ref
+	cfg.Train.OutDir, cfg.Train.MaxSteps = t.TempDir(), 2
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Train.MaxSteps = 4
+	cfg.Finetune.Freeze = []string{"blocks.0.*", "patch_embed.*"}
+	if _, err := Run(context.Background(), cfg, Options{Log: quietLog(), Resume: true}); err != nil {
+		t.Fatalf("resume with the patterns reordered: %v", err)
+	}
+	if d, at := maxRelDiff(t, finalWeights(t, ref.Train.OutDir), finalWeights(t, cfg.Train.OutDir)); d != 0 {
+		t.Errorf("resumed run differs from the uninterrupted one: %g at %s", d, at)
+	}
 }

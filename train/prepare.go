@@ -64,10 +64,10 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := shareOutcome(r.comm, opened); err != nil {
 		return nil, err
 	}
-	if err := r.openData(); err != nil {
+	if err := r.agreeData(r.openData()); err != nil { // every rank trains on rank 0's data
 		return nil, err
 	}
-	if err := r.buildModel(); err != nil {
+	if err := r.agreeTeacher(r.buildModel()); err != nil { // and distils from rank 0's teacher
 		return nil, err
 	}
 	cfgYAML, err := cfg.YAML()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -213,7 +214,9 @@ func TestInterruptStopsAllRanksAtOneStep(t *testing.T) {
 }
 
 // TestRankErrorAbortsJob: a rank that cannot read its data fails with that
-// error and the others do not hang: they see the abort.
+// error and the others do not hang: they learn at once that it failed (a
+// *RankFailedError naming it), before any later collective could see its
+// abort.
 func TestRankErrorAbortsJob(t *testing.T) {
 	good := tinyRun(t)
 	bad := good
@@ -243,7 +246,8 @@ func TestRankErrorAbortsJob(t *testing.T) {
 	if errs[1] == nil || errors.As(errs[1], &ae) {
 		t.Fatalf("rank 1: %v, want its own data error", errs[1])
 	}
-	if !errors.As(errs[0], &ae) || ae.Rank != 1 {
-		t.Fatalf("rank 0: %v, want the abort of rank 1", errs[0])
+	var fe *RankFailedError
+	if !errors.As(errs[0], &fe) || !slices.Equal(fe.Ranks, []int{1}) {
+		t.Fatalf("rank 0: %v, want a *RankFailedError naming rank 1", errs[0])
 	}
 }

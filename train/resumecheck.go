@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -189,6 +190,9 @@ func diffConfigs(old, new Config) ([]ConfigChange, error) {
 		}
 		c := ConfigChange{Key: k, Old: a[k], New: b[k]}
 		switch {
+		case freezeKeys[k] && sameFrozen(old, new):
+			// Other patterns (reordered, or linear_probe spelled out) that
+			// freeze the same parameters: the same run.
 		case !resumableKeys[k]:
 			c.Why = "changes what the run computes"
 		case k == "train.epochs" && new.Train.Epochs < old.Train.Epochs:
@@ -198,6 +202,19 @@ func diffConfigs(old, new Config) ([]ConfigChange, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// freezeKeys are the keys that choose the frozen parameters: a change to
+// them is refused only when it changes the set they resolve to.
+var freezeKeys = map[string]bool{"finetune.freeze": true, "finetune.linear_probe": true}
+
+// sameFrozen reports whether old and new freeze the same set of
+// parameters (FrozenNames: the resolved names, not the patterns' text); a
+// change of the model itself is refused on its own key.
+func sameFrozen(old, new Config) bool {
+	a, err1 := FrozenNames(old)
+	b, err2 := FrozenNames(new)
+	return err1 == nil && err2 == nil && maps.Equal(a, b)
 }
 
 // flatConfig maps each leaf key of cfg's YAML ("section.key") to its value

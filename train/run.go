@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -178,13 +180,21 @@ func (r *run) epochBatches() *data.Iter {
 	return r.data.loader.Epoch(r.st.Epoch, r.st.EpochStep)
 }
 
-// stepFailed adds to a non-finite step's error where the last good
-// checkpoint is.
+// stepFailed adds to a non-finite step's error (or a teacher's) which
+// file is the last good checkpoint, or that there is none.
 func (r *run) stepFailed(err error) error {
-	if nf := (*NonFiniteError)(nil); errors.As(err, &nf) {
-		return fmt.Errorf("%w; the last good checkpoint is kept in %s", err, r.out)
+	nf, tl := (*NonFiniteError)(nil), (*TeacherLogitsError)(nil)
+	if !errors.As(err, &nf) && !errors.As(err, &tl) {
+		return err
 	}
-	return err
+	if !r.root() {
+		return fmt.Errorf("%w; rank 0 keeps the last good checkpoint, if any", err)
+	}
+	path := filepath.Join(r.out, LastState)
+	if _, serr := os.Stat(path); serr != nil {
+		return fmt.Errorf("%w; no checkpoint was written before it: there is no good checkpoint in %s to resume from", err, r.out)
+	}
+	return fmt.Errorf("%w; the last good checkpoint is kept: %s (resume with -resume)", err, path)
 }
 
 // afterStep does what follows a step: count its images, show the progress

@@ -67,6 +67,21 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 	if re.Top1 != res.LastEMA.Top1 || math.Abs(re.Loss-res.LastEMA.Loss) > 1e-12 {
 		t.Fatalf("eval -ema %v/%v, training EMA validation %v/%v", re.Top1, re.Loss, res.LastEMA.Top1, res.LastEMA.Loss)
 	}
+	// eval -ema -img-size (twice the side) resamples the EMA's pos_embed as
+	// the plain weights' is: the EMA model file's numbers at that size.
+	twice := cfg.Model.ImgSize
+	twice[0], twice[1] = 2*twice[0], 2*twice[1]
+	rb, _, _, err := evaluate.Checkpoint(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg), EMA: true, ImgSize: &twice})
+	if err != nil {
+		t.Fatalf("eval -ema -img-size %v: %v", twice, err)
+	}
+	wb, _, _, err := evaluate.Checkpoint(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastEMAModel), Loader: evalLoader(cfg), ImgSize: &twice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Top1 != wb.Top1 || rb.Loss != wb.Loss {
+		t.Errorf("eval -ema -img-size %v: %v/%v, the EMA model file at that size %v/%v", twice, rb.Top1, rb.Loss, wb.Top1, wb.Loss)
+	}
 	pred, err := os.ReadFile(filepath.Join(out, "p.csv"))
 	if err != nil {
 		t.Fatal(err)

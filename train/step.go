@@ -53,8 +53,9 @@ type Step struct {
 	micro [][]int  // each micro-batch's positions in the global batch (one nil: the batch itself)
 	sum   *gradSum // the gradients summed over micro-batches and ranks
 
-	teacher *Teacher // distillation: labels each micro-batch (nil without)
-	kd      *kdLoss
+	teacher    *Teacher // distillation: labels each micro-batch (nil without)
+	kd         *kdLoss
+	teacherBad bool // this rank's teacher gave non-finite logits in the last Backward (several ranks)
 }
 
 // StepConfig says how to build a [Step].
@@ -243,6 +244,9 @@ func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 			if err != nil {
 				return 0, fmt.Errorf("step %d: %w", step, err)
 			}
+			if err := s.checkTeacher(tl, step); err != nil {
+				return 0, err
+			}
 			if err := s.kd.fill(tl); err != nil {
 				return 0, fmt.Errorf("step %d: %w", step, err)
 			}
@@ -280,6 +284,9 @@ func (s *Step) LR(step int) float64 { return s.lr(step) }
 // UpdateAt is [Step.Update] at the learning rate lr, the loop's
 // s.LR(step).
 func (s *Step) UpdateAt(step int, lr float64) (StepStats, error) {
+	if err := s.agreeTeacher(step); err != nil {
+		return StepStats{}, err
+	}
 	start := time.Now()
 	loss, err := s.sum.reduce(s.params, s.tg.Trained, s.tg.Grads, s.loss)
 	if err != nil {

@@ -19,19 +19,23 @@ import (
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/atomicfile"
+	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/cliflag"
+	"github.com/vitgo/vit/internal/meminfo"
+	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/internal/signals"
 )
 
 // imageFlags are the flags of the -images mode (classify unlabelled images).
 type imageFlags struct {
-	paths   cliflag.Strings
-	topk    *int
-	cropPct *float64
-	resize  *string
-	strict  *bool
-	batch   *int
-	workers *int
+	paths     cliflag.Strings
+	topk      *int
+	cropPct   *float64
+	resize    *string
+	strict    *bool
+	batch     *int
+	workers   *int
+	maxPixels *int64
 }
 
 func addImageFlags(fs *flag.FlagSet) *imageFlags {
@@ -43,6 +47,7 @@ func addImageFlags(fs *flag.FlagSet) *imageFlags {
 	f.strict = fs.Bool("strict", false, "-images: fail on the first unreadable image instead of skipping it")
 	f.batch = fs.Int("batch", 8, "-images: largest batch per forward pass (at most the number of images; refused if the memory estimate exceeds the machine)")
 	f.workers = fs.Int("workers", 0, "-images: decoding goroutines (0 = GOMAXPROCS)")
+	f.maxPixels = fs.Int64("max-pixels", classify.DefaultMaxPixels, "-images: largest image in pixels, read from its header before decoding (at most 1000000000)")
 	return f
 }
 
@@ -76,6 +81,7 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 	if msg := f.refused(fs, o); msg != "" {
 		return fail(2, "%s", msg)
 	}
+	meminfo.LimitRuntime() // under ulimit -v, collect before the limit, not crash at it
 	var pw *predWriter
 	if preds != "" {
 		var err error
@@ -102,10 +108,10 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 	c, err := classify.Load(o.Checkpoint, classify.Options{
 		ImgSize: o.ImgSize, PosInterp: o.Interp, Resize: data.Interpolation(*f.resize), CropPct: *f.cropPct, TopK: *f.topk,
 		MaxBatch: min(*f.batch, len(paths)), Workers: min(*f.workers, len(paths)), Precision: o.Precision,
+		MaxPixels: *f.maxPixels,
 	})
-	var me *classify.MemoryError
-	if errors.As(err, &me) {
-		return fail(2, "-batch %d: %v", *f.batch, err)
+	if code, msg := f.loadRefusal(err, o); msg != "" {
+		return fail(code, "%s", msg)
 	}
 	if err != nil {
 		return fail(1, "%v", err)
@@ -126,7 +132,7 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 				return r.Err
 			}
 			skipped++
-			fmt.Fprintf(stderr, "eval: skipped %v\n", r.Err)
+			fmt.Fprintf(stderr, "eval: skipped %s\n", f.describe(r.Err))
 			return nil
 		}
 		done++
@@ -143,7 +149,7 @@ func runImages(f *imageFlags, rest []string, o evaluate.Options, preds string, f
 	if err != nil {
 		var fe *classify.FileError
 		if errors.As(err, &fe) && *f.strict {
-			return fail(1, "%v (-strict)", err)
+			return fail(1, "%s (-strict)", f.describe(err))
 		}
 		return fail(1, "%v", err)
 	}
@@ -176,8 +182,65 @@ func (f *imageFlags) refused(fs *flag.FlagSet, o evaluate.Options) string {
 		return "-ema is not supported with -images"
 	case *f.topk <= 0 || *f.batch <= 0 || *f.workers < 0:
 		return "-topk and -batch must be positive, -workers ≥ 0"
+	case *f.maxPixels < 1 || *f.maxPixels > data.MaxMaxPixels:
+		return fmt.Sprintf("-max-pixels %d: want 1 to %d", *f.maxPixels, data.MaxMaxPixels)
 	}
 	return ""
+}
+
+// loadRefusal says which flag of -images made classify.Load refuse, with
+// status 2, or "" when none did: a -batch the lanes cannot hold, a size
+// (-img-size) whose one image the machine cannot hold or the model cannot
+// take. It names the flags the user can set, never the config keys
+// (train.eval_batch_size, model.img_size) that -images has no way to set;
+// a checkpoint whose one image the machine cannot hold at its own size is
+// status 1, named with the memory it needs.
+func (f *imageFlags) loadRefusal(err error, o evaluate.Options) (int, string) {
+	var me *classify.MemoryError
+	if errors.As(err, &me) {
+		return 2, fmt.Sprintf("-batch %d: %v", *f.batch, err)
+	}
+	size := "(the checkpoint's)"
+	if o.ImgSize != nil {
+		size = fmt.Sprintf("%dx%d", o.ImgSize[0], o.ImgSize[1])
+	}
+	var mem *memory.Error
+	switch {
+	case errors.As(err, &mem) && o.ImgSize != nil:
+		return 2, fmt.Sprintf("-img-size %s with -batch %d: %v: lower -img-size", size, *f.batch, mem)
+	case mem != nil:
+		return 1, fmt.Sprintf("%s: one image at the checkpoint's size: %v", o.Checkpoint, mem)
+	}
+	var ce *cfgerr.Error
+	if errors.As(err, &ce) && ce.Key == "model.img_size" && o.ImgSize != nil {
+		return 2, fmt.Sprintf("-img-size %s: %v", size, ce.Err)
+	}
+	return 0, ""
+}
+
+// describe says why a file was skipped, naming the flag (-max-pixels) where
+// the data package's error names its config key (data.max_pixels), which
+// -images cannot set.
+func (f *imageFlags) describe(err error) string {
+	var fe *classify.FileError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	var tl *classify.TooLargeError
+	var dt *data.DecodedTooLargeError
+	var ob *classify.OverBudgetError
+	switch {
+	case errors.As(err, &ob):
+		return fmt.Sprintf("%s: needs %d bytes to decode, more than the whole decode budget of %d bytes (half of what this process's memory limits leave: ulimit -v, the cgroup, MemAvailable)",
+			fe.Path, ob.Cost, ob.Budget)
+	case errors.As(err, &tl):
+		return fmt.Sprintf("%s: the image is %dx%d = %d pixels, over -max-pixels %d (refused before decoding)",
+			fe.Path, tl.Width, tl.Height, int64(tl.Width)*int64(tl.Height), tl.Limit)
+	case errors.As(err, &dt):
+		return fmt.Sprintf("%s: the %dx%d %s image decodes to %d bytes, over the limit of %d bytes (%d × -max-pixels; refused before decoding)",
+			fe.Path, dt.Width, dt.Height, dt.Format, dt.Bytes, dt.Limit, data.BytesPerMaxPixel)
+	}
+	return err.Error()
 }
 
 // printResult writes one image's line: its path, then each prediction's

@@ -2,7 +2,7 @@
 //
 //	go run ./cmd/eval -checkpoint FILE [-config FILE] [-set key=value]… [-img-size N | -img-size HxW]
 //	    [-interp bicubic|bilinear] [-ema] [-precision fp32|bf16] [-results FILE] [-predictions FILE] [-confusion-png FILE]
-//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-precision fp32|bf16]
+//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-max-pixels N] [-precision fp32|bf16]
 //	    [-predictions out.csv|.json|.jsonl] [-strict]
 //
 // The model config, normalization and class names come from the checkpoint;
@@ -66,6 +66,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := kernels.CheckBF16KernelEnv(); err != nil {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
 		return 2
+	}
+	if prec == graph.BF16 {
+		if line, warn := kernels.BF16KernelNote(); warn {
+			fmt.Fprintf(stderr, "eval: warning: %s\n", line)
+		} else {
+			fmt.Fprintf(stderr, "eval: %s\n", line)
+		}
 	}
 	if *ckpt == "" {
 		fmt.Fprintln(stderr, "eval: -checkpoint is required")

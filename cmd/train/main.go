@@ -30,6 +30,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/vitgo/vit/dist"
+	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/graph/kernels"
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/cliflag"
@@ -107,12 +108,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
+	// Say which kernel bf16's products run on, and warn when it is the
+	// slow emulation.
+	var bf16Line string
+	var bf16Warn bool
+	if cfg.WithDefaults().Train.Precision == graph.BF16 {
+		bf16Line, bf16Warn = kernels.BF16KernelNote()
+	}
 	if *dry {
 		if err := train.Summary(stdout, cfg); err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 1
 		}
+		if bf16Warn {
+			fmt.Fprintf(stdout, "warning: %s\n", bf16Line)
+		} else if bf16Line != "" {
+			fmt.Fprintln(stdout, bf16Line)
+		}
 		return 0
+	}
+	switch {
+	case bf16Warn:
+		log.Warn(bf16Line)
+	case bf16Line != "":
+		log.Info(bf16Line)
 	}
 	if *memProfile != "" {
 		defer func() {
@@ -146,9 +165,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // interrupted one (130 for SIGINT, 143 for SIGTERM; with the command that
 // resumes it), 1 for a failure.
 func finish(res *train.Result, err error, comm dist.Comm, log *logrus.Logger, stderr io.Writer, resumeCmd string, sigStatus int) int {
-	if rc := (*train.RankConfigError)(nil); errors.As(err, &rc) {
+	if everyRank(err) {
 		// Every rank found the same difference: each reports it and ends
-		// alone, with no MPI_Abort.
+		// alone, with no MPI_Abort. (A rank whose own start failed aborts
+		// the job after its message; the others wait for that here.)
 		log.Errorf("rank %d of %d: %v", comm.Rank(), comm.Size(), err)
 		if ferr := dist.Finalize(); ferr != nil {
 			log.Errorf("%v", ferr)
@@ -215,6 +235,14 @@ func profilesApart(cfg train.Config, cpu, mem string) error {
 		}
 	}
 	return nil
+}
+
+// everyRank reports whether err is one that every rank of a job returns
+// alike: ranks started with other configs, data or teachers, another rank's
+// failure to start, or a teacher's non-finite logits on some rank's rows.
+func everyRank(err error) bool {
+	rc, rd, rf, tl := (*train.RankConfigError)(nil), (*train.RankDataError)(nil), (*train.RankFailedError)(nil), (*train.TeacherLogitsError)(nil)
+	return errors.As(err, &rc) || errors.As(err, &rd) || errors.As(err, &rf) || errors.As(err, &tl) && tl.Ranks != nil
 }
 
 // startCPUProfile starts a CPU profile written atomically to path; the

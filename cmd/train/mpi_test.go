@@ -382,3 +382,89 @@ func TestMPIResumeOfFinishedRun(t *testing.T) {
 		t.Fatalf("no completion message:\n%s", b)
 	}
 }
+
+// TestMPIRanksRefuseOtherData: a rank whose data.root (a per-rank key)
+// holds Fashion-MNIST beside ranks on MNIST, under the same data.name, used
+// to train with exit 0; now every rank ends with status 1 and a message
+// naming data.root, the split and the rank, before step 1.
+func TestMPIRanksRefuseOtherData(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	mnist, err := data.LocateMNIST()
+	if err != nil {
+		t.Skip(err)
+	}
+	fashion, err := data.LocateFashionMNIST()
+	if err != nil {
+		t.Skip(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	b, err := mpiCmd(t, ctx, 2, 0, defaultArgs(out, 5)+" -set data.root="+mnist, defaultArgs(out, 5)+" -set data.root="+fashion).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("Fashion-MNIST on rank 1: %v, want status 1\n%s", err, b)
+	}
+	msg := "rank(s) 1 hold other files than rank 0 at data.root (train split)"
+	if n := strings.Count(string(b), msg); n != 2 || !strings.Contains(string(b), fashion) {
+		t.Fatalf("%d ranks say %q naming %s, want both:\n%s", n, msg, fashion, b)
+	}
+	if _, err := os.Stat(filepath.Join(out, train.LastState)); err == nil {
+		t.Fatalf("the refused job trained and wrote %s", train.LastState)
+	}
+}
+
+// TestMPIRanksRefuseOtherTeacher: ranks started in other working
+// directories read other files under one relative distill.teacher (equal
+// as text in every rank's config); every rank ends with status 1 and a
+// message naming distill.teacher and the rank, before step 1.
+func TestMPIRanksRefuseOtherTeacher(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	config, err := filepath.Abs("../../configs/mnist_vit_tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(out string, steps int) string {
+		return strings.Replace(defaultArgs(out, steps), "../../configs/mnist_vit_tiny.yaml", config, 1)
+	}
+	// Two teachers: one step of two seeds, each in its own directory.
+	var dirs [2]string
+	for i := range dirs {
+		out := filepath.Join(t.TempDir(), "teacher")
+		runCmd(t, mpiCmd(t, ctx, 0, 0, args(out, 1)+fmt.Sprintf(" -set train.seed=%d", i+1)))
+		dirs[i] = t.TempDir()
+		raw, err := os.ReadFile(filepath.Join(out, train.LastModel))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dirs[i], "teacher.safetensors"), raw, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	student := args(out, 5) + " -set model.distilled=true -set distill.type=hard -set distill.teacher=teacher.safetensors"
+	cmd := mpiCmd(t, ctx, 2, 0, student, student)
+	// Each rank group in its own working directory (mpirun's -wdir).
+	var a []string
+	group := 0
+	for _, s := range cmd.Args[1:] {
+		if s == "-np" {
+			a = append(a, "-wdir", dirs[group])
+			group++
+		}
+		a = append(a, s)
+	}
+	cmd.Args = append(cmd.Args[:1], a...)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("another teacher on rank 1: %v, want status 1\n%s", err, b)
+	}
+	msg := "rank(s) 1 hold other files than rank 0 at distill.teacher"
+	if n := strings.Count(string(b), msg); n != 2 {
+		t.Fatalf("%d ranks say %q, want both:\n%s", n, msg, b)
+	}
+	if _, err := os.Stat(filepath.Join(out, train.LastState)); err == nil {
+		t.Fatalf("the refused job trained and wrote %s", train.LastState)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,9 +13,10 @@ import (
 // it, AMX's (TDPBF16PS) or else AVX512_BF16's (VDPBF16PS), and on the
 // emulation (the FTZ float32 tiles, bf16_tile_emul.go) elsewhere; all give
 // sgemmBF16Ref's bits. The environment variable VIT_BF16_KERNEL=emulated
-// forces the emulation, =vdpbf16ps skips AMX, and =amx asks for AMX (the
-// others still run where it is missing), for the tests and benchmarks that
-// compare them.
+// forces the emulation, =vdpbf16ps skips AMX, and =amx asks for AMX, for
+// the tests and benchmarks that compare them. The products themselves run
+// the next backend down where the one named is missing; the commands
+// refuse to start with such a value (CheckBF16KernelEnv).
 
 // pairTiles is a backend of the products on pairs of depth: AMX's tiles,
 // or VDPBF16PS's register tiles on operands whose depth is permuted.
@@ -66,13 +68,55 @@ const BF16KernelEnv = "VIT_BF16_KERNEL"
 // unless it is unset, amx, vdpbf16ps or emulated. Any other value is
 // ignored by the products (they run on the default backend), so a command
 // refuses to start with one rather than run something it did not ask for.
+// A kernel this CPU (or Linux, or the build) cannot run — amx without AMX,
+// vdpbf16ps without AVX512_BF16 — is a *BF16KernelError naming the CPU
+// flags it lacks: the products would silently run another backend.
 func CheckBF16KernelEnv() error {
 	switch v := os.Getenv(BF16KernelEnv); v {
-	case "", "amx", "vdpbf16ps", "emulated":
+	case "", "emulated":
+		return nil
+	case "amx", "vdpbf16ps":
+		if miss := bf16Missing(v); len(miss) > 0 {
+			return &BF16KernelError{Value: v, Missing: miss}
+		}
 		return nil
 	default:
 		return fmt.Errorf("environment variable %s=%q: want amx, vdpbf16ps or emulated, or leave it unset for the fastest backend the CPU has", BF16KernelEnv, v)
 	}
+}
+
+// BF16KernelError is a BF16KernelEnv naming a bfloat16 kernel this CPU (or
+// Linux, or the build) cannot run.
+type BF16KernelError struct {
+	Value   string   // the variable's value: amx or vdpbf16ps
+	Missing []string // what the CPU lacks, by CPU flag (AVX512_BF16, AMX_TILE, …)
+}
+
+func (e *BF16KernelError) Error() string {
+	return fmt.Sprintf("environment variable %s=%s: this CPU cannot run that bfloat16 kernel (it lacks %s); unset %s for the fastest backend it has, or set it to emulated",
+		BF16KernelEnv, e.Value, strings.Join(e.Missing, ", "), BF16KernelEnv)
+}
+
+// Emulated bf16's cost against fp32, as docs/precision.md measures it on a
+// CPU with AVX2 and FMA but no bfloat16 instruction.
+const bf16EmulatedCost = "about 4-5x fp32's CPU time in training and 2.6x in evaluation"
+
+// BF16KernelNote is the line a command logs when its products run in bf16
+// (at start and in -dry-run): the kernel they run on. warn is true when
+// that is the emulation because the CPU has no bfloat16 instruction
+// (neither AVX512_BF16 nor AMX): the line then says how much slower than
+// fp32 it is. The emulation asked for (VIT_BF16_KERNEL=emulated) is no
+// warning.
+func BF16KernelNote() (line string, warn bool) {
+	if pt := bf16Tiles(); pt != nil {
+		return "bf16 kernel: " + pt.name, false
+	}
+	name := emulKernel().name
+	if os.Getenv(BF16KernelEnv) == "emulated" {
+		return fmt.Sprintf("bf16 kernel: %s (emulated, as %s=emulated asks)", name, BF16KernelEnv), false
+	}
+	return fmt.Sprintf("bf16 kernel: %s (emulated): this CPU has no bfloat16 instruction (it lacks %s), so bf16 products are emulated on float32 FMAs, %s; precision fp32 is faster here",
+		name, strings.Join(bf16Missing("vdpbf16ps"), ", "), bf16EmulatedCost), true
 }
 
 var bf16Pick struct {

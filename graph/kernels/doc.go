@@ -105,8 +105,10 @@
 // so these give the bits of the same products of the float32 values
 // (TestWordsProducts); a graph keeps product-only activations that way.
 //
-// AMX runs where it can, else VDPBF16PS (BF16Backend names the backend;
-// VIT_BF16_KERNEL=emulated forces the emulation, =vdpbf16ps skips AMX).
+// AMX runs where it can, else VDPBF16PS (BF16Backend names the backend,
+// BF16KernelNote the line the commands log;
+// VIT_BF16_KERNEL=emulated forces the emulation, =vdpbf16ps skips AMX;
+// CheckBF16KernelEnv refuses a kernel the CPU lacks).
 // TestAMXEqualsReference, TestAMXBlocked, TestPackConversion,
 // TestBF16EmulatedEqualsReference, TestBF16Underflow and
 // TestBF16SignOfZero pin every backend

@@ -144,3 +144,17 @@ func Describe(n *yaml.Node) string {
 	}
 	return fmt.Sprintf("%q (%s)", v, strings.TrimPrefix(n.ShortTag(), "!!"))
 }
+
+// minNormal32 is the smallest positive normal float32, 2^-126 (about
+// 1.18e-38); the float32 values below it are subnormal.
+const minNormal32 = 0x1p-126
+
+// PositiveNormal32 reports whether x, rounded to float32, is a positive
+// normal finite number: a value that float32 arithmetic may divide by
+// without a 0, a subnormal that has lost its digits, or an infinity. Config
+// keys that divide (a std, a temperature, an epsilon) are checked with it:
+// 1e-40 is a positive float64 but a subnormal float32, and 1e-300 is 0.
+func PositiveNormal32(x float64) bool {
+	f := float32(x)
+	return f >= minNormal32 && f <= math.MaxFloat32
+}

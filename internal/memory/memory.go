@@ -310,7 +310,7 @@ func FormatBytes(n int64) string {
 // Err of a *cfgerr.Error whose key is the setting that contributes most.
 type Error struct {
 	Need, Have int64
-	Source     string // where Have comes from: /proc/meminfo MemAvailable or a cgroup limit
+	Source     string // where Have comes from: MemAvailable, a cgroup limit or a resource limit
 	Part       string // the largest part of the estimate
 }
 
@@ -351,10 +351,11 @@ func Check(e Estimate, have int64, source string) error {
 	return &cfgerr.Error{Key: key, Err: &Error{Need: e.Peak, Have: have, Source: source, Part: part}}
 }
 
-// Available returns the memory this process may still use
-// (meminfo.Available): the smaller of /proc/meminfo's MemAvailable and the
-// cgroup's free memory, and where it comes from; 0 when unknown.
-func Available() (int64, string) { return meminfo.Available() }
+// Available returns the memory this process may still use by every limit
+// it has (meminfo.Free): the smallest of /proc/meminfo's MemAvailable, the
+// cgroup's free memory and what RLIMIT_AS (`ulimit -v`) and RLIMIT_DATA
+// leave, and where it comes from; 0 when unknown.
+func Available() (int64, string) { return meminfo.Free() }
 
 // CheckMachine checks e against Available.
 func CheckMachine(e Estimate) error {
