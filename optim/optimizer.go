@@ -207,7 +207,7 @@ func checkState(opt OptName, names []string, st State) error {
 		return fmt.Errorf("%s state: step 0 but %d buffers", opt, n)
 	case st.Step > 0 && len(names) > 0 && n == 0:
 		return fmt.Errorf("%s state: step %d but no %q buffers", opt, st.Step, names)
-	case st.Step == 0:
+	case st.Step == 0 || len(names) < 2:
 		return nil
 	}
 	for _, slot := range names[1:] {
