@@ -53,6 +53,11 @@ func NewLamb(c Config) (*Lamb, error) {
 // Steps returns the number of steps taken.
 func (o *Lamb) Steps() int { return o.step }
 
+// Groups returns the group of each parameter, as [AdamW.Groups] does.
+func (o *Lamb) Groups(params []Param) []Group {
+	return groupsOf(params, o.weightDecay, o.layerDecay)
+}
+
 // Slots returns "exp_avg" and "exp_avg_sq".
 func (o *Lamb) Slots() []string { return slices.Clone(lambSlots) }
 

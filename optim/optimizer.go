@@ -23,6 +23,10 @@ type Optimizer interface {
 	Step(params []Param, lr float64) error
 	// Steps returns the number of steps taken.
 	Steps() int
+	// Groups returns the group (weight decay, learning-rate scale) of
+	// each parameter, parallel to params, as Step applies them: timm's
+	// parameter groups, the same for every optimizer.
+	Groups(params []Param) []Group
 	// Slots names the optimizer's per-parameter state buffers, in the
 	// order they are stored.
 	Slots() []string
@@ -117,6 +121,16 @@ func checkParams(params []Param, layerDecay float64) error {
 		return fmt.Errorf("layer decay %g needs the model's layer ids, but every parameter has LayerID 0", layerDecay)
 	}
 	return nil
+}
+
+// groupsOf returns the group of each of params (see [Optimizer]).
+func groupsOf(params []Param, wd, layerDecay float64) []Group {
+	n := numLayers(params)
+	out := make([]Group, len(params))
+	for i, p := range params {
+		out[i] = groupOf(p, n, wd, layerDecay)
+	}
+	return out
 }
 
 // groupOf returns the group of p in a model of numLayers layer ids, for

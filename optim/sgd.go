@@ -53,6 +53,11 @@ func NewSGD(c Config, nesterov bool) (*SGD, error) {
 // Steps returns the number of steps taken.
 func (o *SGD) Steps() int { return o.step }
 
+// Groups returns the group of each parameter, as [AdamW.Groups] does.
+func (o *SGD) Groups(params []Param) []Group {
+	return groupsOf(params, o.weightDecay, o.layerDecay)
+}
+
 // Slots returns "momentum_buffer", or nothing when the momentum is 0.
 func (o *SGD) Slots() []string { return slices.Clone(o.state.names) }
 
