@@ -76,8 +76,8 @@ type Config struct {
 	EMADecay     float64        `yaml:"ema_decay"`     // EMA decay per step, in (0, 1]; 0 = 0.9998
 	EMAWarmup    bool           `yaml:"ema_warmup"`    // timm ModelEmaV3 decay warmup
 	// Momentum is SGD's momentum factor (sgd, nesterov, momentum), >= 0;
-	// default DefaultMomentum. Other optimizers ignore it, and it is left
-	// out of a resolved config for them while unset.
+	// default DefaultMomentum. Setting it for another optimizer is an
+	// error; for them it is left out of a resolved config.
 	Momentum optional.Float `yaml:"momentum,omitempty"`
 }
 
@@ -194,7 +194,9 @@ func (c Config) Validate() error {
 	if !(c.LayerDecay >= 0 && c.LayerDecay <= 1) {
 		bad("layer_decay", "in [0,1] (0 or 1 = off)", c.LayerDecay)
 	}
-	if mom := c.Momentum.Value(); !(mom >= 0) || !finite(mom) {
+	if c.Momentum.IsSet() && !c.Opt.usesMomentum() {
+		bad("momentum", "left out for optim.opt "+string(c.Opt)+" (only sgd, nesterov and momentum use it)", c.Momentum.Value())
+	} else if mom := c.Momentum.Value(); !(mom >= 0) || !finite(mom) {
 		bad("momentum", ">= 0", mom)
 	} else if mom == 0 && (c.Opt == OptSGD || c.Opt == OptNesterov) {
 		bad("momentum", fmt.Sprintf("> 0 for Nesterov momentum (optim.opt %s; plain SGD is optim.opt momentum with momentum 0)", c.Opt), mom)

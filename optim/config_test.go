@@ -63,6 +63,8 @@ func TestConfigValidate(t *testing.T) {
 		{"opt", func(c *Config) { c.Opt = "adam" }, `optim.opt: must be one of "adamw", "sgd", "nesterov", "momentum", "lamb", got "adam"`},
 		{"momentum negative", func(c *Config) { c.Opt, c.Momentum = OptMomentum, optional.FloatOf(-0.1) }, "optim.momentum: must be >= 0, got -0.1"},
 		{"momentum NaN", func(c *Config) { c.Opt, c.Momentum = OptSGD, optional.FloatOf(math.NaN()) }, "optim.momentum: must be >= 0, got NaN"},
+		{"momentum for adamw", func(c *Config) { c.Momentum = optional.FloatOf(0.9) }, "optim.momentum: must be left out for optim.opt adamw (only sgd, nesterov and momentum use it), got 0.9"},
+		{"momentum for lamb", func(c *Config) { c.Opt, c.Momentum = OptLamb, optional.FloatOf(0) }, "optim.momentum: must be left out for optim.opt lamb"},
 		{"nesterov momentum 0", func(c *Config) { c.Opt, c.Momentum = OptNesterov, optional.FloatOf(0) }, "optim.momentum: must be > 0 for Nesterov momentum"},
 		{"lr negative", func(c *Config) { c.LR = -1 }, "optim.lr: must be > 0, got -1"},
 		{"lr NaN", func(c *Config) { c.LR = math.NaN() }, "optim.lr: must be > 0, got NaN"},

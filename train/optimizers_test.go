@@ -81,13 +81,13 @@ func optimizerRun(t *testing.T, opt optim.OptName, steps int) Config {
 // TestOptimizersTrainAndResume: each optimizer trains through train.Run
 // with layer decay, clipping, the EMA, freezing and gradient accumulation;
 // a run stopped after 2 steps and resumed to 4 ends bit for bit where the
-// uninterrupted run does; the same resume on 2 in-process ranks (its state
-// shared from rank 0) ends there to float32 summation order; the frozen
-// tensors keep no optimizer state; and a resume under another optimizer is
-// refused, naming optim.opt.
+// uninterrupted run does; the same resume on 2 in-process ranks (rank 0's
+// state shared with the other, the frozen tensors having no slots) ends
+// there to float32 summation order; the frozen tensors keep no optimizer
+// state; and a resume under another optimizer is refused, naming optim.opt.
 func TestOptimizersTrainAndResume(t *testing.T) {
 	ctx := context.Background()
-	for _, opt := range []optim.OptName{optim.OptSGD, optim.OptMomentum, optim.OptLamb} {
+	for _, opt := range []optim.OptName{optim.OptAdamW, optim.OptSGD, optim.OptMomentum, optim.OptLamb} {
 		t.Run(string(opt), func(t *testing.T) {
 			ref := optimizerRun(t, opt, 4)
 			_, errs := runRanks(t, ctx, ref, 0, false)
@@ -96,8 +96,8 @@ func TestOptimizersTrainAndResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[optim.OptName]int{optim.OptSGD: 1, optim.OptMomentum: 1, optim.OptLamb: 2}[opt]
-			if len(st.Slots) != want || st.M != nil || st.OptStep != 4 {
+			want := map[optim.OptName]int{optim.OptAdamW: 2, optim.OptSGD: 1, optim.OptMomentum: 1, optim.OptLamb: 2}[opt]
+			if len(st.Slots) != want || (st.M != nil) != (opt == optim.OptAdamW) || st.OptStep != 4 {
 				t.Fatalf("%d slots (want %d), M %v, optim step %d", len(st.Slots), want, st.M != nil, st.OptStep)
 			}
 			for slot, bufs := range st.Slots {
@@ -172,5 +172,44 @@ func sameWeightsAndState(t *testing.T, ref, dir string) {
 	sameWeights(t, a.EMA, b.EMA)
 	for slot := range a.Slots {
 		sameWeights(t, a.Slots[slot], b.Slots[slot])
+	}
+}
+
+// TestOptimizerKeys: optim.opt and optim.momentum read from YAML and -set;
+// the SGD optimizers resolve momentum to 0.9, AdamW leaves it out, and a
+// momentum for an optimizer without one is refused naming the key.
+func TestOptimizerKeys(t *testing.T) {
+	tests := []struct {
+		yaml     string
+		set      []string
+		momentum string // in the resolved YAML; "" = absent
+		errHas   string
+	}{
+		{"optim:\n  opt: sgd\n", nil, "momentum: 0.9", ""},
+		{"optim:\n  opt: momentum\n", []string{"optim.momentum=0"}, "momentum: 0", ""},
+		{"optim:\n  opt: nesterov\n  momentum: 0.5\n", nil, "momentum: 0.5", ""},
+		{"optim:\n  opt: lamb\n", nil, "", ""},
+		{"optim:\n  lr: 0.01\n", nil, "", ""},
+		{"optim:\n  opt: adamw\n  momentum: 0.9\n", nil, "", "optim.momentum"},
+		{"optim:\n  opt: sgd\n", []string{"optim.opt=adam"}, "", "optim.opt"},
+	}
+	for _, tc := range tests {
+		cfg, err := ParseConfig([]byte(tc.yaml), tc.set)
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%q %v: %v, want an error naming %s", tc.yaml, tc.set, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q %v: %v", tc.yaml, tc.set, err)
+		}
+		b, err := cfg.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "    momentum:"); got != (tc.momentum != "") || (got && !strings.Contains(string(b), "    "+tc.momentum+"\n")) {
+			t.Errorf("%q %v: resolved optim section\n%s\nwant %q", tc.yaml, tc.set, b, tc.momentum)
+		}
 	}
 }
