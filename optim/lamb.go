@@ -28,7 +28,6 @@ type Lamb struct {
 	layerDecay   float64 // 0 or 1: off
 	step         int
 	state        slotBanks
-	scratch      []float32 // one tensor's update
 }
 
 // lambSlots are Lamb's slots, named as in timm's state dict.
@@ -86,8 +85,8 @@ func (o *Lamb) RestoreState(st State) error {
 //	u ← u·‖w‖/‖u‖ when wd ≠ 0 (1 when either norm is 0)
 //	w ← w − lr'·u
 //
-// Norms are summed in float64 in a fixed order. On error nothing is
-// modified.
+// Norms are summed in float64 in a fixed order, and the state is the two
+// moments alone (no copy of the update). On error nothing is modified.
 func (o *Lamb) Step(params []Param, lr float64) error {
 	if err := checkLR("lamb", o.step+1, lr); err != nil {
 		return err
@@ -99,7 +98,7 @@ func (o *Lamb) Step(params []Param, lr float64) error {
 		return fmt.Errorf("lamb step %d: %w", o.step+1, err)
 	}
 	ts := make([]tensorRef[float32], 0, len(params))
-	layers, longest := numLayers(params), 0
+	layers := numLayers(params)
 	for _, p := range params {
 		if p.Frozen {
 			continue
@@ -107,19 +106,17 @@ func (o *Lamb) Step(params []Param, lr float64) error {
 		m, v := o.state.banks[0].slots[p.Name].data, o.state.banks[1].slots[p.Name].data
 		ts = append(ts, tensorRef[float32]{w: p.Value, g: p.Grad, bufs: [][]float32{m, v},
 			group: groupOf(p, layers, o.weightDecay, o.layerDecay)})
-		longest = max(longest, len(p.Value))
-	}
-	if len(o.scratch) < longest {
-		o.scratch = make([]float32, longest)
 	}
 	o.step++
-	lambStep(ts, o.scratch, lr, o.step, o.beta1, o.beta2, o.eps)
+	lambStep(ts, lr, o.step, o.beta1, o.beta2, o.eps)
 	return nil
 }
 
-// lambStep is [Lamb.Step]'s arithmetic on ts at step t (1-based); scratch
-// holds at least the longest tensor.
-func lambStep[T float32 | float64](ts []tensorRef[T], scratch []T, lr float64, t int, beta1, beta2, eps float64) {
+// lambStep is [Lamb.Step]'s arithmetic on ts at step t (1-based). It
+// keeps no copy of a tensor's update: a first pass updates the moments and
+// sums ‖update‖², a second computes each element's update again, with the
+// same operations and so the same bits, and applies it.
+func lambStep[T float32 | float64](ts []tensorRef[T], lr float64, t int, beta1, beta2, eps float64) {
 	var sq float64 // Σ over tensors of ‖g‖², as torch's norm of the norms
 	for _, r := range ts {
 		n := norm2(r.g)
@@ -132,30 +129,40 @@ func lambStep[T float32 | float64](ts []tensorRef[T], scratch []T, lr float64, t
 	tc, tbc1, tbc2, teps := T(clip), T(bc1), T(bc2Sqrt), T(eps)
 	for _, r := range ts {
 		wd := T(r.group.WeightDecay)
-		m, v := r.bufs[0][:len(r.w)], r.bufs[1][:len(r.w)]
-		g, u := r.g[:len(r.w)], scratch[:len(r.w)]
-		for i, wi := range r.w {
+		m, v, g := r.bufs[0][:len(r.w)], r.bufs[1][:len(r.w)], r.g[:len(r.w)]
+		// update is element i's update (before the trust ratio), from the
+		// new moments and the weight before the step.
+		update := func(i int) T {
+			denom := T(T(math.Sqrt(float64(v[i])))/tbc2) + teps
+			u := (m[i] / tbc1) / denom
+			if wd != 0 {
+				u += T(wd * r.w[i])
+			}
+			return u
+		}
+		var usq float64
+		for i := range r.w {
 			gi := g[i] / tc
 			m[i] = T(m[i]*b1) + T(gi*c1)
 			v[i] = T(v[i]*b2) + T(T(gi*gi)*c2)
-			denom := T(T(math.Sqrt(float64(v[i])))/tbc2) + teps
-			u[i] = (m[i] / tbc1) / denom
 			if wd != 0 {
-				u[i] += T(wd * wi)
+				u := float64(update(i))
+				usq += u * u
 			}
 		}
+		trust := T(1)
 		if wd != 0 {
-			wn, un := norm2(r.w), norm2(u)
-			if wn > 0 && un > 0 {
-				trust := T(wn / un)
-				for i := range u {
-					u[i] = T(u[i] * trust)
-				}
+			if wn, un := norm2(r.w), math.Sqrt(usq); wn > 0 && un > 0 {
+				trust = T(wn / un)
 			}
 		}
 		negLR := T(-lr * r.group.LRScale)
-		for i, ui := range u {
-			r.w[i] += T(negLR * ui)
+		for i := range r.w {
+			u := update(i)
+			if wd != 0 {
+				u = T(u * trust)
+			}
+			r.w[i] += T(negLR * u)
 		}
 	}
 }

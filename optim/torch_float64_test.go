@@ -96,13 +96,11 @@ func TestAgainstTorchFloat64(t *testing.T) {
 			}
 			params := g.params()
 			ts := make([]tensorRef[float64], len(params))
-			longest := 0
 			for i, tt := range g.Tensors {
 				ts[i] = tensorRef[float64]{w: append([]float64(nil), tt.W0...), group: groupOf(params[i], numLayers(params), g.WeightDecay, g.LayerDecay)}
 				for range opt.Slots() {
 					ts[i].bufs = append(ts[i].bufs, make([]float64, len(tt.W0)))
 				}
-				longest = max(longest, len(tt.W0))
 			}
 			want := g.Runs[tc.run].Steps
 			if len(want) != 20 {
@@ -116,7 +114,7 @@ func TestAgainstTorchFloat64(t *testing.T) {
 				case *SGD:
 					sgdStep(ts, g.LRs[s], o.momentum, o.nesterov, s == 0)
 				case *Lamb:
-					lambStep(ts, make([]float64, longest), g.LRs[s], s+1, o.beta1, o.beta2, o.eps)
+					lambStep(ts, g.LRs[s], s+1, o.beta1, o.beta2, o.eps)
 				default:
 					t.Fatalf("%T", opt)
 				}
