@@ -11,6 +11,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/optim"
 )
@@ -196,8 +197,11 @@ func TestOptimizerKeys(t *testing.T) {
 	for _, tc := range tests {
 		cfg, err := ParseConfig([]byte(tc.yaml), tc.set)
 		if tc.errHas != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
-				t.Errorf("%q %v: %v, want an error naming %s", tc.yaml, tc.set, err, tc.errHas)
+			var keys []string
+			lined := true // a key from the file names its line
+			cfgerr.Walk(err, func(e *cfgerr.Error) { keys, lined = append(keys, e.Key), lined && (tc.set != nil || e.Line > 0) })
+			if len(keys) != 1 || keys[0] != tc.errHas || !lined {
+				t.Errorf("%q %v: %v (keys %q), want a *cfgerr.Error naming %s", tc.yaml, tc.set, err, keys, tc.errHas)
 			}
 			continue
 		}
