@@ -23,9 +23,10 @@ type SGD struct {
 
 // NewSGD returns an SGD with the momentum, weight_decay and layer_decay of
 // c, with Nesterov momentum when nesterov is set; zero fields of c mean the
-// defaults (Config.WithDefaults, momentum DefaultMomentum).
+// defaults (Config.WithDefaults, momentum DefaultMomentum). c.Opt, when not
+// one of the SGD names, is taken as sgd (nesterov) or momentum.
 func NewSGD(c Config, nesterov bool) (*SGD, error) {
-	if c.Opt == "" || c.Opt == OptAdamW {
+	if !c.Opt.usesMomentum() {
 		c.Opt = OptMomentum
 		if nesterov {
 			c.Opt = OptSGD
