@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/checkpoint/trainstate"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
@@ -526,9 +527,7 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 
 // StateFileFor is the training-state file written beside the model file
 // path: last.safetensors → last.train.safetensors.
-func StateFileFor(path string) string {
-	return strings.TrimSuffix(path, ".safetensors") + ".train.safetensors"
-}
+func StateFileFor(path string) string { return trainstate.PathFor(path) }
 
 // EMAError is a failure to load the EMA weights from a training-state file.
 type EMAError struct {
@@ -547,18 +546,14 @@ func (e *EMAError) Unwrap() error { return e.Err }
 // error). Its errors are *EMAError.
 func LoadEMA(m *layers.VisionTransformer, path string, opts LoadOptions) error {
 	state := StateFileFor(path)
-	f, err := safetensors.ReadFile(state)
+	ema, err := trainstate.ReadEMA(state)
 	if err != nil {
 		return &EMAError{State: state, Err: err}
 	}
 	for _, p := range m.Params {
-		t, ok := f.Get("ema." + p.Name)
+		v, ok := ema[p.Name]
 		if !ok {
 			return &EMAError{State: state, Err: fmt.Errorf("holds no EMA weights (ema.%s)", p.Name)}
-		}
-		v, err := t.Float32()
-		if err != nil {
-			return &EMAError{State: state, Err: err}
 		}
 		// The state file stores each tensor flat: pos_embed is (1, rows, D)
 		// with the model's D.

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // AdamW is torch.optim.AdamW (amsgrad off) over named float32 tensors, with
@@ -61,11 +62,7 @@ func (o *AdamW) Groups(params []Param) []Group {
 
 // group returns the group of p in a model of numLayers layer ids.
 func (o *AdamW) group(p Param, numLayers int) Group {
-	g := Group{WeightDecay: o.weightDecay, LRScale: LayerScale(p.LayerID, numLayers, o.layerDecay)}
-	if NoWeightDecay(p) {
-		g.WeightDecay = 0
-	}
-	return g
+	return groupOf(p, numLayers, o.weightDecay, o.layerDecay)
 }
 
 // Step applies one AdamW update with learning rate lr to every parameter
@@ -91,8 +88,8 @@ func (o *AdamW) group(p Param, numLayers int) Group {
 // the CPU. The update runs on every core over fixed pieces of the
 // parameters; the result does not depend on the number of cores.
 func (o *AdamW) Step(params []Param, lr float64) error {
-	if !(lr >= 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("adamw step %d: learning rate must be finite and >= 0, got %g", o.step+1, lr)
+	if err := checkLR("adamw", o.step+1, lr); err != nil {
+		return err
 	}
 	if err := o.prepare(params); err != nil {
 		return fmt.Errorf("adamw step %d: %w", o.step+1, err)
@@ -149,13 +146,8 @@ func (o *AdamW) Step(params []Param, lr float64) error {
 // prepare checks params against the state, creating zero moments on the
 // first step.
 func (o *AdamW) prepare(params []Param) error {
-	for _, p := range params {
-		if err := p.check(); err != nil {
-			return err
-		}
-	}
-	if o.layerDecay != 0 && len(params) > 0 && numLayers(params) < 2 {
-		return fmt.Errorf("layer decay %g needs the model's layer ids, but every parameter has LayerID 0", o.layerDecay)
+	if err := checkParams(params, o.layerDecay); err != nil {
+		return err
 	}
 	params = trainable(params)
 	if o.m != nil {
@@ -204,4 +196,34 @@ func (o *AdamW) LoadState(step int, m, v map[string][]float32) error {
 	}
 	o.m, o.v = bankFrom(m), bankFrom(v)
 	return nil
+}
+
+// adamWSlots are AdamW's slots: exp_avg and exp_avg_sq, named "m" and "v"
+// as the training-state file has always stored them.
+var adamWSlots = []string{"m", "v"}
+
+// Slots returns AdamW's slot names, "m" (exp_avg) and "v" (exp_avg_sq).
+func (o *AdamW) Slots() []string { return slices.Clone(adamWSlots) }
+
+// SaveState returns [AdamW.State] as an optimizer-neutral [State].
+func (o *AdamW) SaveState() State {
+	step, m, v := o.State()
+	return State{Step: step, Slots: map[string]map[string][]float32{"m": m, "v": v}}
+}
+
+// RestoreState is [AdamW.LoadState] from an optimizer-neutral [State]; a
+// slot other than "m" and "v" is an error wrapping ErrSlots.
+func (o *AdamW) RestoreState(st State) error {
+	if err := checkState(OptAdamW, adamWSlots, st); err != nil {
+		return err
+	}
+	return o.LoadState(st.Step, orEmpty(st.Slots["m"]), orEmpty(st.Slots["v"]))
+}
+
+// orEmpty returns m, or an empty map for nil.
+func orEmpty(m map[string][]float32) map[string][]float32 {
+	if m == nil {
+		return map[string][]float32{}
+	}
+	return m
 }

@@ -9,17 +9,31 @@ import (
 	"github.com/vitgo/vit/internal/optional"
 )
 
-// Optimizer names the optimizer, the value of Config.Opt. The zero value
-// "" means OptAdamW.
-type Optimizer string
+// OptName names the optimizer, the value of Config.Opt: a row of the
+// optimizer table (see [New]). The zero value "" means OptAdamW.
+type OptName string
 
-// OptAdamW is the only optimizer, the value of Config.Opt.
-const OptAdamW Optimizer = "adamw"
+// The optimizers, values of Config.Opt, named as timm's --opt names them.
+const (
+	OptAdamW    OptName = "adamw"    // torch.optim.AdamW ([AdamW])
+	OptSGD      OptName = "sgd"      // torch.optim.SGD with Nesterov momentum ([SGD]), as timm's "sgd"
+	OptNesterov OptName = "nesterov" // the same as OptSGD
+	OptMomentum OptName = "momentum" // torch.optim.SGD with plain (heavy-ball) momentum
+	OptLamb     OptName = "lamb"     // timm's Lamb ([Lamb])
+)
 
 // Validate reports whether o is a known optimizer ("" = adamw).
-func (o Optimizer) Validate() error {
-	return enum.Check(o, OptAdamW)
+func (o OptName) Validate() error {
+	return enum.Check(o, optNames()...)
 }
+
+// usesMomentum reports whether the optimizer reads Config.Momentum.
+func (o OptName) usesMomentum() bool {
+	return o == OptSGD || o == OptNesterov || o == OptMomentum
+}
+
+// DefaultMomentum is optim.momentum's default, timm's and torch's usual 0.9.
+const DefaultMomentum = 0.9
 
 // Sched names a learning-rate schedule, the value of Config.Sched. The zero
 // value "" means SchedCosine.
@@ -45,7 +59,7 @@ const MaxEpochsKey = 1e6
 // means the default, and optional.FloatOf(0) (or an explicit 0 in YAML)
 // means 0. LayerDecay's default is 0 (off), so it stays a plain float64.
 type Config struct {
-	Opt          Optimizer      `yaml:"opt"`           // optimizer: "adamw" (the only value); "" = adamw
+	Opt          OptName        `yaml:"opt"`           // optimizer: adamw, sgd, nesterov, momentum or lamb; "" = adamw
 	LR           float64        `yaml:"lr"`            // base (peak) learning rate; 0 = 1e-3
 	WeightDecay  optional.Float `yaml:"weight_decay"`  // decoupled weight decay, not applied to NoWeightDecay tensors; default 0.05, 0 = none
 	Betas        []float64      `yaml:"betas"`         // AdamW β1, β2; nil = [0.9, 0.999]
@@ -61,6 +75,10 @@ type Config struct {
 	EMA          bool           `yaml:"ema"`           // keep an EMA of the weights
 	EMADecay     float64        `yaml:"ema_decay"`     // EMA decay per step, in (0, 1]; 0 = 0.9998
 	EMAWarmup    bool           `yaml:"ema_warmup"`    // timm ModelEmaV3 decay warmup
+	// Momentum is SGD's momentum factor (sgd, nesterov, momentum), >= 0;
+	// default DefaultMomentum. Setting it for another optimizer is an
+	// error; for them it is left out of a resolved config.
+	Momentum optional.Float `yaml:"momentum,omitempty"`
 }
 
 // DefaultConfig returns the documented defaults: AdamW lr 1e-3, weight decay
@@ -81,8 +99,10 @@ func DefaultConfig() Config {
 // value: Opt, LR, Betas, Eps, Sched, DecayEpochs, DecayRate and EMADecay
 // when zero, and the optional fields (WeightDecay, WarmupEpochs, WarmupLR,
 // MinLR, ClipGrad) when unset; an optional field set to 0 stays 0.
-// (LayerDecay, EMA and EMAWarmup default to their zero.) NewAdamW and
-// Schedule call it.
+// (LayerDecay, EMA and EMAWarmup default to their zero.) Momentum, when
+// unset, becomes DefaultMomentum for the SGD optimizers only; Eps defaults
+// to LambEps for lamb. New, NewAdamW
+// and Schedule call it.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	if c.Opt == "" {
@@ -93,6 +113,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Betas == nil {
 		c.Betas = d.Betas
+	}
+	if c.Eps == 0 && c.Opt == OptLamb {
+		c.Eps = LambEps
 	}
 	for _, f := range []struct{ v, def *float64 }{
 		{&c.LR, &d.LR}, {&c.Eps, &d.Eps}, {&c.DecayEpochs, &d.DecayEpochs}, {&c.DecayRate, &d.DecayRate}, {&c.EMADecay, &d.EMADecay},
@@ -106,6 +129,9 @@ func (c Config) WithDefaults() Config {
 	c.WarmupLR = c.WarmupLR.Or(d.WarmupLR)
 	c.MinLR = c.MinLR.Or(d.MinLR)
 	c.ClipGrad = c.ClipGrad.Or(d.ClipGrad)
+	if c.Opt.usesMomentum() {
+		c.Momentum = c.Momentum.Or(optional.FloatOf(DefaultMomentum))
+	}
 	return c
 }
 
@@ -167,6 +193,13 @@ func (c Config) Validate() error {
 	}
 	if !(c.LayerDecay >= 0 && c.LayerDecay <= 1) {
 		bad("layer_decay", "in [0,1] (0 or 1 = off)", c.LayerDecay)
+	}
+	if c.Momentum.IsSet() && !c.Opt.usesMomentum() {
+		bad("momentum", "left out for optim.opt "+string(c.Opt)+" (only sgd, nesterov and momentum use it)", c.Momentum.Value())
+	} else if mom := c.Momentum.Value(); !(mom >= 0) || !finite(mom) {
+		bad("momentum", ">= 0", mom)
+	} else if mom == 0 && (c.Opt == OptSGD || c.Opt == OptNesterov) {
+		bad("momentum", fmt.Sprintf("> 0 for Nesterov momentum (optim.opt %s; plain SGD is optim.opt momentum with momentum 0)", c.Opt), mom)
 	}
 	if !(c.EMADecay > 0 && c.EMADecay <= 1) {
 		bad("ema_decay", "in (0,1]", c.EMADecay)

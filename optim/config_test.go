@@ -60,7 +60,12 @@ func TestConfigValidate(t *testing.T) {
 		edit   func(*Config)
 		errHas string
 	}{
-		{"opt", func(c *Config) { c.Opt = "sgd" }, `optim.opt: must be "adamw", got "sgd"`},
+		{"opt", func(c *Config) { c.Opt = "adam" }, `optim.opt: must be one of "adamw", "sgd", "nesterov", "momentum", "lamb", got "adam"`},
+		{"momentum negative", func(c *Config) { c.Opt, c.Momentum = OptMomentum, optional.FloatOf(-0.1) }, "optim.momentum: must be >= 0, got -0.1"},
+		{"momentum NaN", func(c *Config) { c.Opt, c.Momentum = OptSGD, optional.FloatOf(math.NaN()) }, "optim.momentum: must be >= 0, got NaN"},
+		{"momentum for adamw", func(c *Config) { c.Momentum = optional.FloatOf(0.9) }, "optim.momentum: must be left out for optim.opt adamw (only sgd, nesterov and momentum use it), got 0.9"},
+		{"momentum for lamb", func(c *Config) { c.Opt, c.Momentum = OptLamb, optional.FloatOf(0) }, "optim.momentum: must be left out for optim.opt lamb"},
+		{"nesterov momentum 0", func(c *Config) { c.Opt, c.Momentum = OptNesterov, optional.FloatOf(0) }, "optim.momentum: must be > 0 for Nesterov momentum"},
 		{"lr negative", func(c *Config) { c.LR = -1 }, "optim.lr: must be > 0, got -1"},
 		{"lr NaN", func(c *Config) { c.LR = math.NaN() }, "optim.lr: must be > 0, got NaN"},
 		{"weight_decay", func(c *Config) { c.WeightDecay.Set(-0.1) }, "optim.weight_decay: must be >= 0, got -0.1"},
@@ -131,7 +136,7 @@ func TestZeroConfig(t *testing.T) {
 		t.Errorf("Config{}.Schedule() = %+v", s)
 	}
 	// Typed options validate themselves.
-	if Sched("linear").Validate() == nil || Optimizer("sgd").Validate() == nil || SchedStep.Validate() != nil {
-		t.Error("Sched/Optimizer Validate")
+	if Sched("linear").Validate() == nil || OptName("adam").Validate() == nil || OptLamb.Validate() != nil || SchedStep.Validate() != nil {
+		t.Error("Sched/OptName Validate")
 	}
 }

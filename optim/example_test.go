@@ -57,3 +57,38 @@ func Example() {
 	// fc1 lr scale 0.50, weights [0.4994875 -0.4994875]
 	// EMA [0.4994875 -0.4994875]
 }
+
+// The optimizer table: optim.opt names a row, New builds it, and every
+// optimizer steps, saves and restores through the one interface. The state
+// is optimizer-neutral: a step count and named slots of per-parameter
+// buffers.
+func ExampleOptimizer() {
+	for _, name := range []optim.OptName{optim.OptAdamW, optim.OptSGD, optim.OptMomentum, optim.OptLamb} {
+		var opt optim.Optimizer
+		opt, err := optim.New(optim.Config{Opt: name, LR: 0.1})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		params := []optim.Param{{Name: "head.weight", Shape: []int{1, 2}, Value: []float32{0.5, -0.5}, Grad: []float32{0.3, -0.4}}}
+		if err := opt.Step(params, 0.1); err != nil {
+			fmt.Println(err)
+			return
+		}
+		st := opt.SaveState()
+		fresh, _ := optim.New(optim.Config{Opt: name})
+		if err := fresh.RestoreState(st); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-8s %-12T slots %-25s steps %d, weights %.5f\n", name, opt, fmt.Sprintf("%q", opt.Slots()), fresh.Steps(), params[0].Value)
+	}
+	// SGD: d = g + wd·w = 0.325, Nesterov d + 0.9·d, w − 0.1·d = 0.43825.
+	// Lamb: the trust ratio makes the step lr·‖w‖ long: 0.5 − 0.05.
+
+	// Output:
+	// adamw    *optim.AdamW slots ["m" "v"]                 steps 1, weights [0.39750 -0.39750]
+	// sgd      *optim.SGD   slots ["momentum_buffer"]       steps 1, weights [0.43825 -0.41925]
+	// momentum *optim.SGD   slots ["momentum_buffer"]       steps 1, weights [0.46750 -0.45750]
+	// lamb     *optim.Lamb  slots ["exp_avg" "exp_avg_sq"]  steps 1, weights [0.45000 -0.45000]
+}

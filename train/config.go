@@ -56,7 +56,7 @@ const (
 // save_best) are optional.Float or optional.Bool fields, whose zero value is
 // unset (the default) and whose Set(0) or YAML 0 is 0. WithDefaults (on
 // Config and on each section) fills them, and Run, layers.New,
-// optim.NewAdamW and the data loader call it.
+// optim.New and the data loader call it.
 type Config struct {
 	Model      layers.Config      `yaml:"model"`
 	Data       data.Config        `yaml:"data"`

@@ -10,7 +10,7 @@ import (
 	"github.com/vitgo/vit/dist"
 )
 
-// shareState makes every rank's weights, optimizer moments, EMA and
+// shareState makes every rank's weights, optimizer state, EMA and
 // counters those of rank 0, which initialised the model or resumed the run:
 // the ranks start identical and, taking identical updates, stay so.
 func shareState(c dist.Comm, s *Step, st *State) error {
@@ -30,17 +30,22 @@ func shareState(c dist.Comm, s *Step, st *State) error {
 	if !root {
 		st.Step, st.Epoch, st.EpochStep, mine.OptStep = int(hdr[0]), int(hdr[1]), int(hdr[2]), int(hdr[3])
 		st.BestTop1, st.LossSum, st.NormSum = math.Float64frombits(uint64(hdr[4])), math.Float64frombits(uint64(hdr[5])), math.Float64frombits(uint64(hdr[6]))
-		if mine.OptStep > 0 {
-			mine.M, mine.V = map[string][]float32{}, map[string][]float32{}
+		mine.Slots = map[string]map[string][]float32{} // the optimizer's slots (optim.opt is every rank's)
+		for _, slot := range s.opt.Slots() {
+			mine.Slots[slot] = map[string][]float32{}
 			for _, p := range s.params {
-				mine.M[p.Name], mine.V[p.Name] = make([]float32, len(p.Value)), make([]float32, len(p.Value))
+				if mine.OptStep > 0 && !p.Frozen {
+					mine.Slots[slot][p.Name] = make([]float32, len(p.Value))
+				}
 			}
 		}
 	}
 	for _, p := range s.params { // one order on every rank
 		bufs := [][]float32{mine.Weights[p.Name]}
-		if mine.OptStep > 0 {
-			bufs = append(bufs, mine.M[p.Name], mine.V[p.Name])
+		if mine.OptStep > 0 && !p.Frozen {
+			for _, slot := range s.opt.Slots() {
+				bufs = append(bufs, mine.Slots[slot][p.Name])
+			}
 		}
 		if mine.EMA != nil {
 			bufs = append(bufs, mine.EMA[p.Name])

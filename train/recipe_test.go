@@ -24,6 +24,7 @@ import (
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
+	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/report"
 )
 
@@ -117,7 +118,7 @@ func TestRecipeScheduleAndWarmup(t *testing.T) {
 	b1, b2 := o.Betas[0], o.Betas[1]
 	runRecipe(t, cfg, func(r *run, _ *data.Batch, s StepStats) {
 		step := r.st.Step - 1
-		_, m, v := r.step.opt.State()
+		_, m, v := r.step.opt.(*optim.AdamW).State()
 		bc1, bc2 := 1-math.Pow(b1, float64(step+1)), math.Sqrt(1-math.Pow(b2, float64(step+1)))
 		var lrs []float64
 		for _, p := range r.step.params {

@@ -193,6 +193,8 @@ func diffConfigs(old, new Config) ([]ConfigChange, error) {
 		case freezeKeys[k] && sameFrozen(old, new):
 			// Other patterns (reordered, or linear_probe spelled out) that
 			// freeze the same parameters: the same run.
+		case k == "optim.opt":
+			c.Why = "the optimizer state in the state file is the old optimizer's; another optimizer cannot continue it"
 		case !resumableKeys[k]:
 			c.Why = "changes what the run computes"
 		case k == "train.epochs" && new.Train.Epochs < old.Train.Epochs:

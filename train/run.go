@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 			if err = berr; err != nil || !ok {
 				break
 			}
-			// 3. forward and backward; reduce, clip, AdamW at the lr, EMA
+			// 3. forward and backward; reduce, clip, the optimizer at the lr, EMA
 			lr := r.step.LR(c.Step) // warmup, then the schedule (optim.schedule)
 			if _, err = r.step.Backward(b.X, b.Targets, c.Step); err != nil {
 				err = r.stepFailed(err)

@@ -145,7 +145,7 @@ func sameWeights(t *testing.T, a, b map[string][]float32) {
 }
 
 // sameRun requires a resumed run in dir to have ended exactly where the
-// uninterrupted run in ref did: weights, EMA weights and AdamW moments bit
+// uninterrupted run in ref did: weights, EMA weights and optimizer slots bit
 // for bit, and steps.csv and metrics.csv equal but for their timings
 // (img_per_s, elapsed_s).
 func sameRun(t *testing.T, ref, dir string) {
@@ -165,7 +165,14 @@ func sameRun(t *testing.T, ref, dir string) {
 	if (a.EMA == nil) != (b.EMA == nil) {
 		t.Fatalf("EMA in one state file only")
 	}
-	for what, m := range map[string][2]map[string][]float32{"EMA": {a.EMA, b.EMA}, "AdamW m": {a.M, b.M}, "AdamW v": {a.V, b.V}} {
+	if len(a.Slots) != len(b.Slots) {
+		t.Fatalf("%d vs %d optimizer slots", len(a.Slots), len(b.Slots))
+	}
+	pairs := map[string][2]map[string][]float32{"EMA": {a.EMA, b.EMA}}
+	for slot := range a.Slots {
+		pairs["optimizer "+slot] = [2]map[string][]float32{a.Slots[slot], b.Slots[slot]}
+	}
+	for what, m := range pairs {
 		t.Run(what, func(t *testing.T) { sameWeights(t, m[0], m[1]) })
 	}
 	sa, err := report.ReadSteps(filepath.Join(ref, report.StepsFile))

@@ -3,21 +3,19 @@ package train
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
-	"github.com/vitgo/vit/checkpoint"
-	"github.com/vitgo/vit/checkpoint/safetensors"
+	"github.com/vitgo/vit/checkpoint/trainstate"
 )
 
 // State is what a run needs beyond the model weights to resume exactly. It
-// lives in a sibling file (last.train.safetensors): the optimizer moments
-// under "optim.m.<param>" and "optim.v.<param>", the EMA weights under
-// "ema.<param>", and the counters and resolved config as metadata. The
-// random streams (data order, augmentation, Mixup, dropout, drop path) are
-// counter-based functions of (seed, epoch, step), so the counters are their
-// state.
+// lives in a sibling file (last.train.safetensors, laid out by package
+// checkpoint/trainstate): the optimizer's slot buffers under
+// "optim.<slot>.<param>" (AdamW's "optim.m.<param>" and "optim.v.<param>"),
+// the EMA weights under "ema.<param>", and the counters and resolved config
+// as metadata. The random streams (data order, augmentation, Mixup,
+// dropout, drop path) are counter-based functions of (seed, epoch, step),
+// so the counters are their state.
 type State struct {
 	Counters
 	Seed   uint64
@@ -26,8 +24,13 @@ type State struct {
 	// files written before they were added.
 	Classes []string
 	OptStep int
-	M, V    map[string][]float32
-	EMA     map[string][]float32 // nil without EMA
+	// Slots are the optimizer's state buffers, slot → parameter → buffer
+	// (optim.Optimizer.Slots names them).
+	Slots map[string]map[string][]float32
+	// M and V are AdamW's slots "m" and "v" (Slots["m"] and Slots["v"]),
+	// nil for another optimizer. SaveState writes them when Slots is nil.
+	M, V map[string][]float32
+	EMA  map[string][]float32 // nil without EMA
 	// Weights are the raw model weights at Step, so that this one file
 	// (written atomically) is all a resume needs: last.safetensors, written
 	// beside it, can be a step ahead when the process dies between the two.
@@ -37,6 +40,14 @@ type State struct {
 	// Config), "" without distillation: a resume refuses a teacher whose
 	// file changed (checkResume).
 	TeacherSHA256 string
+}
+
+// optimSlots returns st.Slots, or AdamW's M and V when Slots is nil.
+func (st State) optimSlots() map[string]map[string][]float32 {
+	if st.Slots != nil || (st.M == nil && st.V == nil) {
+		return st.Slots
+	}
+	return map[string]map[string][]float32{"m": st.M, "v": st.V}
 }
 
 // Counters are where a run is: what the training loop advances, what a
@@ -55,7 +66,6 @@ type Counters struct {
 // SaveState writes st atomically to path.
 func SaveState(path string, st State) error {
 	md := map[string]string{
-		"format":     checkpoint.FormatVersion + "/train",
 		"step":       strconv.Itoa(st.Step),
 		"epoch":      strconv.Itoa(st.Epoch),
 		"epoch_step": strconv.Itoa(st.EpochStep),
@@ -77,38 +87,17 @@ func SaveState(path string, st State) error {
 	if st.TeacherSHA256 != "" {
 		md["teacher_sha256"] = st.TeacherSHA256
 	}
-	var ts []safetensors.Tensor
-	add := func(prefix string, m map[string][]float32) {
-		names := make([]string, 0, len(m))
-		for n := range m {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			ts = append(ts, safetensors.Float32View(prefix+n, []int{len(m[n])}, m[n]))
-		}
-	}
-	add("optim.m.", st.M)
-	add("optim.v.", st.V)
-	add("ema.", st.EMA)
-	add("model.", st.Weights)
-	if err := safetensors.Write(path, ts, md); err != nil {
-		return fmt.Errorf("save state %s: %w", path, err)
-	}
-	return nil
+	return trainstate.Write(path, trainstate.File{Metadata: md, Slots: st.optimSlots(), EMA: st.EMA, Weights: st.Weights})
 }
 
 // LoadState reads a state file written by SaveState.
 func LoadState(path string) (State, error) {
-	f, err := safetensors.ReadFile(path)
+	f, err := trainstate.Read(path)
 	if err != nil {
 		return State{}, fmt.Errorf("load state: %w", err)
 	}
 	md := f.Metadata
-	if md["format"] != checkpoint.FormatVersion+"/train" {
-		return State{}, fmt.Errorf("load state %s: format %q, want %q", path, md["format"], checkpoint.FormatVersion+"/train")
-	}
-	st := State{Config: md["config"], TeacherSHA256: md["teacher_sha256"], M: map[string][]float32{}, V: map[string][]float32{}}
+	st := State{Config: md["config"], TeacherSHA256: md["teacher_sha256"], Slots: f.Slots, EMA: f.EMA, Weights: f.Weights}
 	for key, dst := range map[string]*int{"step": &st.Step, "epoch": &st.Epoch, "epoch_step": &st.EpochStep, "optim_step": &st.OptStep} {
 		if *dst, err = strconv.Atoi(md[key]); err != nil {
 			return State{}, fmt.Errorf("load state %s: metadata %s: %w", path, key, err)
@@ -132,29 +121,25 @@ func LoadState(path string) (State, error) {
 	if st.Seed, err = strconv.ParseUint(md["seed"], 10, 64); err != nil {
 		return State{}, fmt.Errorf("load state %s: metadata seed: %w", path, err)
 	}
-	for _, t := range f.Tensors {
-		v, err := t.Float32()
-		if err != nil {
-			return State{}, fmt.Errorf("load state %s: %w", path, err)
-		}
-		switch {
-		case strings.HasPrefix(t.Name, "optim.m."):
-			st.M[strings.TrimPrefix(t.Name, "optim.m.")] = v
-		case strings.HasPrefix(t.Name, "optim.v."):
-			st.V[strings.TrimPrefix(t.Name, "optim.v.")] = v
-		case strings.HasPrefix(t.Name, "ema."):
-			if st.EMA == nil {
-				st.EMA = map[string][]float32{}
-			}
-			st.EMA[strings.TrimPrefix(t.Name, "ema.")] = v
-		case strings.HasPrefix(t.Name, "model."):
-			if st.Weights == nil {
-				st.Weights = map[string][]float32{}
-			}
-			st.Weights[strings.TrimPrefix(t.Name, "model.")] = v
-		default:
-			return State{}, fmt.Errorf("load state %s: unexpected tensor %s", path, t.Name)
+	st.M, st.V = adamWViews(st.Slots)
+	return st, nil
+}
+
+// adamWViews returns slots' "m" and "v", each an empty map when absent and
+// the slots are AdamW's (only "m" and "v", or none), and nil for another
+// optimizer's.
+func adamWViews(slots map[string]map[string][]float32) (m, v map[string][]float32) {
+	for name := range slots {
+		if name != "m" && name != "v" {
+			return nil, nil
 		}
 	}
-	return st, nil
+	m, v = slots["m"], slots["v"]
+	if m == nil {
+		m = map[string][]float32{}
+	}
+	if v == nil {
+		v = map[string][]float32{}
+	}
+	return m, v
 }

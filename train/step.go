@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -18,14 +19,15 @@ import (
 // the experiments and the tests all train through it. It owns the training
 // graph and its tape machine, the binding of the graph's gradients to the
 // optimizer's named parameters, gradient clipping, the finite checks, the
-// AdamW update, the learning-rate schedule and the EMA of the weights.
+// optimizer's update (optim.opt: AdamW, SGD or Lamb), the learning-rate
+// schedule and the EMA of the weights.
 //
 // A step has two phases with a clear boundary between them:
 //
 //	Backward(x, targets, step)  forward and backward pass of one batch: the
 //	                            loss is returned, the gradients are left in
 //	                            the graph's gradient buffers
-//	Update(step)                reduce → clip → finite checks → AdamW → EMA →
+//	Update(step)                reduce → clip → finite checks → optimizer → EMA →
 //	                            weight check
 //
 // and [Step.Take] does both. Data-parallel training and gradient
@@ -42,9 +44,9 @@ import (
 // (the evaluator) may run: it would overwrite the gradients.
 type Step struct {
 	tg     *TrainGraph
-	params []optim.Param // the model's parameters, Grad bound to the graph's gradients by Update
-	opt    *optim.AdamW
-	ema    *optim.EMA // nil without optim.ema
+	params []optim.Param   // the model's parameters, Grad bound to the graph's gradients by Update
+	opt    optim.Optimizer // the one optim.opt names
+	ema    *optim.EMA      // nil without optim.ema
 	lr     func(step int) float64
 	clip   float64
 	loss   float32 // of the last Backward: this rank's mean over its micro-batches
@@ -62,7 +64,7 @@ type Step struct {
 type StepConfig struct {
 	Batch int          // images per step (the graph's fixed batch)
 	Seed  uint64       // seeds the stochastic layers (dropout, drop path)
-	Optim optim.Config // AdamW, clipping, schedule, EMA
+	Optim optim.Config // the optimizer (optim.opt), clipping, schedule, EMA
 	// StepsPerEpoch and TotalSteps place each step on Optim's schedule.
 	StepsPerEpoch, TotalSteps int
 	// LR, if not nil, replaces the schedule: the learning rate of each
@@ -137,7 +139,7 @@ func (e *NonFiniteError) Error() string {
 // c.Batch images, the optimizer over its parameters and, with c.Optim.EMA,
 // an EMA that starts from the model's current weights.
 func NewStep(model *layers.VisionTransformer, c StepConfig) (*Step, error) {
-	opt, err := optim.NewAdamW(c.Optim)
+	opt, err := optim.New(c.Optim)
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +272,8 @@ func (s *Step) Backward(x, targets []float32, step int) (float32, error) {
 
 // Update turns the gradients of the last [Step.Backward] into an update of
 // the weights: reduce (see [Step]), clip to the global norm optim.clip_grad,
-// check the gradients, AdamW at the schedule's learning rate of step,
-// update the EMA, and check the new weights. A non-finite gradient stops
+// check the gradients, the optimizer's update at the schedule's learning
+// rate of step, update the EMA, and check the new weights. A non-finite gradient stops
 // before the update; non-finite weights after it: both are a
 // *NonFiniteError, and after the latter the weights must not be saved.
 func (s *Step) Update(step int) (StepStats, error) { return s.UpdateAt(step, s.LR(step)) }
@@ -335,7 +337,9 @@ func (s *Step) EMAWeights() map[string][]float32 {
 // checkpoint's state (st.Weights aliases the live weights). Non-finite EMA
 // weights are a *NonFiniteError: nothing non-finite is saved.
 func (s *Step) SaveTo(st *State, step int) error {
-	st.OptStep, st.M, st.V = s.opt.State()
+	ost := s.opt.SaveState()
+	st.OptStep, st.Slots = ost.Step, ost.Slots
+	st.M, st.V = adamWViews(ost.Slots)
 	st.Weights = make(map[string][]float32, len(s.params))
 	for _, p := range s.params {
 		st.Weights[p.Name] = p.Value
@@ -365,7 +369,10 @@ func (s *Step) Restore(st State) error {
 			return fmt.Errorf("%s: %d values, want %d", p.Name, len(v), len(p.Value))
 		}
 	}
-	if err := s.opt.LoadState(st.OptStep, st.M, st.V); err != nil {
+	if err := s.opt.RestoreState(optim.State{Step: st.OptStep, Slots: st.optimSlots()}); err != nil {
+		if errors.Is(err, optim.ErrSlots) {
+			return &OptimizerChangeError{Err: err}
+		}
 		return err
 	}
 	if s.ema != nil {
@@ -381,6 +388,19 @@ func (s *Step) Restore(st State) error {
 	}
 	return nil
 }
+
+// OptimizerChangeError is returned by [Step.Restore] (and so by a resume)
+// when the state holds another optimizer's slots: optim.opt differs from
+// the optimizer that wrote it. Err wraps optim.ErrSlots.
+type OptimizerChangeError struct {
+	Err error
+}
+
+func (e *OptimizerChangeError) Error() string {
+	return fmt.Sprintf("optim.opt: the state was written by another optimizer: %v", e.Err)
+}
+
+func (e *OptimizerChangeError) Unwrap() error { return e.Err }
 
 func finite(v float32) bool { return v-v == 0 }
 

@@ -51,6 +51,11 @@ func (o Opt[T]) Value() T { return o.v }
 // IsSet reports whether a value was given (0 and false included).
 func (o Opt[T]) IsSet() bool { return o.set }
 
+// IsZero reports whether o is unset (yaml.v3's IsZeroer), so that a field
+// tagged omitempty is left out of the YAML when unset and written, 0 and
+// false included, when set.
+func (o Opt[T]) IsZero() bool { return !o.set }
+
 // Or returns o when it is set, else def: WithDefaults' step for one field.
 func (o Opt[T]) Or(def Opt[T]) Opt[T] {
 	if o.set {
