@@ -139,3 +139,17 @@ func openCIFARSplit(cfg Config, split Split, inChans, limit int, mean, std []flo
 func openFolderSplit(cfg Config, split Split, inChans, limit int, mean, std []float64, log Logger) (Dataset, error) {
 	return openFolder(cfg, split, inChans, limit, mean, std, log)
 }
+
+// SplitSource is the config key, and its value, that says where split's
+// files are: data.train_csv or data.val_csv for csv, data.root for the
+// others ("" when located). Data-parallel ranks name it when their data
+// differ.
+func (c Config) SplitSource(s Split) (key, value string) {
+	if c.Name == NameCSV {
+		if s == Val {
+			return "data.val_csv", c.ValCSV
+		}
+		return "data.train_csv", c.TrainCSV
+	}
+	return "data.root", c.Root
+}
