@@ -116,9 +116,11 @@ type Config struct {
 	Std []float64 `yaml:"std"`
 	// TrainCSV and ValCSV are the csv data set's files, one per split: a
 	// header naming the columns path and label, then one image a row (see
-	// openCSV). Read only with Name csv.
-	TrainCSV string `yaml:"train_csv"`
-	ValCSV   string `yaml:"val_csv"`
+	// openCSV). Read only with Name csv, and written into a run's
+	// config.yaml only when set, so that the other data sets' configs
+	// resolve as before.
+	TrainCSV string `yaml:"train_csv,omitempty"`
+	ValCSV   string `yaml:"val_csv,omitempty"`
 }
 
 // DefaultConfig returns the "data" defaults: MNIST located automatically, all

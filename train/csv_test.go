@@ -110,3 +110,33 @@ func TestRanksAgreeOnCSV(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVConfigKeys: data.train_csv and data.val_csv are read from YAML and
+// -set, written into config.yaml when set (so a resumed run reads them
+// back), and required with data.name csv.
+func TestCSVConfigKeys(t *testing.T) {
+	src := []byte("data:\n  name: csv\n  train_csv: lists/train.csv\n")
+	cfg, err := ParseConfig(src, []string{"data.val_csv=lists/val.csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Data.TrainCSV != "lists/train.csv" || cfg.Data.ValCSV != "lists/val.csv" {
+		t.Fatalf("read %q, %q", cfg.Data.TrainCSV, cfg.Data.ValCSV)
+	}
+	y, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig(y, nil)
+	if err != nil {
+		t.Fatalf("config.yaml does not read back: %v", err)
+	}
+	if back.Data.TrainCSV != cfg.Data.TrainCSV || back.Data.ValCSV != cfg.Data.ValCSV {
+		t.Errorf("config.yaml reads back %q, %q", back.Data.TrainCSV, back.Data.ValCSV)
+	}
+	_, err = ParseConfig([]byte("data:\n  name: csv\n  train_csv: t.csv\n"), nil)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "data.val_csv" {
+		t.Errorf("csv without data.val_csv: %v, want a *ConfigError naming it", err)
+	}
+}
