@@ -22,6 +22,7 @@ import (
 	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
+	"github.com/vitgo/vit/memest"
 )
 
 // FormatVersion is written as __metadata__["format"] in every model file.
@@ -510,8 +511,7 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 	}
 	// The metadata is validated (ParseModelMeta); check that the weights and
 	// one image's activations fit before allocating them.
-	spec := memory.Spec{Model: cfg.WithDefaults(), Data: data.DefaultConfig(), EvalBatch: 1}
-	if err := memory.CheckMachine(memory.Of(spec)); err != nil {
+	if err := memory.CheckMachine(memest.Load(cfg.WithDefaults())); err != nil {
 		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m, err := layers.New(cfg, dt, 0)

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitgo/vit/classify"
 	"github.com/vitgo/vit/data"
-	"github.com/vitgo/vit/internal/memory"
+	"github.com/vitgo/vit/memest"
 )
 
 // TestEstimatesPinned pins the memory estimate of every configs/*.yaml,
@@ -69,15 +68,15 @@ func TestEstimatesPinned(t *testing.T) {
 	tc.Model.PatchSize = 7 // the teacher is 14×14
 	cfg.Distill.Teacher = writeTeacher(t, tc)
 	got = append(got, fmt.Sprintf("p4 teacher train %+v", EstimateMemory(cfg)))
-	// Loading a checkpoint (checkpoint.LoadModel's check, at two threads)
-	// and classify's lanes.
+	// Loading a checkpoint (checkpoint.LoadModel's check, at two threads;
+	// classify's lanes are pinned in estimate_lanes_test.go).
 	for _, f := range files {
 		c, err := LoadConfig(f, fixed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		load := memory.Of(memory.Spec{Model: c.Model.WithDefaults(), Data: data.DefaultConfig(), EvalBatch: 1, Threads: 2})
-		got = append(got, fmt.Sprintf("%s load %+v lanes %d", filepath.Base(f), load, classify.EstimateLanes(c.Model.WithDefaults(), 3, 16, 8)))
+		load := memest.Of(memest.Spec{Model: c.Model.WithDefaults(), Data: data.DefaultConfig(), EvalBatch: 1, Threads: 2})
+		got = append(got, fmt.Sprintf("%s load %+v", filepath.Base(f), load))
 	}
 	if os.Getenv("PIN_PRINT") != "" {
 		for _, g := range got {
@@ -138,13 +137,13 @@ var pinnedEstimates = []string{
 	"p4 data.name=cifar10 data.root=/nonexistent model.in_chans=3 train {Params:832040 Grads:832040 Optimizer:1664080 EMA:0 TrainAct:152853567 EvalAct:9801248 Attention:3336800 Data:184800000 Prefetch:14512128 Decode:0 Save:1664080 Teacher:0 Runtime:25165824 Peak:392125008}",
 	"p4 data.name=cifar10 data.root=/nonexistent model.in_chans=3 eval {Params:832040 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:29462048 Attention:3296800 Data:184800000 Prefetch:7256064 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:247515976}",
 	"p4 teacher train {Params:823848 Grads:823848 Optimizer:1647696 EMA:0 TrainAct:151247935 EvalAct:8195616 Attention:3336800 Data:55440000 Prefetch:4878336 Decode:0 Save:1647696 Teacher:2451224 Runtime:25165824 Peak:252322023}",
-	"cifar10_vit_small.yaml load {Params:10774312 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:1281416 Attention:133640 Data:55440000 Prefetch:73968 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:92735520} lanes 107182644",
-	"fashion_mnist_deit_tiny_distilled.yaml load {Params:1223248 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:346952 Attention:46920 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82195080} lanes 52649276",
-	"fashion_mnist_vit_teacher.yaml load {Params:2714920 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:496672 Attention:58400 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:83836472} lanes 61365080",
-	"fashion_mnist_vit_tiny.yaml load {Params:1220136 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:339872 Attention:45600 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82184888} lanes 52343896",
-	"mnist_finetune_56.yaml load {Params:861480 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:1167688 Attention:411336 Data:55440000 Prefetch:75504 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82710496} lanes 78966100",
-	"mnist_vit_tiny.yaml load {Params:823848 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:80392 Attention:11016 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:81529120} lanes 40315060",
-	"mnist_vit_tiny_p4.yaml load {Params:823848 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:237472 Attention:45600 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:81686200} lanes 47032408",
-	"vit_base_patch16_224.yaml load {Params:346270624 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:16341704 Attention:1520840 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:446854824} lanes 1208867532",
-	"vit_tiny_patch16_224.yaml load {Params:22869664 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:5221448 Attention:613064 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:112333608} lanes 351694284",
+	"cifar10_vit_small.yaml load {Params:10774312 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:1281416 Attention:133640 Data:55440000 Prefetch:73968 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:92735520}",
+	"fashion_mnist_deit_tiny_distilled.yaml load {Params:1223248 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:346952 Attention:46920 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82195080}",
+	"fashion_mnist_vit_teacher.yaml load {Params:2714920 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:496672 Attention:58400 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:83836472}",
+	"fashion_mnist_vit_tiny.yaml load {Params:1220136 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:339872 Attention:45600 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82184888}",
+	"mnist_finetune_56.yaml load {Params:861480 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:1167688 Attention:411336 Data:55440000 Prefetch:75504 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:82710496}",
+	"mnist_vit_tiny.yaml load {Params:823848 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:80392 Attention:11016 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:81529120}",
+	"mnist_vit_tiny_p4.yaml load {Params:823848 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:237472 Attention:45600 Data:55440000 Prefetch:19056 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:81686200}",
+	"vit_base_patch16_224.yaml load {Params:346270624 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:16341704 Attention:1520840 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:446854824}",
+	"vit_tiny_patch16_224.yaml load {Params:22869664 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:5221448 Attention:613064 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:112333608}",
 }
