@@ -15,9 +15,9 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
-	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/classnames"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
@@ -159,8 +159,8 @@ func (m ModelMeta) consistent() error {
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
 	}
-	var dup *data.DuplicateClassError
-	if errors.As(data.CheckClassNames("the list", m.Classes), &dup) {
+	var dup *classnames.DuplicateError
+	if errors.As(classnames.Check("the list", m.Classes), &dup) {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("the class %q is named twice (head outputs %d and %d, %q and %q): each output needs its own class",
 			dup.Name, dup.First, dup.Second, dup.FirstName, dup.Name)}
 	}
