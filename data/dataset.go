@@ -10,10 +10,10 @@ type Split int
 
 const (
 	// Train is the training split: MNIST/Fashion train-*, CIFAR-10
-	// data_batch_1..5.bin, folder root/train.
+	// data_batch_1..5.bin, folder root/train, csv data.train_csv.
 	Train Split = iota
 	// Val is the validation split: MNIST/Fashion t10k-* (the 10k test set),
-	// CIFAR-10 test_batch.bin, folder root/val.
+	// CIFAR-10 test_batch.bin, folder root/val, csv data.val_csv.
 	Val
 )
 
@@ -38,7 +38,7 @@ type Image struct {
 // channel count.
 type Dataset interface {
 	// Name is the data set's config name (mnist, fashion_mnist, cifar10,
-	// folder, or the name given to NewInMemory).
+	// folder, csv, or the name given to NewInMemory).
 	Name() string
 	// Len is the number of images.
 	Len() int
@@ -93,9 +93,10 @@ func WithLogger(l Logger) Option {
 
 // Open reads split of the data set cfg names, converting images to inChans
 // channels (1: grayscale by ITU-R 601 luma like PIL's "L"; 3: RGB, gray
-// replicated). MNIST, Fashion-MNIST and CIFAR-10 are loaded into memory whole;
-// folders are listed now and decoded lazily by Item. cfg.LimitTrain or
-// cfg.LimitVal keeps the first N images of the split.
+// replicated), by the reader of its row of Datasets. MNIST, Fashion-MNIST
+// and CIFAR-10 are loaded into memory whole; folders and CSV files are
+// listed now and decoded lazily by Item. cfg.LimitTrain or cfg.LimitVal
+// keeps the first N images of the split.
 func Open(cfg Config, split Split, inChans int, opts ...Option) (Dataset, error) {
 	o := openOptions{log: stdLogger{}}
 	for _, f := range opts {
