@@ -61,7 +61,13 @@ func readCSV(file string) ([]csvRow, error) {
 	if st.Size() > MaxCSVBytes {
 		return nil, &CSVError{File: file, Msg: fmt.Sprintf("%d bytes, more than the %d a data set's list may take", st.Size(), MaxCSVBytes)}
 	}
-	r := csv.NewReader(io.LimitReader(f, MaxCSVBytes))
+	return decodeCSV(file, io.LimitReader(f, MaxCSVBytes))
+}
+
+// decodeCSV is readCSV on the file's bytes; every error is a *CSVError
+// naming file.
+func decodeCSV(file string, src io.Reader) ([]csvRow, error) {
+	r := csv.NewReader(src)
 	r.ReuseRecord = true
 	head, err := r.Read()
 	if err == io.EOF {
