@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -160,9 +161,11 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for _, key := range []string{"data.train_csv", "data.val_csv"} {
-		if c.Name != NameCSV && c.keyValue(key) != "" {
-			errs.Add(key, "is read only with data.name csv, not %q", c.Name)
+	// A key only other data sets read is a mistake, not a no-op.
+	own := ownKeys()
+	for _, key := range slices.Sorted(maps.Keys(own)) {
+		if owner := own[key]; owner != c.Name && c.keyValue(key) != "" {
+			errs.Add(key, "is read only with data.name %s, not %q", owner, c.Name)
 		}
 	}
 	if c.LimitTrain < 0 {
@@ -191,6 +194,25 @@ var requiredWhat = map[string]string{
 	"data.root":      "the directory holding its files",
 	"data.train_csv": "the CSV file listing the training images",
 	"data.val_csv":   "the CSV file listing the validation images",
+}
+
+// ownKeys maps each key that only one data set requires (data.train_csv,
+// data.val_csv) to that data set.
+func ownKeys() map[string]DatasetName {
+	n := map[string]int{}
+	owner := map[string]DatasetName{}
+	for _, d := range datasets {
+		for _, k := range d.Requires {
+			n[k]++
+			owner[k] = d.Name
+		}
+	}
+	for k := range owner {
+		if n[k] > 1 {
+			delete(owner, k)
+		}
+	}
+	return owner
 }
 
 // keyValue is the value of a string key a data set may require.

@@ -33,6 +33,10 @@ type DatasetInfo struct {
 	Locate func() (string, error)
 	// Requires lists the config keys this data set cannot do without.
 	Requires []string
+	// SplitKeys are the keys naming where the training and the validation
+	// split's files are, for the data-parallel ranks' errors; zero means
+	// data.root for both.
+	SplitKeys [2]string
 }
 
 // imagenetMean and imagenetStd are timm's IMAGENET_DEFAULT_MEAN and _STD,
@@ -60,7 +64,7 @@ func table() []DatasetInfo {
 		{Name: NameFolder, Open: openFolderSplit, Mean: imagenetMean, Std: imagenetStd, GrayMean: halfNorm, GrayStd: halfNorm,
 			Decodes: true, Requires: []string{"data.root"}},
 		{Name: NameCSV, Open: openCSVSplit, Mean: imagenetMean, Std: imagenetStd, GrayMean: halfNorm, GrayStd: halfNorm,
-			Decodes: true, Requires: []string{"data.train_csv", "data.val_csv"}},
+			Decodes: true, Requires: []string{"data.train_csv", "data.val_csv"}, SplitKeys: [2]string{"data.train_csv", "data.val_csv"}},
 	}
 }
 
@@ -141,15 +145,17 @@ func openFolderSplit(cfg Config, split Split, inChans, limit int, mean, std []fl
 }
 
 // SplitSource is the config key, and its value, that says where split's
-// files are: data.train_csv or data.val_csv for csv, data.root for the
-// others ("" when located). Data-parallel ranks name it when their data
-// differ.
+// files are: its row's SplitKeys (data.train_csv or data.val_csv for csv),
+// or data.root ("" when located). Data-parallel ranks name it when their
+// data differ.
 func (c Config) SplitSource(s Split) (key, value string) {
-	if c.Name == NameCSV {
-		if s == Val {
-			return "data.val_csv", c.ValCSV
-		}
-		return "data.train_csv", c.TrainCSV
+	d, _ := Lookup(c.Name)
+	key = d.SplitKeys[0]
+	if s == Val {
+		key = d.SplitKeys[1]
 	}
-	return "data.root", c.Root
+	if key == "" {
+		key = "data.root"
+	}
+	return key, c.keyValue(key)
 }
