@@ -3,6 +3,7 @@ package data
 import (
 	"math"
 	"runtime"
+	"slices"
 )
 
 // DatasetInfo is one row of the data-set table (Datasets): everything the
@@ -68,8 +69,9 @@ func table() []DatasetInfo {
 	}
 }
 
-// Datasets returns the table of data sets, one row per data.name value.
-func Datasets() []DatasetInfo { return datasets }
+// Datasets returns the table of data sets, one row per data.name value (a
+// copy: the table itself is not changed through it).
+func Datasets() []DatasetInfo { return slices.Clone(datasets) }
 
 // Lookup returns the row of the data set named name (a config's name after
 // WithDefaults: "" is no row).
