@@ -27,8 +27,12 @@ var floors = map[string]int{
 
 // knowsNot lists imports that a floor allows but a package's job does not:
 // a checkpoint knows no data set (its class check is internal/classnames',
-// its memory check memest's).
-var knowsNot = map[string][]string{"checkpoint": {"data"}}
+// its memory check memest's), and serving does not need the trainer.
+var knowsNot = map[string][]string{
+	"checkpoint":               {"data"},
+	"classify":                 {"train"},
+	"examples/classify_server": {"train"},
+}
 
 // floorOf is the floor of the module package path (relative to the
 // module root) by its first element; ok is false for one not listed.
@@ -40,8 +44,8 @@ func floorOf(rel string) (int, bool) {
 
 // TestImportsPointDown: no package imports one on a higher floor (above
 // all: nothing under internal/ imports a package of the module outside
-// internal/), checkpoint does not import data, and the module's imports
-// have no cycle. Tests in a package
+// internal/), checkpoint does not import data, classify and its server do
+// not import train, and the module's imports have no cycle. Tests in a package
 // count; external test packages (package x_test) stand apart.
 func TestImportsPointDown(t *testing.T) {
 	for _, e := range importErrors(moduleImports(t)) {
