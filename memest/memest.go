@@ -12,6 +12,10 @@ import (
 // runtimeBytes is the Go runtime, code and goroutine stacks.
 const runtimeBytes = 24 << 20
 
+// maxSlots is counted for an optimizer whose state optim does not state
+// (optim.SlotsPerParam): AdamW's two values, the most of any.
+const maxSlots = 2
+
 // Spec is what the estimate reads: a config's sections with their
 // defaults filled in.
 type Spec struct {
@@ -24,7 +28,8 @@ type Spec struct {
 	EMA       bool // optim.ema
 	Training  bool // false: evaluation alone
 	// Optimizer names the optimizer whose state is counted
-	// (optim.SlotsPerParam); "" = adamw.
+	// (optim.SlotsPerParam; "" = adamw, and a name it does not know counts
+	// as many values as AdamW).
 	Optimizer string
 	// Teacher is distill.teacher's architecture when training with a
 	// teacher (distill.type hard or soft); nil otherwise.
@@ -61,7 +66,10 @@ func Of(s Spec) memory.Estimate {
 	act := m.Activations(layers.ActivationOptions{Training: training, Batch: B, EvalBatch: Be, Threads: threads,
 		BF16: s.BF16, Recompute: s.Recompute})
 	if training {
-		slots, _ := optim.SlotsPerParam(s.Optimizer)
+		slots, ok := optim.SlotsPerParam(s.Optimizer)
+		if !ok {
+			slots = maxSlots // a name optim does not state: count the most any optimizer keeps
+		}
 		e.Grads = trained
 		e.Optimizer = f(slots) * trained
 		if s.EMA {
