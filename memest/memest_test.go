@@ -34,20 +34,25 @@ func TestDecodedFolderEstimate(t *testing.T) {
 
 // TestOptimizerStateFromOptim: the optimizer's part is optim's slots per
 // trained parameter, 4 bytes each, and as much again while a checkpoint is
-// written; frozen parameters have none.
+// written (a name optim does not know counts as AdamW); frozen parameters
+// have none.
 func TestOptimizerStateFromOptim(t *testing.T) {
 	m := layers.Config{ImgSize: layers.Size2{28, 28}, PatchSize: 7, InChans: 1, EmbedDim: 16, Depth: 1, NumHeads: 2, MLPRatio: 2, NumClasses: 10}.WithDefaults()
 	n := int64(layers.CountParams(m))
 	head := int64(16*10 + 10)
 	for _, tc := range []struct {
 		name   string
+		opt    string
 		frozen map[string]bool
 		want   int64
 	}{
-		{"all trained", nil, 8 * n},
-		{"linear probe", frozenAllBut(m, "head.weight", "head.bias"), 8 * head},
+		{"all trained", "", nil, 8 * n},
+		{"adamw by name", "adamw", nil, 8 * n},
+		{"an optimizer optim does not state", "rmsprop_tf", nil, 8 * n},
+		{"linear probe", "", frozenAllBut(m, "head.weight", "head.bias"), 8 * head},
 	} {
-		e := memest.Of(memest.Spec{Model: m, Data: data.DefaultConfig(), Batch: 8, EvalBatch: 8, Threads: 1, Training: true, Frozen: tc.frozen})
+		e := memest.Of(memest.Spec{Model: m, Data: data.DefaultConfig(), Batch: 8, EvalBatch: 8, Threads: 1, Training: true,
+			Optimizer: tc.opt, Frozen: tc.frozen})
 		if e.Optimizer != tc.want || e.Save != tc.want || e.Grads != tc.want/2 {
 			t.Errorf("%s: optimizer %d, save %d, grads %d; want %d, %d, %d", tc.name, e.Optimizer, e.Save, e.Grads, tc.want, tc.want, tc.want/2)
 		}
