@@ -222,6 +222,15 @@ func openCSV(cfg Config, split Split, inChans, limit int, mean, std []float64, l
 		f.files = append(f.files, p)
 		f.labels = append(f.labels, l)
 	}
+	// A training class every row of which was skipped (not an image file,
+	// with data.skip_corrupt) would silently leave the problem smaller.
+	if split == Train {
+		for l, n := range f.perClass() {
+			if n == 0 {
+				return nil, &CSVError{File: file, Msg: fmt.Sprintf("class %q: none of its rows lists an image file (all skipped by data.skip_corrupt)", classes[l])}
+			}
+		}
+	}
 	where := func(l int) string { return fmt.Sprintf("the rows of %s labelled %q", file, classes[l]) }
 	if err := f.finish(limit, cfg.Workers, where); err != nil {
 		return nil, err

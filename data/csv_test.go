@@ -166,7 +166,8 @@ func TestCSVRefusals(t *testing.T) {
 }
 
 // TestCSVSharesFolderChecks: the folder reader's header limits and
-// data.skip_corrupt apply to a csv data set's images.
+// data.skip_corrupt apply to a csv data set's images, and a class left
+// without images is refused.
 func TestCSVSharesFolderChecks(t *testing.T) {
 	c, root := csvConfig(t)
 	big, err := synthimg.FlatPNG(2000, 2000)
@@ -186,6 +187,19 @@ func TestCSVSharesFolderChecks(t *testing.T) {
 		t.Fatalf("over max_pixels: %v, want a *ImageTooLargeError", err)
 	}
 	c.SkipCorrupt = true
+	// A class whose every row is skipped is refused, not dropped.
+	list = "path,label\ntrain/c0/a000.png,c0\ntrain.csv,c1\n"
+	if err := os.WriteFile(c.TrainCSV, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CSVError
+	if _, err := Open(c, Train, 1); !errors.As(err, &ce) || !strings.Contains(err.Error(), `class "c1"`) {
+		t.Errorf("a class of skipped rows: %v, want a *CSVError naming it", err)
+	}
+	list = "path,label\ntrain/c0/a000.png,c0\ntrain/c1/big.png,c1\ntrain/c1/a000.png,c1\n"
+	if err := os.WriteFile(c.TrainCSV, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ds, err := Open(c, Train, 1)
 	if err != nil {
 		t.Fatal(err)
