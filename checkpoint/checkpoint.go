@@ -16,13 +16,14 @@ import (
 
 	"github.com/vitgo/vit/checkpoint/safetensors"
 	"github.com/vitgo/vit/checkpoint/trainstate"
-	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/cfgerr"
+	"github.com/vitgo/vit/internal/classnames"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/internal/strictyaml"
 	"github.com/vitgo/vit/layers"
 	"github.com/vitgo/vit/layers/posembed"
+	"github.com/vitgo/vit/memest"
 )
 
 // FormatVersion is written as __metadata__["format"] in every model file.
@@ -159,8 +160,8 @@ func (m ModelMeta) consistent() error {
 	if n := len(m.Classes); n > 0 && n != c.NumClasses {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("%d names for num_classes %d head outputs", n, c.NumClasses)}
 	}
-	var dup *data.DuplicateClassError
-	if errors.As(data.CheckClassNames("the list", m.Classes), &dup) {
+	var dup *classnames.DuplicateError
+	if errors.As(classnames.Check("the list", m.Classes), &dup) {
 		return &MetadataError{Key: "classes", Msg: fmt.Sprintf("the class %q is named twice (head outputs %d and %d, %q and %q): each output needs its own class",
 			dup.Name, dup.First, dup.Second, dup.FirstName, dup.Name)}
 	}
@@ -510,8 +511,7 @@ func LoadModel(path string, dt tensor.Dtype, imgSize *layers.Size2, interp strin
 	}
 	// The metadata is validated (ParseModelMeta); check that the weights and
 	// one image's activations fit before allocating them.
-	spec := memory.Spec{Model: cfg.WithDefaults(), Data: data.DefaultConfig(), EvalBatch: 1}
-	if err := memory.CheckMachine(memory.Of(spec)); err != nil {
+	if err := memory.CheckMachine(memest.Load(cfg.WithDefaults())); err != nil {
 		return nil, ModelMeta{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m, err := layers.New(cfg, dt, 0)

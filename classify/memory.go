@@ -7,6 +7,7 @@ import (
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/memest"
 )
 
 // MemoryError refuses Options whose lanes (PoolSize lanes of graphs up to
@@ -20,7 +21,7 @@ type MemoryError struct {
 }
 
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("classify: %d lane(s) of batch %d need about %s (internal/memory's estimate), more than the %s available (%s): lower the batch or the pool",
+	return fmt.Sprintf("classify: %d lane(s) of batch %d need about %s (memest's estimate), more than the %s available (%s): lower the batch or the pool",
 		e.PoolSize, e.MaxBatch, memory.FormatBytes(e.Need), memory.FormatBytes(e.Have), e.Source)
 }
 
@@ -36,7 +37,7 @@ const graphBytes = 96 << 10
 // staging buffer and the graphs themselves, and ClassifyFiles' loader at loaderBatch images a batch
 // (0 = none), in bytes.
 func EstimateLanes(m layers.Config, poolSize, maxBatch, loaderBatch int) int64 {
-	lane := memory.Of(memory.Spec{Model: m, Data: data.Config{Name: data.NameFolder}, EvalBatch: maxBatch, Threads: 1})
+	lane := memest.Of(memest.Spec{Model: m, Data: data.Config{Name: data.NameFolder}, EvalBatch: maxBatch, Threads: 1})
 	pixels := int64(m.InChans) * int64(m.ImgSize[0]) * int64(m.ImgSize[1])
 	graphs := int64(bits.Len(uint(maxBatch-1))) + 1 // batch 1, 2, 4, …, maxBatch
 	perLane := lane.EvalAct + 4*int64(maxBatch)*pixels + graphs*graphBytes*int64(m.Depth+1)

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -20,11 +21,13 @@ const (
 	NameFashionMNIST DatasetName = "fashion_mnist"
 	NameCIFAR10      DatasetName = "cifar10"
 	NameFolder       DatasetName = "folder"
+	NameCSV          DatasetName = "csv"
 )
 
-// Validate reports whether d is a known data set ("" = mnist).
+// Validate reports whether d is a known data set, a row of Datasets ("" =
+// mnist).
 func (d DatasetName) Validate() error {
-	return enum.Check(d, NameMNIST, NameFashionMNIST, NameCIFAR10, NameFolder)
+	return enum.Check(d, datasetNames()...)
 }
 
 // Interpolation names the resize filter, the value of
@@ -82,7 +85,8 @@ const (
 // the loader runs. The zero value is valid and means DefaultConfig: a zero
 // field means its default (see WithDefaults).
 type Config struct {
-	// Name is the data set: mnist (default) | fashion_mnist | cifar10 | folder.
+	// Name is the data set, a row of Datasets: mnist (default) |
+	// fashion_mnist | cifar10 | folder | csv.
 	Name DatasetName `yaml:"name"`
 	// Root is the directory holding the data set's files. "" = locate
 	// automatically (mnist through the Go module cache, fashion_mnist through
@@ -111,6 +115,13 @@ type Config struct {
 	Mean []float64 `yaml:"mean"`
 	// Std overrides the per-channel normalization std, like Mean.
 	Std []float64 `yaml:"std"`
+	// TrainCSV and ValCSV are the csv data set's files, one per split: a
+	// header naming the columns path and label, then one image a row (see
+	// openCSV). Read only with Name csv, and written into a run's
+	// config.yaml only when set, so that the other data sets' configs
+	// resolve as before.
+	TrainCSV string `yaml:"train_csv,omitempty"`
+	ValCSV   string `yaml:"val_csv,omitempty"`
 }
 
 // DefaultConfig returns the "data" defaults: MNIST located automatically, all
@@ -142,8 +153,20 @@ func (c Config) Validate() error {
 	var errs cfgerr.List
 	if err := c.Name.Validate(); err != nil {
 		errs.Add("data.name", "%w", err)
-	} else if (c.Name == NameCIFAR10 || c.Name == NameFolder) && c.Root == "" {
-		errs.Add("data.root", "required for data.name %q (the directory holding its files)", c.Name)
+	} else {
+		d, _ := Lookup(c.Name)
+		for _, key := range d.Requires {
+			if c.keyValue(key) == "" {
+				errs.Add(key, "required for data.name %q (%s)", c.Name, requiredWhat[key])
+			}
+		}
+	}
+	// A key only other data sets read is a mistake, not a no-op.
+	own := ownKeys()
+	for _, key := range slices.Sorted(maps.Keys(own)) {
+		if owner := own[key]; owner != c.Name && c.keyValue(key) != "" {
+			errs.Add(key, "is read only with data.name %s, not %q", owner, c.Name)
+		}
 	}
 	if c.LimitTrain < 0 {
 		errs.Add("data.limit_train", "must be >= 0 (0 = all), got %d", c.LimitTrain)
@@ -164,6 +187,45 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errs.Err()
+}
+
+// requiredWhat says what each key a data set may require holds.
+var requiredWhat = map[string]string{
+	"data.root":      "the directory holding its files",
+	"data.train_csv": "the CSV file listing the training images",
+	"data.val_csv":   "the CSV file listing the validation images",
+}
+
+// ownKeys maps each key that only one data set requires (data.train_csv,
+// data.val_csv) to that data set.
+func ownKeys() map[string]DatasetName {
+	n := map[string]int{}
+	owner := map[string]DatasetName{}
+	for _, d := range datasets {
+		for _, k := range d.Requires {
+			n[k]++
+			owner[k] = d.Name
+		}
+	}
+	for k := range owner {
+		if n[k] > 1 {
+			delete(owner, k)
+		}
+	}
+	return owner
+}
+
+// keyValue is the value of a string key a data set may require.
+func (c Config) keyValue(key string) string {
+	switch key {
+	case "data.root":
+		return c.Root
+	case "data.train_csv":
+		return c.TrainCSV
+	case "data.val_csv":
+		return c.ValCSV
+	}
+	return ""
 }
 
 // validateNorm checks a mean/std pair: both empty, or equal lengths of 1 or

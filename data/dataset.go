@@ -10,10 +10,10 @@ type Split int
 
 const (
 	// Train is the training split: MNIST/Fashion train-*, CIFAR-10
-	// data_batch_1..5.bin, folder root/train.
+	// data_batch_1..5.bin, folder root/train, csv data.train_csv.
 	Train Split = iota
 	// Val is the validation split: MNIST/Fashion t10k-* (the 10k test set),
-	// CIFAR-10 test_batch.bin, folder root/val.
+	// CIFAR-10 test_batch.bin, folder root/val, csv data.val_csv.
 	Val
 )
 
@@ -38,7 +38,7 @@ type Image struct {
 // channel count.
 type Dataset interface {
 	// Name is the data set's config name (mnist, fashion_mnist, cifar10,
-	// folder, or the name given to NewInMemory).
+	// folder, csv, or the name given to NewInMemory).
 	Name() string
 	// Len is the number of images.
 	Len() int
@@ -93,9 +93,10 @@ func WithLogger(l Logger) Option {
 
 // Open reads split of the data set cfg names, converting images to inChans
 // channels (1: grayscale by ITU-R 601 luma like PIL's "L"; 3: RGB, gray
-// replicated). MNIST, Fashion-MNIST and CIFAR-10 are loaded into memory whole;
-// folders are listed now and decoded lazily by Item. cfg.LimitTrain or
-// cfg.LimitVal keeps the first N images of the split.
+// replicated), by the reader of its row of Datasets. MNIST, Fashion-MNIST
+// and CIFAR-10 are loaded into memory whole; folders and CSV files are
+// listed now and decoded lazily by Item. cfg.LimitTrain or cfg.LimitVal
+// keeps the first N images of the split.
 func Open(cfg Config, split Split, inChans int, opts ...Option) (Dataset, error) {
 	o := openOptions{log: stdLogger{}}
 	for _, f := range opts {
@@ -119,15 +120,8 @@ func Open(cfg Config, split Split, inChans int, opts ...Option) (Dataset, error)
 	if split == Val {
 		limit = cfg.LimitVal
 	}
-	var ds Dataset
-	switch cfg.Name {
-	case NameMNIST, NameFashionMNIST:
-		ds, err = openIDXDataset(cfg, split, inChans, limit, mean, std)
-	case NameCIFAR10:
-		ds, err = openCIFAR(cfg.Root, split, inChans, limit, mean, std)
-	case NameFolder:
-		ds, err = openFolder(cfg, split, inChans, limit, mean, std, o.log)
-	}
+	d, _ := Lookup(cfg.Name) // validated
+	ds, err := d.Open(cfg, split, inChans, limit, mean, std, o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -163,30 +157,15 @@ func broadcast(v []float64, n int) []float64 {
 // of a data set by its config name: MNIST 0.1307/0.3081, Fashion-MNIST
 // 0.2860/0.3530 (replicated for 3 channels), CIFAR-10 0.4914,0.4822,0.4465 /
 // 0.2470,0.2435,0.2616 (for 1 channel their luma-weighted combination, an
-// approximation), folders ImageNet's 0.485,0.456,0.406 / 0.229,0.224,0.225 or
-// 0.5/0.5 for grayscale. Unknown names get 0.5/0.5.
+// approximation), folders and CSV files ImageNet's 0.485,0.456,0.406 /
+// 0.229,0.224,0.225 or 0.5/0.5 for grayscale: the Mean and Std of its row of
+// Datasets. Unknown names get 0.5/0.5.
 func DefaultNorm(name DatasetName, inChans int) (mean, std []float64) {
-	var m, s []float64
-	switch name {
-	case NameMNIST:
-		m, s = []float64{0.1307}, []float64{0.3081}
-	case NameFashionMNIST:
-		m, s = []float64{0.2860}, []float64{0.3530}
-	case NameCIFAR10:
-		m, s = []float64{0.4914, 0.4822, 0.4465}, []float64{0.2470, 0.2435, 0.2616}
-	case NameFolder:
-		if inChans == 3 {
-			m, s = []float64{0.485, 0.456, 0.406}, []float64{0.229, 0.224, 0.225}
-		} else {
-			m, s = []float64{0.5}, []float64{0.5}
-		}
-	default:
-		m, s = []float64{0.5}, []float64{0.5}
+	d, ok := Lookup(name)
+	if !ok {
+		d = DatasetInfo{Mean: halfNorm, Std: halfNorm}
 	}
-	if len(m) == 3 && inChans == 1 {
-		return []float64{luma(m)}, []float64{luma(s)}
-	}
-	return broadcast(m, inChans), broadcast(s, inChans)
+	return d.Norm(inChans)
 }
 
 func luma(v []float64) float64 { return 0.299*v[0] + 0.587*v[1] + 0.114*v[2] }

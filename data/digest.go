@@ -64,7 +64,7 @@ func (f *Folder) Digest() ([sha256.Size]byte, error) {
 	for i, p := range f.files {
 		st, err := os.Stat(p)
 		if err != nil {
-			return [sha256.Size]byte{}, fmt.Errorf("data: folder: digest: %w", err)
+			return [sha256.Size]byte{}, fmt.Errorf("data: %s: digest: %w", f.Name(), err)
 		}
 		rel, err := filepath.Rel(f.dir, p)
 		if err != nil {

@@ -4,7 +4,10 @@
 // It has four parts, each usable alone:
 //
 //   - Readers: MNIST and Fashion-MNIST (IDX files, gzip or raw), CIFAR-10
-//     (binary batches) and image folders (root/train/<class>/*.png|jpg|jpeg|gif).
+//     (binary batches), image folders (root/train/<class>/*.png|jpg|jpeg|gif)
+//     and CSV files listing image files (path,label), one row each of the
+//     table of data sets ([Datasets]: name, reader, default normalisation,
+//     resident bytes, locator; adding a data set is a row and its reader).
 //     [Open] returns a [Dataset] of uint8 CHW images with its class names.
 //     MNIST is found through the Go module cache when no root is given,
 //     Fashion-MNIST through Debian's dataset-fashion-mnist package.

@@ -88,3 +88,19 @@ func ExampleParseRandAugment() {
 	// Output:
 	// 9 2 0.5 0.5 15
 }
+
+// The table of data sets: one row per data.name value, with its default
+// normalisation, the memory it holds once opened and the keys it needs.
+func ExampleDatasets() {
+	for _, d := range data.Datasets() {
+		mean, std := d.Norm(1)
+		fmt.Printf("%-13s gray %.4f/%.4f resident %3d MB decodes %-5v needs %v\n",
+			d.Name, mean[0], std[0], d.Resident/1e6, d.Decodes, d.Requires)
+	}
+	// Output:
+	// mnist         gray 0.1307/0.3081 resident  55 MB decodes false needs []
+	// fashion_mnist gray 0.2860/0.3530 resident  55 MB decodes false needs []
+	// cifar10       gray 0.4809/0.2466 resident 184 MB decodes false needs [data.root]
+	// folder        gray 0.5000/0.5000 resident   0 MB decodes true  needs [data.root]
+	// csv           gray 0.5000/0.5000 resident   0 MB decodes true  needs [data.train_csv data.val_csv]
+}

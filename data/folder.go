@@ -23,6 +23,8 @@ var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif
 // taken from root/train (so both splits share the label numbering). Files are
 // listed and their headers checked by Open; pixels are decoded by Item.
 type Folder struct {
+	name        DatasetName // NameFolder, or NameCSV for a data set listed by a CSV file
+	csv         string      // the CSV file listing the images (NameCSV)
 	dir         string
 	classes     []string
 	otherSplit  []string // real paths of the other split's folder and class folders (splitRoots)
@@ -79,7 +81,7 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{dir: dir, classes: classes, otherSplit: other, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
+	f := &Folder{name: NameFolder, dir: dir, classes: classes, otherSplit: other, outC: inChans, mean: mean, std: std, skipCorrupt: cfg.SkipCorrupt, maxPixels: int64(cfg.MaxPixels), budget: SharedBudget(), log: log}
 	for label, c := range classes {
 		cdir := filepath.Join(dir, c)
 		if _, err := os.Stat(cdir); os.IsNotExist(err) && split == Val {
@@ -93,24 +95,35 @@ func openFolder(cfg Config, split Split, inChans, limit int, mean, std []float64
 			return nil, fmt.Errorf("data: folder: class folder %s holds no images (want *.png, *.jpg, *.jpeg or *.gif)", cdir)
 		}
 	}
+	if err := f.finish(limit, cfg.Workers, func(label int) string { return filepath.Join(dir, classes[label]) }); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// finish keeps the first limit listed files (0 = all), checks their
+// headers with workers goroutines, and refuses a class that data.skip_corrupt
+// left without images (where names the class's source) or a split left
+// with none. The folder and csv data sets share it.
+func (f *Folder) finish(limit, workers int, where func(label int) string) error {
 	n := limitN(len(f.files), limit)
 	f.files, f.labels = f.files[:n], f.labels[:n]
 	listed := f.perClass()
-	if err := f.checkHeaders(cfg.Workers); err != nil {
-		return nil, err
+	if err := f.checkHeaders(workers); err != nil {
+		return err
 	}
 	// With skip_corrupt, a class left without images would silently shrink
 	// the problem: the model would train on fewer classes than the folders name.
 	for label, n := range f.perClass() {
 		if n == 0 && listed[label] > 0 {
-			return nil, fmt.Errorf("data: folder: class %q (%s): none of its %d images is readable (all skipped by data.skip_corrupt)",
-				classes[label], filepath.Join(dir, classes[label]), listed[label])
+			return fmt.Errorf("data: %s: class %q (%s): none of its %d images is readable (all skipped by data.skip_corrupt)",
+				f.Name(), f.classes[label], where(label), listed[label])
 		}
 	}
 	if len(f.files) == 0 {
-		return nil, fmt.Errorf("data: folder: no readable images in %s", dir)
+		return fmt.Errorf("data: %s: no readable images in %s", f.Name(), f.source())
 	}
-	return f, nil
+	return nil
 }
 
 // listClassDirs returns the sorted names of the class folders in dir; any
@@ -384,7 +397,7 @@ func (f *Folder) checkHeaders(workers int) error {
 	for i, err := range errs {
 		if err != nil {
 			if !f.skipCorrupt {
-				return fmt.Errorf("data: folder: %w (data.skip_corrupt skips such files)", err)
+				return fmt.Errorf("data: %s: %w (data.skip_corrupt skips such files)", f.Name(), err)
 			}
 			f.skip(f.files[i], err)
 			continue
@@ -422,8 +435,16 @@ func (f *Folder) skip(path string, err error) {
 	f.log.Warnf("skip corrupt image %s (%d skipped so far): %v", path, n, err)
 }
 
-// Name returns "folder".
-func (f *Folder) Name() string { return string(NameFolder) }
+// Name returns "folder", or "csv" for images listed by a CSV file.
+func (f *Folder) Name() string { return string(f.name) }
+
+// source is where the images were listed: the split's folder or CSV file.
+func (f *Folder) source() string {
+	if f.csv != "" {
+		return f.csv
+	}
+	return f.dir
+}
 
 // Len returns the number of image files.
 func (f *Folder) Len() int { return len(f.files) }
@@ -467,11 +488,11 @@ func (f *Folder) ItemHeld(i int) (Image, int, func(), error) {
 			return img, f.labels[j], func() { f.budget.Release(held) }, nil
 		}
 		if !f.skipCorrupt {
-			return Image{}, 0, func() {}, fmt.Errorf("data: folder: %w", err)
+			return Image{}, 0, func() {}, fmt.Errorf("data: %s: %w", f.Name(), err)
 		}
 		f.skip(f.files[j], err)
 	}
-	return Image{}, 0, func() {}, fmt.Errorf("data: folder: no decodable image in %s", f.dir)
+	return Image{}, 0, func() {}, fmt.Errorf("data: %s: no decodable image in %s", f.Name(), f.source())
 }
 
 // releasePix takes back the pixels of an image Item returned, for the next

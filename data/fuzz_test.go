@@ -1,9 +1,14 @@
 package data
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
 
-// The seed corpora under testdata/fuzz/FuzzIDX and testdata/fuzz/FuzzCIFAR run
-// as ordinary tests; `go test -fuzz FuzzIDX ./data` explores further.
+// The seed corpora under testdata/fuzz/FuzzIDX and testdata/fuzz/FuzzCIFAR,
+// and FuzzCSV's seeds, run as ordinary tests; `go test -fuzz FuzzIDX ./data` explores further.
 
 func FuzzIDX(f *testing.F) {
 	good := idxBytes([]int{2, 3, 2}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
@@ -45,6 +50,32 @@ func FuzzCIFAR(f *testing.F) {
 		for _, l := range labels {
 			if l < 0 || l >= 10 {
 				t.Fatalf("label %d accepted", l)
+			}
+		}
+	})
+}
+
+func FuzzCSV(f *testing.F) {
+	f.Add([]byte("path,label\na/x.png,cat\n\"b, c.png\",dog\n"))
+	f.Add([]byte("\ufefflabel,extra,path\ncat,1,x.png\n"))
+	f.Add([]byte("path,label\nx.png\n"))
+	f.Add([]byte("path,label\n\"x.png,cat\n"))
+	f.Add([]byte("path,path,label\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rows, err := decodeCSV("fuzz.csv", bytes.NewReader(b))
+		if err != nil {
+			var ce *CSVError
+			if !errors.As(err, &ce) || ce.File != "fuzz.csv" {
+				t.Fatalf("error %v is not a *CSVError naming the file", err)
+			}
+			return
+		}
+		if len(rows) == 0 {
+			t.Fatal("no rows and no error")
+		}
+		for _, r := range rows {
+			if strings.TrimSpace(r.path) == "" || strings.TrimSpace(r.label) == "" || r.line < 2 {
+				t.Fatalf("row %+v accepted", r)
 			}
 		}
 	})

@@ -18,14 +18,9 @@ var (
 // openIDXDataset loads MNIST or Fashion-MNIST's split into memory.
 func openIDXDataset(cfg Config, split Split, inChans, limit int, mean, std []float64) (*InMemory, error) {
 	root := cfg.Root
-	if root == "" {
+	if d, _ := Lookup(cfg.Name); root == "" && d.Locate != nil {
 		var err error
-		if cfg.Name == NameMNIST {
-			root, err = LocateMNIST()
-		} else {
-			root, err = LocateFashionMNIST()
-		}
-		if err != nil {
+		if root, err = d.Locate(); err != nil {
 			return nil, err
 		}
 	}

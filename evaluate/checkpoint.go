@@ -10,6 +10,7 @@ import (
 	"github.com/vitgo/vit/graph"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/memest"
 )
 
 // DefaultBatchSize is the evaluation batch when Loader.BatchSize is 0 (the
@@ -95,8 +96,8 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 	} else if meta.Dataset != "" {
 		l.Data.Name = data.DatasetName(meta.Dataset)
 	}
-	spec := memory.Spec{Model: m.Config, Data: l.Data.WithDefaults(), EvalBatch: l.batch(), Threads: l.Threads}
-	if err := memory.CheckMachine(memory.Of(spec)); err != nil {
+	spec := memest.Spec{Model: m.Config, Data: l.Data.WithDefaults(), EvalBatch: l.batch(), Threads: l.Threads}
+	if err := memory.CheckMachine(memest.Of(spec)); err != nil {
 		return Result{}, meta, nil, err
 	}
 	loader, err := l.Open(m.Config, meta.Mean, meta.Std)

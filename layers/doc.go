@@ -10,6 +10,8 @@
 // by ParamShapes, New, Init and Build. The forward pass (vit.go) is timm's
 // forward_features (patch embedding, blocks, final norm) then forward_head
 // (readout, classifier); a Frozen serving graph is the same builder with
-// packed weights and fused ops (frozen.go). The model knows no training
+// packed weights and fused ops (frozen.go). Its share of the memory
+// estimate, parameters and activations from the config alone, is
+// memory.go's (ParamBytes, Config.Activations). The model knows no training
 // loop, files or data sets.
 package layers

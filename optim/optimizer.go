@@ -62,18 +62,19 @@ var (
 // constructors validate names against this table.)
 func optimizers() []optRow {
 	return []optRow{
-		{OptAdamW, func(c Config) (Optimizer, error) { return NewAdamW(c) }},
-		{OptSGD, func(c Config) (Optimizer, error) { return NewSGD(c, true) }},
-		{OptNesterov, func(c Config) (Optimizer, error) { return NewSGD(c, true) }},
-		{OptMomentum, func(c Config) (Optimizer, error) { return NewSGD(c, false) }},
-		{OptLamb, func(c Config) (Optimizer, error) { return NewLamb(c) }},
+		{OptAdamW, 2, func(c Config) (Optimizer, error) { return NewAdamW(c) }},
+		{OptSGD, 1, func(c Config) (Optimizer, error) { return NewSGD(c, true) }},
+		{OptNesterov, 1, func(c Config) (Optimizer, error) { return NewSGD(c, true) }},
+		{OptMomentum, 1, func(c Config) (Optimizer, error) { return NewSGD(c, false) }},
+		{OptLamb, 2, func(c Config) (Optimizer, error) { return NewLamb(c) }},
 	}
 }
 
 // optRow is one row of the optimizer table.
 type optRow struct {
-	name OptName
-	new  func(Config) (Optimizer, error)
+	name  OptName
+	slots int // float32 values of state per trained parameter (SlotsPerParam)
+	new   func(Config) (Optimizer, error)
 }
 
 // optNames lists the table's names, the values optim.opt accepts.

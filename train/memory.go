@@ -1,9 +1,12 @@
 package train
 
-import "github.com/vitgo/vit/internal/memory"
+import (
+	"github.com/vitgo/vit/internal/memory"
+	"github.com/vitgo/vit/memest"
+)
 
 // MemoryEstimate is the memory a run needs, by part, in bytes, computed from
-// the config alone (see internal/memory).
+// the config alone (see memest).
 type MemoryEstimate = memory.Estimate
 
 // MemoryError says a run needs more memory than the machine has. It is the
@@ -13,23 +16,23 @@ type MemoryError = memory.Error
 // EstimateMemory estimates the memory of training cfg (cfg's zero fields
 // mean their defaults).
 func EstimateMemory(cfg Config) MemoryEstimate {
-	return memory.Of(memorySpec(cfg.WithDefaults(), true))
+	return memest.Of(memorySpec(cfg.WithDefaults(), true))
 }
 
 // EstimateEvalMemory estimates the memory of evaluating a model of cfg.Model
 // at train.eval_batch_size (or batch_size) on cfg.Data.
 func EstimateEvalMemory(cfg Config) MemoryEstimate {
-	return memory.Of(memorySpec(cfg.WithDefaults(), false))
+	return memest.Of(memorySpec(cfg.WithDefaults(), false))
 }
 
 // memorySpec is the estimate's view of a resolved config. With a teacher
 // (distill.type hard or soft) it reads the teacher's architecture from the
 // file's metadata or shapes; a teacher it cannot read is left out here and
 // refused when the run loads it.
-func memorySpec(cfg Config, training bool) memory.Spec {
-	s := memory.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
+func memorySpec(cfg Config, training bool) memest.Spec {
+	s := memest.Spec{Model: cfg.Model, Data: cfg.Data, Batch: cfg.Train.BatchSize, EvalBatch: cfg.EvalBatch(),
 		Threads: cfg.Train.Threads, GradAccum: cfg.Train.GradAccumSteps, EMA: cfg.Optim.EMA, Training: training,
-		BF16: cfg.Train.Precision.IsBF16(), Recompute: cfg.Train.Recompute}
+		BF16: cfg.Train.Precision.IsBF16(), Recompute: cfg.Train.Recompute, Optimizer: string(cfg.Optim.Opt)}
 	if training {
 		// A freeze list that does not resolve is refused when the run
 		// builds its graph; the estimate then counts every tensor.

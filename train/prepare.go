@@ -124,10 +124,11 @@ func (r *run) openData() (err error) {
 		return fmt.Errorf("train.batch_size %d is larger than the %d training images", cfg.Train.BatchSize, r.data.train.Len())
 	}
 	r.data.totalSteps = cfg.Train.Epochs * r.data.spe
-	if cfg.Data.Name == data.NameFolder {
+	if d, _ := data.Lookup(cfg.Data.Name); d.Decodes {
 		lc := r.data.loader.Config()
+		_, where := cfg.Data.SplitSource(data.Train)
 		r.log.Infof("data: %d training images in %s, %d loader workers, %d batches prefetched, JPEG decoder %s",
-			r.data.train.Len(), cfg.Data.Root, lc.Workers, lc.Prefetch, data.JPEGDecoder())
+			r.data.train.Len(), where, lc.Workers, lc.Prefetch, data.JPEGDecoder())
 	}
 	r.meta = checkpoint.ModelMeta{Dataset: r.data.train.Name(), Mean: r.data.mean, Std: r.data.std, Precision: cfg.Train.Precision,
 		Classes: checkpoint.HeadClasses(r.data.train.Classes(), cfg.Model.NumClasses)}

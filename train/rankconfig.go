@@ -28,7 +28,8 @@ func (e *RankConfigError) Error() string {
 // perRankKeys may differ between ranks: they set how one process uses its
 // machine (and where that machine keeps the data), not what the job
 // computes.
-var perRankKeys = map[string]bool{"train.threads": true, "data.workers": true, "data.prefetch": true, "data.root": true}
+var perRankKeys = map[string]bool{"train.threads": true, "data.workers": true, "data.prefetch": true, "data.root": true,
+	"data.train_csv": true, "data.val_csv": true}
 
 // agreeConfig checks that every rank runs rank 0's config: rank 0
 // broadcasts the digest of its resolved config (and of the flags that change

@@ -94,12 +94,12 @@ func (r *run) agreeData(opened error) error {
 		if err = allOK(r.comm, "digest the data", err); err != nil {
 			return err
 		}
-		root := r.cfg.Data.Root
+		key, root := r.cfg.Data.SplitSource(s.split)
 		if root == "" {
 			root = "(located)"
 		}
 		desc := fmt.Sprintf("%s in %s: %d images, classes %s, digest %x", s.ds.Name(), root, s.ds.Len(), showClasses(s.ds.Classes()), sum[:6])
-		if err := agreeDigest(r.comm, sum, desc, &RankDataError{Key: "data.root", Split: s.split.String()}); err != nil {
+		if err := agreeDigest(r.comm, sum, desc, &RankDataError{Key: key, Split: s.split.String()}); err != nil {
 			return err
 		}
 	}

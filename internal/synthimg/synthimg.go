@@ -206,3 +206,31 @@ func FlatPNG(w, h int) ([]byte, error) {
 	b = chunk(b, "IDAT", idat.Bytes())
 	return chunk(b, "IEND", nil), nil
 }
+
+// WriteSmallCSV writes WriteSmallFolder's data set under root and lists it
+// as data.name csv reads it: root/train.csv and root/val.csv, a header
+// path,label and one row per image, its path relative to root and its
+// label the class folder's name. It returns the two files' paths.
+func WriteSmallCSV(root string, classes, perClass, valPerClass, side int) (train, val string, err error) {
+	if _, err := WriteSmallFolder(root, classes, perClass, valPerClass, side); err != nil {
+		return "", "", err
+	}
+	var paths [2]string
+	for k, split := range []struct {
+		name string
+		n    int
+	}{{"train", perClass}, {"val", valPerClass}} {
+		var b bytes.Buffer
+		b.WriteString("path,label\n")
+		for c := range classes {
+			for i := range split.n {
+				fmt.Fprintf(&b, "%s/c%d/a%03d.png,c%d\n", split.name, c, i, c)
+			}
+		}
+		paths[k] = filepath.Join(root, split.name+".csv")
+		if err := regfile.WriteFile(paths[k], b.Bytes(), 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	return paths[0], paths[1], nil
+}
