@@ -147,3 +147,20 @@ var pinnedEstimates = []string{
 	"vit_base_patch16_224.yaml load {Params:346270624 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:16341704 Attention:1520840 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:446854824}",
 	"vit_tiny_patch16_224.yaml load {Params:22869664 Grads:0 Optimizer:0 EMA:0 TrainAct:0 EvalAct:5221448 Attention:613064 Data:55440000 Prefetch:3636672 Decode:0 Save:0 Teacher:0 Runtime:25165824 Peak:112333608}",
 }
+
+// TestEstimateReadsOptimizer: the estimate counts the state of the
+// optimizer optim.opt names: SGD's one buffer per trained weight is half
+// AdamW's two moments.
+func TestEstimateReadsOptimizer(t *testing.T) {
+	opt := map[string]int64{}
+	for _, name := range []string{"adamw", "sgd"} {
+		cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", []string{"optim.opt=" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt[name] = EstimateMemory(cfg).Optimizer
+	}
+	if opt["adamw"] == 0 || opt["sgd"]*2 != opt["adamw"] {
+		t.Errorf("optimizer state: adamw %d bytes, sgd %d; want sgd half of adamw", opt["adamw"], opt["sgd"])
+	}
+}
