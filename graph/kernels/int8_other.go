@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func bestInt8Tile() int8TileFunc { return int8TileGo }
+
+// Int8ISA names the int8 tile in use: "go" on this build.
+func Int8ISA() string { return "go" }
+
+func int8Epilogue16(y []float32, acc []int32, sx float32, zx int32, w *PackedInt8, c0 int, b []float32) bool {
+	return false
+}
