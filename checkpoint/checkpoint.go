@@ -347,8 +347,7 @@ func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOpti
 	for _, p := range m.Params {
 		t, ok := f.Get(p.Name)
 		seen[p.Name] = true
-		isHead := p.Name == "head.weight" || p.Name == "head.bias" || p.Name == "head_dist.weight" || p.Name == "head_dist.bias"
-		if isHead && opts.ResetHead {
+		if layers.IsHead(p.Name) && opts.ResetHead {
 			notes = append(notes, p.Name+" re-initialised (reset_head)")
 			continue
 		}

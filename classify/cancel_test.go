@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/data"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 // TestClassifyFilesNoDecodeAfterCancel: once ctx is canceled (the first
@@ -25,7 +25,7 @@ import (
 func TestClassifyFilesNoDecodeAfterCancel(t *testing.T) {
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	writePNG(t, &buf, classifytest.Colour(0, 20, 20, 1))
+	writePNG(t, &buf, testmodel.Colour(0, 20, 20, 1))
 	var paths []string
 	for i := range 24 { // more than one loader batch of 16
 		p := filepath.Join(dir, fmt.Sprintf("%02d.png", i))
@@ -60,7 +60,7 @@ func TestClassifyFilesNoDecodeAfterCancel(t *testing.T) {
 // alone.
 func TestDecodeBudgetNoOversize(t *testing.T) {
 	var buf bytes.Buffer
-	writePNG(t, &buf, classifytest.Colour(0, 20, 20, 1)) // costs more than 100 bytes
+	writePNG(t, &buf, testmodel.Colour(0, 20, 20, 1)) // costs more than 100 bytes
 	for _, tc := range []struct {
 		noOversize bool
 		refused    bool

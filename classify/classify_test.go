@@ -20,7 +20,7 @@ import (
 
 	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/internal/testmodel"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -39,14 +39,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tiny returns the path of a checkpoint trained once per test binary by
-// classifytest.Train.
+// tiny returns the path of the tiny trained checkpoint, written once per
+// test binary by testmodel.Checkpoint.
 func tiny(t testing.TB) string {
 	t.Helper()
 	ckptOnce.Do(func() {
 		ckptDir, ckptErr = os.MkdirTemp("", "classify-test-*")
 		if ckptErr == nil {
-			ckptPath, ckptErr = classifytest.Train(ckptDir)
+			ckptPath, ckptErr = testmodel.Checkpoint(ckptDir)
 		}
 	})
 	if ckptErr != nil {
@@ -87,9 +87,9 @@ func TestClassifyColours(t *testing.T) {
 	if got := fmt.Sprint(c.Classes()); got != "[blue green red]" {
 		t.Fatalf("Classes() = %s", got)
 	}
-	for class, name := range classifytest.Classes {
+	for class, name := range testmodel.Classes {
 		for _, size := range [][2]int{{16, 16}, {7, 40}, {300, 200}} {
-			for model, img := range colourModels(classifytest.Colour(class, size[0], size[1], 99)) {
+			for model, img := range colourModels(testmodel.Colour(class, size[0], size[1], 99)) {
 				preds, err := c.Classify(context.Background(), []image.Image{img})
 				if err != nil {
 					t.Fatal(err)
@@ -152,7 +152,7 @@ func samePreds(a, b []classify.Prediction) bool {
 func testImages(n int) []image.Image {
 	var imgs []image.Image
 	for i := 0; i < n; i++ {
-		imgs = append(imgs, classifytest.Colour(i%3, 10+i%13, 30-i%11, uint32(7*i)))
+		imgs = append(imgs, testmodel.Colour(i%3, 10+i%13, 30-i%11, uint32(7*i)))
 	}
 	return imgs
 }
@@ -312,7 +312,7 @@ func TestClassifyAtAnotherSize(t *testing.T) {
 	if len(c.Notes()) == 0 {
 		t.Errorf("no note on the resampled position table")
 	}
-	p, err := c.Classify(context.Background(), []image.Image{classifytest.Colour(2, 50, 50, 3)})
+	p, err := c.Classify(context.Background(), []image.Image{testmodel.Colour(2, 50, 50, 3)})
 	if err != nil || p[0][0].Label != "red" {
 		t.Errorf("%v %v", p, err)
 	}
@@ -347,9 +347,9 @@ func TestClassifyFiles(t *testing.T) {
 		if i%4 == 3 {
 			p = p[:len(p)-4] + ".jpg"
 		}
-		img := classifytest.Colour(i%3, 10+i, 40-i, uint32(i))
+		img := testmodel.Colour(i%3, 10+i, 40-i, uint32(i))
 		writeImage(t, p, img)
-		want[p] = classifytest.Classes[i%3]
+		want[p] = testmodel.Classes[i%3]
 		b, _ := os.ReadFile(p)
 		d, _, _ := image.Decode(bytes.NewReader(b))
 		decoded = append(decoded, d)
@@ -357,7 +357,7 @@ func TestClassifyFiles(t *testing.T) {
 	bad := filepath.Join(dir, "set", "sub0", "05b.png")
 	os.WriteFile(bad, []byte("\x89PNG garbage"), 0o644)
 	os.WriteFile(filepath.Join(dir, "set", "notes.txt"), []byte("skipped"), 0o644)
-	writeImage(t, filepath.Join(dir, "set", ".hidden", "x.png"), classifytest.Colour(0, 4, 4, 0))
+	writeImage(t, filepath.Join(dir, "set", ".hidden", "x.png"), testmodel.Colour(0, 4, 4, 0))
 	huge := filepath.Join(dir, "huge.png")
 	writeImage(t, huge, image.NewGray(image.Rect(0, 0, 300, 300)))
 	glob := filepath.Join(dir, "set", "sub1", "*.jpg")
@@ -452,8 +452,8 @@ func TestClassifyFiles(t *testing.T) {
 func TestCropPct(t *testing.T) {
 	// A picture whose centre is red and whose border is blue: the plain
 	// resize sees mostly blue, the centre crop at crop_pct 0.5 only red.
-	img := classifytest.Colour(0, 64, 64, 1)
-	red := classifytest.Colour(2, 32, 32, 2)
+	img := testmodel.Colour(0, 64, 64, 1)
+	red := testmodel.Colour(2, 32, 32, 2)
 	draw.Draw(img, image.Rect(16, 16, 48, 48), red, image.Point{}, draw.Src)
 	for _, tc := range []struct {
 		pct  float64

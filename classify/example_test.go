@@ -8,18 +8,18 @@ import (
 	"os"
 
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
-// Train a tiny colour classifier for a few steps, then ask it about two new
-// pictures of sizes it never saw.
+// Load a tiny colour classifier (trained for 60 steps on 16×16 images), then
+// ask it about two new pictures of sizes it never saw.
 func Example() {
 	dir, err := os.MkdirTemp("", "classify-example-*")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	ckpt, err := classifytest.Train(dir) // dir/run/last.safetensors
+	ckpt, err := testmodel.Checkpoint(dir) // dir/run/last.safetensors
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func Example() {
 	defer c.Close()
 	fmt.Println("classes:", c.Classes())
 
-	imgs := []image.Image{classifytest.Colour(2, 40, 30, 5), classifytest.Colour(0, 9, 11, 6)}
+	imgs := []image.Image{testmodel.Colour(2, 40, 30, 5), testmodel.Colour(0, 9, 11, 6)}
 	preds, err := c.Classify(context.Background(), imgs)
 	if err != nil {
 		log.Fatal(err)

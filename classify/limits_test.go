@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/regfile"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 // bombPNG is a 69-byte PNG whose header claims 7000×7000 16-bit RGBA
@@ -56,7 +56,7 @@ func TestDecodeBombHeaderOnly(t *testing.T) {
 // release gives the bytes back.
 func TestDecodeBudgetNoWait(t *testing.T) {
 	var buf bytes.Buffer
-	writePNG(t, &buf, classifytest.Colour(0, 20, 20, 1))
+	writePNG(t, &buf, testmodel.Colour(0, 20, 20, 1))
 	budget := data.NewBudget(1 << 20)
 	held, _ := budget.Acquire(context.Background(), 1<<20)
 	d := classify.Decoder{Budget: budget, NoWait: true}
@@ -78,7 +78,7 @@ func TestDecodeBudgetNoWait(t *testing.T) {
 // reported as not a regular file and skipped; it is never opened.
 func TestClassifyFilesFIFO(t *testing.T) {
 	dir := t.TempDir()
-	writeImage(t, filepath.Join(dir, "a.png"), classifytest.Colour(0, 12, 12, 0))
+	writeImage(t, filepath.Join(dir, "a.png"), testmodel.Colour(0, 12, 12, 0))
 	pipe := filepath.Join(dir, "b.png")
 	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)

@@ -4,8 +4,9 @@
 // confusion matrix over every image a loader yields; sharded over ranks
 // (Evaluator.Comm) it gives every rank the one-process result exactly.
 // Checkpoint loads a model file (package checkpoint) and evaluates it on a
-// data set's validation split (in bf16 on a Frozen graph, NewFrozenIn): the
-// job cmd/eval runs. Serving (package classify) builds its lanes from
+// data set's validation split (in bf16 on a Frozen graph, NewFrozenIn);
+// CheckpointReported does that and hands each batch and the result to a
+// Reports (package report writes the files): the job cmd/eval runs. Serving (package classify) builds its lanes from
 // NewFrozenIn.
 //
 // The trainer evaluates through this package; this package never imports

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"gorgonia.org/tensor"
 )
@@ -34,6 +36,7 @@ const (
 	packed                           // a Linear weight the Frozen graph reads packed (graph.PackWeight)
 	qkvBias                          // present only when Config.QKVBias
 	distilled                        // present only when Config.Distilled (DeiT)
+	head                             // a classifier's: finetune.reset_head re-initialises it, finetune.linear_probe trains only these
 
 	plain paramFlags = 0
 )
@@ -68,10 +71,40 @@ var blockParams = []paramSpec{
 var headParams = []paramSpec{
 	{"norm.weight", dims{embed}, initOnes, groupFinalNorm, plain},
 	{"norm.bias", dims{embed}, initZeros, groupFinalNorm, plain},
-	{"head.weight", dims{classes, embed}, initHead, groupHead, packed},
-	{"head.bias", dims{classes}, initZeros, groupHead, plain},
-	{"head_dist.weight", dims{classes, embed}, initHead, groupHead, packed | distilled},
-	{"head_dist.bias", dims{classes}, initZeros, groupHead, distilled},
+	{"head.weight", dims{classes, embed}, initHead, groupHead, packed | head},
+	{"head.bias", dims{classes}, initZeros, groupHead, head},
+	{"head_dist.weight", dims{classes, embed}, initHead, groupHead, packed | distilled | head},
+	{"head_dist.bias", dims{classes}, initZeros, groupHead, distilled | head},
+}
+
+// IsHead reports whether name is a classification head's parameter (head,
+// or a distilled model's head_dist): the rows flagged head. These are what
+// finetune.reset_head re-initialises and what finetune.linear_probe trains.
+func IsHead(name string) bool {
+	for _, r := range headParams {
+		if r.name == name {
+			return r.flags&head != 0
+		}
+	}
+	return false
+}
+
+// HeadPatterns are the head rows as path.Match globs over the dotted
+// parameter names, one per head module in table order ("head.*",
+// "head_dist.*"). A model without a distillation head has no parameter that
+// the second matches.
+func HeadPatterns() []string {
+	var out []string
+	for _, r := range headParams {
+		if r.flags&head == 0 {
+			continue
+		}
+		g := r.name[:strings.LastIndexByte(r.name, '.')+1] + "*"
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // dim is one symbolic size of a parameter's shape, read from the config.

@@ -76,3 +76,43 @@ func TestInitSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadFlag checks the head flag of the parameter table: exactly the
+// classifiers' tensors (head, and head_dist in a distilled model) are heads,
+// and their globs are the ones finetune.linear_probe names in its refusals.
+func TestHeadFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"head.weight", true},
+		{"head.bias", true},
+		{"head_dist.weight", true},
+		{"head_dist.bias", true},
+		{"norm.weight", false},
+		{"norm.bias", false},
+		{"dist_token", false},
+		{"cls_token", false},
+		{"blocks.0.mlp.fc2.weight", false},
+		{"head", false},
+		{"head.weight.extra", false},
+	} {
+		if got := IsHead(tc.name); got != tc.want {
+			t.Errorf("IsHead(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	c := tinyConfig()
+	c.Distilled = true
+	var heads []string
+	for _, p := range params(c.WithDefaults()) {
+		if IsHead(p.Name) {
+			heads = append(heads, p.Name)
+		}
+	}
+	if want := []string{"head.weight", "head.bias", "head_dist.weight", "head_dist.bias"}; strings.Join(heads, " ") != strings.Join(want, " ") {
+		t.Errorf("heads of a distilled model %v, want %v", heads, want)
+	}
+	if got, want := HeadPatterns(), []string{"head.*", "head_dist.*"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("HeadPatterns() = %v, want %v", got, want)
+	}
+}

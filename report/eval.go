@@ -2,13 +2,11 @@ package report
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/vitgo/vit/checkpoint"
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/internal/atomicfile"
 )
@@ -20,9 +18,10 @@ type EvalFiles struct {
 	Predictions, Results, Confusion string
 }
 
-// EvalReports writes an evaluation's report files. Each is written
-// atomically, so an evaluation that fails or is interrupted (Abort) leaves
-// no partial file and no temporary file behind.
+// EvalReports writes an evaluation's report files; it is the
+// evaluate.Reports that cmd/eval hands to evaluate.CheckpointReported. Each
+// is written atomically, so an evaluation that fails or is interrupted
+// (Abort) leaves no partial file and no temporary file behind.
 type EvalReports struct {
 	files EvalFiles
 	pred  *atomicfile.File // nil without a predictions file
@@ -152,20 +151,4 @@ func FormatEval(w io.Writer, r evaluate.Result, classes []string) {
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-// Evaluate is cmd/eval's job: evaluate.Checkpoint with files written (each
-// atomically, none on failure or interruption).
-func Evaluate(ctx context.Context, o evaluate.Options, files EvalFiles) (evaluate.Result, checkpoint.ModelMeta, []string, error) {
-	reps, err := NewEvalReports(files)
-	if err != nil {
-		return evaluate.Result{}, checkpoint.ModelMeta{}, nil, err
-	}
-	defer reps.Abort() // a panic must not leave the temporary file; nothing after Commit
-	o.OnBatch = reps.OnBatch()
-	r, meta, notes, err := evaluate.Checkpoint(ctx, o)
-	if err != nil {
-		return r, meta, notes, err
-	}
-	return r, meta, notes, reps.Commit(r, meta.Classes)
 }

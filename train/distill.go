@@ -1,10 +1,8 @@
 package train
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/vitgo/vit/internal/cfgerr"
 	"github.com/vitgo/vit/internal/enum"
 	"github.com/vitgo/vit/internal/optional"
-	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -136,22 +133,6 @@ type Teacher struct {
 	buf     []float32    // the batch at the teacher's size
 }
 
-// FileSHA256 is the hex SHA-256 digest of a regular file (read through
-// regfile: a FIFO or device is refused, not waited on). A teacher's digest
-// is not this: it is Teacher.SHA256, from the load itself.
-func FileSHA256(path string) (string, error) {
-	f, _, err := regfile.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // LoadTeacher reads distill.teacher for a student of architecture student:
 // one of our checkpoints (the architecture from its metadata), or a timm
 // state_dict of a ViT or DeiT (the architecture from its shapes, see
@@ -263,7 +244,11 @@ func teacherConfig(dc DistillConfig, student layers.Config, f *safetensors.File,
 	if ours {
 		c = meta.Model.WithDefaults()
 	} else {
-		if c, err = timmConfig(f, dc.TeacherNumHeads); err != nil {
+		if c, err = checkpoint.TimmConfig(f, dc.TeacherNumHeads); err != nil {
+			var he *checkpoint.HeadsError
+			if errors.As(err, &he) {
+				err = fmt.Errorf("%w: set distill.teacher_num_heads", err)
+			}
 			return layers.Config{}, nil, bad("%s: %w", dc.Teacher, err)
 		}
 		notes = append(notes, fmt.Sprintf("timm state_dict read as img %v, patch %d, dim %d, depth %d, %d heads, distilled %t",
@@ -460,63 +445,4 @@ func fillKD[T float32 | float64](k *kdLoss, logits []T) error {
 		copy(d, out)
 	}
 	return G.Let(k.offset, off)
-}
-
-// timmConfig reads a ViT's or DeiT's architecture from the shapes of a timm
-// state_dict (see TeacherConfig); heads 0 means embed_dim/64.
-func timmConfig(f *safetensors.File, heads int) (layers.Config, error) {
-	shape := func(name string, rank int) ([]int, error) {
-		t, ok := f.Get(name)
-		if !ok || len(t.Shape) != rank {
-			return nil, fmt.Errorf("no %s of rank %d: not a timm ViT or DeiT state_dict", name, rank)
-		}
-		return t.Shape, nil
-	}
-	c := layers.DefaultConfig()
-	pw, err := shape("patch_embed.proj.weight", 4)
-	if err != nil {
-		return c, err
-	}
-	c.EmbedDim, c.InChans, c.PatchSize = pw[0], pw[1], pw[2]
-	head, err := shape("head.weight", 2)
-	if err != nil {
-		return c, err
-	}
-	c.NumClasses = head[0]
-	fc1, err := shape("blocks.0.mlp.fc1.weight", 2)
-	if err != nil {
-		return c, err
-	}
-	c.MLPRatio = float64(fc1[0]) / float64(c.EmbedDim)
-	c.Depth = 0
-	for {
-		if _, ok := f.Get(fmt.Sprintf("blocks.%d.norm1.weight", c.Depth)); !ok {
-			break
-		}
-		c.Depth++
-	}
-	_, c.Distilled = f.Get("dist_token")
-	_, qkvBias := f.Get("blocks.0.attn.qkv.bias")
-	c.QKVBias = optional.BoolOf(qkvBias)
-	pos, err := shape("pos_embed", 3)
-	if err != nil {
-		return c, err
-	}
-	n := pos[1] - c.NumPrefixTokens()
-	side := int(math.Sqrt(float64(n)))
-	for side*side < n {
-		side++
-	}
-	if side*side != n {
-		return c, fmt.Errorf("pos_embed has %d patch rows, not a square grid", n)
-	}
-	c.ImgSize = layers.Size2{side * c.PatchSize, side * c.PatchSize}
-	c.NumHeads = heads
-	if heads == 0 {
-		if c.EmbedDim%64 != 0 {
-			return c, fmt.Errorf("embed_dim %d is not a multiple of 64: set distill.teacher_num_heads", c.EmbedDim)
-		}
-		c.NumHeads = c.EmbedDim / 64
-	}
-	return c, nil
 }

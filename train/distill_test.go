@@ -296,7 +296,7 @@ func TestDistillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := FileSHA256(cfg.Distill.Teacher)
+	sum, err := checkpoint.FileSHA256(cfg.Distill.Teacher)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,9 @@ func TestTeacherFromTimmStateDict(t *testing.T) {
 		t.Errorf("the teacher's logits differ from timm's by %g", d)
 	}
 	dc.TeacherNumHeads = 0
-	if _, _, err := TeacherConfig(dc, student); !hasKey(err, "distill.teacher") {
+	var he *checkpoint.HeadsError
+	if _, _, err := TeacherConfig(dc, student); !hasKey(err, "distill.teacher") || !errors.As(err, &he) ||
+		!strings.Contains(err.Error(), "embed_dim 8 is not a multiple of 64: set distill.teacher_num_heads") {
 		t.Errorf("dim 8 without teacher_num_heads: %v", err)
 	}
 	dc.TeacherNumHeads = 2

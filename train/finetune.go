@@ -63,8 +63,8 @@ func InitFrom(m *layers.VisionTransformer, fc FinetuneConfig) ([]string, error) 
 		opts.ResetHead = true
 	}
 	if opts.ResetHead {
-		for _, name := range []string{"head.weight", "head.bias", "head_dist.weight", "head_dist.bias"} {
-			if p := m.Param(name); p != nil {
+		for _, p := range m.Params {
+			if layers.IsHead(p.Name) {
 				layers.InitConst(p.Value, 0)
 			}
 		}
@@ -90,7 +90,7 @@ func loadedSummary(m *layers.VisionTransformer, f *safetensors.File, path string
 	n := 0
 	dtypes := map[safetensors.DType]int{}
 	for _, p := range m.Params {
-		if resetHead && isHeadParam(p.Name) {
+		if resetHead && layers.IsHead(p.Name) {
 			continue
 		}
 		if t, ok := f.Get(p.Name); ok {
@@ -114,14 +114,4 @@ func loadedSummary(m *layers.VisionTransformer, f *safetensors.File, path string
 		}
 	}
 	return fmt.Sprintf("loaded %s (%s): %d tensors (%s), %s", path, kind, n, strings.Join(dts, ", "), resampled)
-}
-
-// isHeadParam reports whether name is a classification head's parameter
-// (head, or a distilled model's head_dist), which reset_head keeps.
-func isHeadParam(name string) bool {
-	switch name {
-	case "head.weight", "head.bias", "head_dist.weight", "head_dist.bias":
-		return true
-	}
-	return false
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // HeadPatterns are the parameters a linear probe trains: the classifier and,
-// in a distilled model, the distillation head. A pattern that matches no
-// parameter of the model (head_dist.* without a distillation head) is
-// simply not used.
-var HeadPatterns = []string{"head.*", "head_dist.*"}
+// in a distilled model, the distillation head, as the parameter table flags
+// them ([layers.HeadPatterns]). A pattern that matches no parameter of the
+// model (head_dist.* without a distillation head) is simply not used.
+var HeadPatterns = layers.HeadPatterns()
 
 // FreezeError is a finetune.freeze or finetune.linear_probe setting that
 // cannot be applied to the model: a malformed pattern, a pattern that

@@ -63,7 +63,7 @@ func TestEvalCountsNonFiniteAsWrong(t *testing.T) {
 		dir := filepath.Dir(ckpt)
 		o := evaluate.Options{Checkpoint: ckpt, Loader: evalLoader(cfg)}
 		files := report.EvalFiles{Results: filepath.Join(dir, "r.json"), Predictions: filepath.Join(dir, "p.csv")}
-		r, _, _, err := report.Evaluate(context.Background(), o, files)
+		r, _, _, err := evalToFiles(context.Background(), o, files)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
 		}

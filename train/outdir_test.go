@@ -174,7 +174,7 @@ func TestRunCleansTempsAndWrites0644(t *testing.T) {
 	// cmd/eval's reports too.
 	o := evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)}
 	files := report.EvalFiles{Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")}
-	if _, _, _, err := report.Evaluate(context.Background(), o, files); err != nil {
+	if _, _, _, err := evalToFiles(context.Background(), o, files); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{files.Results, files.Predictions, files.Confusion} {

@@ -52,7 +52,7 @@ func TestRunWritesOutputsAndEvalMatches(t *testing.T) {
 		t.Fatalf("steps %d images %d, want 16 and 100 (remainder batch included)", res.Steps, res.Last.Images)
 	}
 	// cmd/eval on the last checkpoint reproduces the run's own validation.
-	r, _, _, err := report.Evaluate(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)},
+	r, _, _, err := evalToFiles(context.Background(), evaluate.Options{Checkpoint: filepath.Join(out, LastModel), Loader: evalLoader(cfg)},
 		report.EvalFiles{Results: filepath.Join(out, "r.json"), Predictions: filepath.Join(out, "p.csv"), Confusion: filepath.Join(out, "c.png")})
 	if err != nil {
 		t.Fatal(err)

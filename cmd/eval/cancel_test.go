@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/internal/gate"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 // TestImagesSIGTERMStopsDecodes: the first SIGTERM to `eval -images` stops
@@ -32,7 +32,7 @@ func TestImagesSIGTERMStopsDecodes(t *testing.T) {
 	imgs := filepath.Join(dir, "imgs")
 	os.Mkdir(imgs, 0o755)
 	var pix bytes.Buffer
-	if err := png.Encode(&pix, classifytest.Colour(0, 28, 28, 1)); err != nil {
+	if err := png.Encode(&pix, testmodel.Colour(0, 28, 28, 1)); err != nil {
 		t.Fatal(err)
 	}
 	first, err := gate.New(filepath.Join(imgs, "0.png"))

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 // TestEvalFIFOCheckpoint: -checkpoint naming a named pipe exits 1 with a
@@ -55,7 +55,7 @@ func TestOutputFlagsCollide(t *testing.T) {
 func writeColour(t *testing.T, p string, i int) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := png.Encode(&b, classifytest.Colour(i%3, 10, 10, uint32(i))); err != nil {
+	if err := png.Encode(&b, testmodel.Colour(i%3, 10, 10, uint32(i))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -71,7 +71,7 @@ func writeColour(t *testing.T, p string, i int) {
 // subdirectory is skipped with a message instead of ending the run.
 func TestImagesPathBytesAndUnreadableDir(t *testing.T) {
 	dir := t.TempDir()
-	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	ckpt, err := testmodel.Checkpoint(filepath.Join(dir, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func (w *stopWriter) Write(p []byte) (int, error) {
 // (128+15), as for every command, writing no predictions file.
 func TestImagesSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	ckpt, err := testmodel.Checkpoint(filepath.Join(dir, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestImagesSIGTERM(t *testing.T) {
 // the hundreds that graphs and buffers for 65,536 images take.
 func TestImagesBatchMemory(t *testing.T) {
 	dir := t.TempDir()
-	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	ckpt, err := testmodel.Checkpoint(filepath.Join(dir, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}

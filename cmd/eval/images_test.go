@@ -13,12 +13,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitgo/vit/classify/classifytest"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 func TestImagesMode(t *testing.T) {
 	dir := t.TempDir()
-	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	ckpt, err := testmodel.Checkpoint(filepath.Join(dir, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestImagesMode(t *testing.T) {
 	pics := filepath.Join(dir, "pics")
 	for i := 0; i < 9; i++ {
 		p := filepath.Join(pics, fmt.Sprintf("d%d", i/5), fmt.Sprintf("%d.png", i))
-		img := classifytest.Colour(i%3, 12+3*i, 30-i, uint32(i))
+		img := testmodel.Colour(i%3, 12+3*i, 30-i, uint32(i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		var b bytes.Buffer
 		if i%3 == 1 {
@@ -38,13 +38,13 @@ func TestImagesMode(t *testing.T) {
 			png.Encode(&b, img)
 		}
 		os.WriteFile(p, b.Bytes(), 0o644)
-		want = append(want, p+" "+classifytest.Classes[i%3])
+		want = append(want, p+" "+testmodel.Classes[i%3])
 	}
 	bad := filepath.Join(pics, "d0", "2b.png")
 	os.WriteFile(bad, []byte("not a png"), 0o644)
 	last := filepath.Join(dir, "last.png")
 	var b bytes.Buffer
-	png.Encode(&b, classifytest.Colour(0, 50, 50, 77))
+	png.Encode(&b, testmodel.Colour(0, 50, 50, 77))
 	os.WriteFile(last, b.Bytes(), 0o644)
 	want = append(want, last+" blue")
 
@@ -139,7 +139,7 @@ func TestImagesMode(t *testing.T) {
 		if path, rest, ok := strings.Cut(l, ": "); ok && strings.HasSuffix(path, ".png") {
 			n++
 			i := strings.TrimSuffix(filepath.Base(path), ".png")
-			if want := classifytest.Classes[int(i[0]-'0')%3]; strings.Fields(rest)[0] != want {
+			if want := testmodel.Classes[int(i[0]-'0')%3]; strings.Fields(rest)[0] != want {
 				t.Errorf("%s: %s, want %s", path, rest, want)
 			}
 		}
@@ -169,13 +169,13 @@ func TestImagesMode(t *testing.T) {
 
 func TestImagesModeErrors(t *testing.T) {
 	dir := t.TempDir()
-	ckpt, err := classifytest.Train(filepath.Join(dir, "model"))
+	ckpt, err := testmodel.Checkpoint(filepath.Join(dir, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	img := filepath.Join(dir, "x.png")
 	var b bytes.Buffer
-	png.Encode(&b, classifytest.Colour(1, 8, 8, 1))
+	png.Encode(&b, testmodel.Colour(1, 8, 8, 1))
 	os.WriteFile(img, b.Bytes(), 0o644)
 	for _, tc := range []struct {
 		args []string

@@ -45,29 +45,93 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// run is the command: read the flags, then either classify -images or
+// evaluate the checkpoint on a validation split. It returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	c, status := parseFlags(args, stderr)
+	if c == nil {
+		return status
+	}
+	if len(c.imgs.paths) > 0 || len(c.rest) > 0 {
+		return runImages(c.imgs, c.rest, c.opts, c.preds, c.flags, stdout, stderr)
+	}
+	if status := c.chooseData(stderr); status != 0 {
+		return status
+	}
+	return c.evaluate(stdout, stderr)
+}
+
+// command is the parsed command line.
+type command struct {
+	flags   *flag.FlagSet
+	opts    evaluate.Options // the checkpoint and how to evaluate it
+	files   report.EvalFiles // -results, -predictions, -confusion-png
+	cfgPath string           // -config
+	sets    cliflag.Strings  // -set
+	preds   string           // -predictions
+	imgs    *imageFlags      // -images and its flags
+	rest    []string         // positional arguments: more images
+}
+
+// parseFlags reads the flags and checks them against each other; on a bad
+// command line it reports it and returns nil and the exit status.
+func parseFlags(args []string, stderr io.Writer) (*command, int) {
 	flag := flag.NewFlagSet("eval", flag.ContinueOnError)
 	flag.SetOutput(stderr)
-	var sets cliflag.Strings
+	c := &command{flags: flag}
 	ckpt := flag.String("checkpoint", "", "model .safetensors to evaluate (required)")
-	cfgPath := flag.String("config", "", "YAML config whose data section (and train.eval_batch_size) to use")
-	flag.Var(&sets, "set", "override a config key, e.g. -set data.limit_val=1000 (repeatable)")
+	flag.StringVar(&c.cfgPath, "config", "", "YAML config whose data section (and train.eval_batch_size) to use")
+	flag.Var(&c.sets, "set", "override a config key, e.g. -set data.limit_val=1000 (repeatable)")
 	imgSize := flag.String("img-size", "", "evaluate at N or HxW (pos_embed resampled)")
 	interp := flag.String("interp", "bicubic", "pos_embed resampling: bicubic or bilinear")
 	ema := flag.Bool("ema", false, "evaluate the EMA weights saved beside the checkpoint")
 	prec := graph.FP32
 	flag.Var(&prec, "precision", "arithmetic of the matrix products: fp32, bf16 (bfloat16 operands, float32 accumulation) or int8 (dynamic quantization of the Linear layers)")
 	results := flag.String("results", "", "write the results as JSON here")
-	preds := flag.String("predictions", "", "write per-image predictions as CSV here (with -images: .csv, .json or .jsonl)")
+	flag.StringVar(&c.preds, "predictions", "", "write per-image predictions as CSV here (with -images: .csv, .json or .jsonl)")
 	conf := flag.String("confusion-png", "", "draw the confusion matrix as PNG here")
-	imgs := addImageFlags(flag)
-	rest, err := parseInterleaved(flag, args)
-	if err != nil {
-		return 2
+	c.imgs = addImageFlags(flag)
+	var err error
+	if c.rest, err = parseInterleaved(flag, args); err != nil {
+		return nil, 2
 	}
+	if !checkKernels(prec, stderr) {
+		return nil, 2
+	}
+	if *ckpt == "" {
+		fmt.Fprintln(stderr, "eval: -checkpoint is required")
+		flag.Usage()
+		return nil, 2
+	}
+	if err := cliflag.DistinctOutputs(
+		cliflag.Path{Flag: "-checkpoint", Path: *ckpt}, cliflag.Path{Flag: "-config", Path: c.cfgPath},
+		cliflag.Path{Flag: "-results", Path: *results, Output: true},
+		cliflag.Path{Flag: "-predictions", Path: c.preds, Output: true},
+		cliflag.Path{Flag: "-confusion-png", Path: *conf, Output: true},
+	); err != nil {
+		fmt.Fprintf(stderr, "eval: %v\n", err)
+		return nil, 2
+	}
+	c.opts = evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema, Precision: prec}
+	c.files = report.EvalFiles{Results: *results, Predictions: c.preds, Confusion: *conf}
+	if *imgSize != "" {
+		s, err := parseSize(*imgSize)
+		if err != nil {
+			fmt.Fprintf(stderr, "eval: -img-size: %v\n", err)
+			return nil, 2
+		}
+		c.opts.ImgSize = &s
+	}
+	return c, 0
+}
+
+// checkKernels refuses a VIT_BF16_KERNEL that names no bf16 kernel (or one
+// this CPU cannot run) and, with -precision bf16, says which kernel runs
+// (as a warning when the note is one).
+func checkKernels(prec graph.Precision, stderr io.Writer) bool {
 	if err := kernels.CheckBF16KernelEnv(); err != nil {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
-		return 2
+		return false
 	}
 	if prec == graph.BF16 {
 		if line, warn := kernels.BF16KernelNote(); warn {
@@ -76,63 +140,57 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "eval: %s\n", line)
 		}
 	}
-	if *ckpt == "" {
-		fmt.Fprintln(stderr, "eval: -checkpoint is required")
-		flag.Usage()
-		return 2
+	return true
+}
+
+// chooseData sets the validation split from -config and -set; without
+// either, evaluate.Checkpoint takes the checkpoint's data set with its
+// defaults. -set alone applies over the checkpoint's data set. It returns
+// a non-zero exit status after reporting an error.
+func (c *command) chooseData(stderr io.Writer) int {
+	if c.cfgPath == "" && len(c.sets) == 0 {
+		return 0
 	}
-	if err := cliflag.DistinctOutputs(
-		cliflag.Path{Flag: "-checkpoint", Path: *ckpt}, cliflag.Path{Flag: "-config", Path: *cfgPath},
-		cliflag.Path{Flag: "-results", Path: *results, Output: true},
-		cliflag.Path{Flag: "-predictions", Path: *preds, Output: true},
-		cliflag.Path{Flag: "-confusion-png", Path: *conf, Output: true},
-	); err != nil {
+	var cfg train.Config
+	var err error
+	if c.cfgPath != "" {
+		cfg, err = train.LoadConfig(c.cfgPath, c.sets)
+	} else {
+		_, meta, _, rerr := checkpoint.ReadModel(c.opts.Checkpoint)
+		if rerr != nil {
+			fmt.Fprintf(stderr, "eval: %v\n", rerr)
+			return 1
+		}
+		var pre []string
+		if meta.Dataset != "" {
+			pre = []string{"data.name=" + strconv.Quote(meta.Dataset)}
+		}
+		cfg, err = train.ParseConfig(nil, append(pre, c.sets...))
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "eval: %v\n", err)
+		if a := cliflag.SetAdvice(err); a != "" {
+			fmt.Fprintf(stderr, "eval: %s\n", a)
+		}
 		return 2
 	}
-	o := evaluate.Options{Checkpoint: *ckpt, Interp: *interp, EMA: *ema, Precision: prec}
-	files := report.EvalFiles{Results: *results, Predictions: *preds, Confusion: *conf}
-	if *imgSize != "" {
-		s, err := parseSize(*imgSize)
-		if err != nil {
-			fmt.Fprintf(stderr, "eval: -img-size: %v\n", err)
-			return 2
-		}
-		o.ImgSize = &s
-	}
-	if len(imgs.paths) > 0 || len(rest) > 0 {
-		return runImages(imgs, rest, o, *preds, flag, stdout, stderr)
-	}
-	if *cfgPath != "" || len(sets) > 0 {
-		var cfg train.Config
-		var err error
-		if *cfgPath != "" {
-			cfg, err = train.LoadConfig(*cfgPath, sets)
-		} else {
-			_, meta, _, rerr := checkpoint.ReadModel(*ckpt)
-			if rerr != nil {
-				fmt.Fprintf(stderr, "eval: %v\n", rerr)
-				return 1
-			}
-			var pre []string
-			if meta.Dataset != "" {
-				pre = []string{"data.name=" + strconv.Quote(meta.Dataset)}
-			}
-			cfg, err = train.ParseConfig(nil, append(pre, sets...))
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "eval: %v\n", err)
-			if a := cliflag.SetAdvice(err); a != "" {
-				fmt.Fprintf(stderr, "eval: %s\n", a)
-			}
-			return 2
-		}
-		l := cfg.EvalLoader()
-		o.Loader = &l
-	}
+	l := cfg.EvalLoader()
+	c.opts.Loader = &l
+	return 0
+}
+
+// evaluate runs the evaluation, writing the report files (each atomically,
+// none on failure or interruption), and prints the result. A signal stops
+// it before its next batch with status 128+signal.
+func (c *command) evaluate(stdout, stderr io.Writer) int {
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping the evaluation")
 	defer stop()
-	r, meta, notes, err := report.Evaluate(ctx, o, files)
+	reps, err := report.NewEvalReports(c.files)
+	if err != nil {
+		fmt.Fprintf(stderr, "eval: %v\n", err)
+		return 1
+	}
+	r, meta, notes, err := evaluate.CheckpointReported(ctx, c.opts, reps)
 	if errors.Is(err, evaluate.ErrInterrupted) {
 		fmt.Fprintf(stderr, "eval: %v; no report written\n", err)
 		return signals.ExitStatus(ctx) // 130 for SIGINT, 143 for SIGTERM

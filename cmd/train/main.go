@@ -43,65 +43,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is the command: read the flags and the config, then either print the
+// -dry-run summary or train. It returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	flag := flag.NewFlagSet("train", flag.ContinueOnError)
-	flag.SetOutput(stderr)
-	var sets cliflag.Strings
-	cfgPath := flag.String("config", "", "YAML config file (required)")
-	flag.Var(&sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
-	out := flag.String("out", "", "output directory (overrides train.out_dir)")
-	resume := flag.Bool("resume", false, "continue from the output directory's last checkpoint")
-	overwrite := flag.Bool("overwrite", false, "delete an earlier run's files (checkpoints, metrics, plots) from the output directory and start afresh")
-	dry := flag.Bool("dry-run", false, "validate the config, build the graph, print the parameters, and exit")
-	logFormat := flag.String("log-format", "text", "log format: text or json")
-	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) here")
-	memProfile := flag.String("memprofile", "", "write a heap profile (pprof) here at the end")
-	if err := flag.Parse(args); err != nil {
-		return 2
+	c, status := parseFlags(args, stderr)
+	if c == nil {
+		return status
 	}
-	if err := cliflag.DistinctOutputs(
-		cliflag.Path{Flag: "-config", Path: *cfgPath},
-		cliflag.Path{Flag: "-cpuprofile", Path: *cpuProfile, Output: true},
-		cliflag.Path{Flag: "-memprofile", Path: *memProfile, Output: true},
-	); err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 2
+	cfg, status := c.loadConfig(stderr)
+	if status != 0 {
+		return status
 	}
-	log, err := newLogger(stderr, *logFormat, *verbose)
-	if err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 2
-	}
-	if err := kernels.CheckBF16KernelEnv(); err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 2
-	}
-	if *cfgPath == "" {
-		fmt.Fprintln(stderr, "train: -config is required")
-		flag.Usage()
-		return 2
-	}
-	userSets := append([]string(nil), sets...) // as given, for the resume command
-	if *out != "" {
-		sets = append(sets, "train.out_dir="+*out)
-	}
-	if *resume && *overwrite {
-		fmt.Fprintln(stderr, "train: -resume and -overwrite exclude each other: continue the run, or start it afresh")
-		return 2
-	}
-	cfg, err := train.LoadConfig(*cfgPath, sets)
-	if err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		printAdvice(stderr, err)
-		return 2
-	}
-	if err := profilesApart(cfg, *cpuProfile, *memProfile); err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 2
-	}
-	if *cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*cpuProfile, stderr)
+	if c.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(c.cpuProfile, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %v\n", err)
 			return 2
@@ -115,31 +69,124 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.WithDefaults().Train.Precision == graph.BF16 {
 		bf16Line, bf16Warn = kernels.BF16KernelNote()
 	}
-	if *dry {
-		if err := train.Summary(stdout, cfg); err != nil {
-			fmt.Fprintf(stderr, "train: %v\n", err)
-			return 1
-		}
-		if bf16Warn {
-			fmt.Fprintf(stdout, "warning: %s\n", bf16Line)
-		} else if bf16Line != "" {
-			fmt.Fprintln(stdout, bf16Line)
-		}
-		return 0
+	if c.dry {
+		return dryRun(cfg, bf16Line, bf16Warn, stdout, stderr)
 	}
 	switch {
 	case bf16Warn:
-		log.Warn(bf16Line)
+		c.log.Warn(bf16Line)
 	case bf16Line != "":
-		log.Info(bf16Line)
+		c.log.Info(bf16Line)
 	}
-	if *memProfile != "" {
+	if c.memProfile != "" {
 		defer func() {
-			if err := atomicfile.Write(*memProfile, pprof.WriteHeapProfile); err != nil {
+			if err := atomicfile.Write(c.memProfile, pprof.WriteHeapProfile); err != nil {
 				fmt.Fprintf(stderr, "train: -memprofile: %v\n", err)
 			}
 		}()
 	}
+	return c.runTraining(cfg, stderr)
+}
+
+// command is the parsed command line.
+type command struct {
+	cfgPath    string          // -config
+	sets       cliflag.Strings // -set, then -out as train.out_dir
+	userSets   []string        // -set as given, for the resume command
+	resume     bool            // -resume
+	overwrite  bool            // -overwrite
+	dry        bool            // -dry-run
+	cpuProfile string          // -cpuprofile
+	memProfile string          // -memprofile
+	log        *logrus.Logger  // -log-format, -v
+}
+
+// parseFlags reads the flags and checks them against each other; on a bad
+// command line it reports it and returns nil and the exit status.
+func parseFlags(args []string, stderr io.Writer) (*command, int) {
+	flag := flag.NewFlagSet("train", flag.ContinueOnError)
+	flag.SetOutput(stderr)
+	c := &command{}
+	flag.StringVar(&c.cfgPath, "config", "", "YAML config file (required)")
+	flag.Var(&c.sets, "set", "override a config key: -set optim.lr=5e-4 (repeatable)")
+	out := flag.String("out", "", "output directory (overrides train.out_dir)")
+	flag.BoolVar(&c.resume, "resume", false, "continue from the output directory's last checkpoint")
+	flag.BoolVar(&c.overwrite, "overwrite", false, "delete an earlier run's files (checkpoints, metrics, plots) from the output directory and start afresh")
+	flag.BoolVar(&c.dry, "dry-run", false, "validate the config, build the graph, print the parameters, and exit")
+	logFormat := flag.String("log-format", "text", "log format: text or json")
+	verbose := flag.Bool("v", false, "debug logging (a line every train.log_every steps)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) here")
+	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile (pprof) here at the end")
+	if err := flag.Parse(args); err != nil {
+		return nil, 2
+	}
+	if err := cliflag.DistinctOutputs(
+		cliflag.Path{Flag: "-config", Path: c.cfgPath},
+		cliflag.Path{Flag: "-cpuprofile", Path: c.cpuProfile, Output: true},
+		cliflag.Path{Flag: "-memprofile", Path: c.memProfile, Output: true},
+	); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return nil, 2
+	}
+	var err error
+	if c.log, err = newLogger(stderr, *logFormat, *verbose); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return nil, 2
+	}
+	if err := kernels.CheckBF16KernelEnv(); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return nil, 2
+	}
+	if c.cfgPath == "" {
+		fmt.Fprintln(stderr, "train: -config is required")
+		flag.Usage()
+		return nil, 2
+	}
+	c.userSets = append([]string(nil), c.sets...)
+	if *out != "" {
+		c.sets = append(c.sets, "train.out_dir="+*out)
+	}
+	if c.resume && c.overwrite {
+		fmt.Fprintln(stderr, "train: -resume and -overwrite exclude each other: continue the run, or start it afresh")
+		return nil, 2
+	}
+	return c, 0
+}
+
+// loadConfig reads -config with the -set overrides and checks the profiles'
+// paths against the run's files; on an error it reports it (with advice for
+// a -set) and returns the exit status.
+func (c *command) loadConfig(stderr io.Writer) (train.Config, int) {
+	cfg, err := train.LoadConfig(c.cfgPath, c.sets)
+	if err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		printAdvice(stderr, err)
+		return cfg, 2
+	}
+	if err := profilesApart(cfg, c.cpuProfile, c.memProfile); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return cfg, 2
+	}
+	return cfg, 0
+}
+
+// dryRun prints the -dry-run summary of cfg and the bf16 kernel's line.
+func dryRun(cfg train.Config, bf16Line string, bf16Warn bool, stdout, stderr io.Writer) int {
+	if err := train.Summary(stdout, cfg); err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 1
+	}
+	if bf16Warn {
+		fmt.Fprintf(stdout, "warning: %s\n", bf16Line)
+	} else if bf16Line != "" {
+		fmt.Fprintln(stdout, bf16Line)
+	}
+	return 0
+}
+
+// runTraining runs cfg as one rank of the job (a job of one without MPI) until it
+// finishes, fails or a signal stops it, and returns finish's exit status.
+func (c *command) runTraining(cfg train.Config, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		// A steady-state step allocates almost nothing (ops own their
 		// buffers), so a tight GC target costs no time and keeps the peak
@@ -155,9 +202,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals.Context(context.Background(), stderr, "stopping after the current step (or evaluation batch)")
 	defer stop()
-	res, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Overwrite: *overwrite, Log: log, Progress: report.NewProgress(os.Stdout), Comm: comm})
-	resumeCmd := resumeCommand(progName(), *cfgPath, userSets, cfg.Train.OutDir)
-	return finish(res, err, comm, log, stderr, resumeCmd, signals.ExitStatus(ctx))
+	res, err := train.Run(ctx, cfg, train.Options{Resume: c.resume, Overwrite: c.overwrite, Log: c.log, Progress: report.NewProgress(os.Stdout), Comm: comm})
+	resumeCmd := resumeCommand(progName(), c.cfgPath, c.userSets, cfg.Train.OutDir)
+	return finish(res, err, comm, c.log, stderr, resumeCmd, signals.ExitStatus(ctx))
 }
 
 // finish reports how the run ended and returns the exit status: 0 for a

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/data"
 	"github.com/vitgo/vit/internal/synthimg"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 // TestBudgetQueuePastTimeout: a request whose decode budget is taken waits
@@ -34,7 +34,7 @@ func TestBudgetQueuePastTimeout(t *testing.T) {
 	defer budget.Release(held)
 	s := &server{maxBytes: 1 << 20, maxPixels: 1 << 20, timeout: 100 * time.Millisecond,
 		dec: classify.Decoder{MaxPixels: 1 << 20, Budget: budget}, decoders: data.NewBudget(1), bodies: data.NewBudget(1 << 30)}
-	body := encode(classifytest.Colour(1, 16, 16, 1), "png")
+	body := encode(testmodel.Colour(1, 16, 16, 1), "png")
 	w := httptest.NewRecorder()
 	s.classify(w, httptest.NewRequest(http.MethodPost, "/classify", bytes.NewReader(body)))
 	var a answer
@@ -59,7 +59,7 @@ func TestBudgetBodiesQueuePastTimeout(t *testing.T) {
 	defer bodies.Release(held)
 	s := &server{maxBytes: 1 << 20, maxPixels: 1 << 20, timeout: 100 * time.Millisecond,
 		dec: classify.Decoder{MaxPixels: 1 << 20, Budget: data.NewBudget(1 << 30)}, decoders: data.NewBudget(1), bodies: bodies}
-	body := encode(classifytest.Colour(1, 16, 16, 1), "png")
+	body := encode(testmodel.Colour(1, 16, 16, 1), "png")
 	w := httptest.NewRecorder()
 	s.classify(w, httptest.NewRequest(http.MethodPost, "/classify", bytes.NewReader(body)))
 	var a answer

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/vitgo/vit/classify"
-	"github.com/vitgo/vit/classify/classifytest"
 	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/internal/testmodel"
 )
 
 var ckpt string
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if ckpt, err = classifytest.Train(dir); err != nil {
+	if ckpt, err = testmodel.Checkpoint(dir); err != nil {
 		log.Fatal(err)
 	}
 	code := m.Run()
@@ -130,16 +130,16 @@ func TestServerAnswers(t *testing.T) {
 			defer wg.Done()
 			for r := 0; r < 3; r++ {
 				class, format := (g+r)%3, []string{"png", "jpeg"}[(g+r)%2]
-				code, a := post(t, url, encode(classifytest.Colour(class, 20+g, 30+r, uint32(10*g+r)), format))
-				if code != http.StatusOK || len(a.Predictions) != 2 || a.Predictions[0].Label != classifytest.Classes[class] {
-					t.Errorf("caller %d request %d (%s, %s): %d %+v", g, r, classifytest.Classes[class], format, code, a)
+				code, a := post(t, url, encode(testmodel.Colour(class, 20+g, 30+r, uint32(10*g+r)), format))
+				if code != http.StatusOK || len(a.Predictions) != 2 || a.Predictions[0].Label != testmodel.Classes[class] {
+					t.Errorf("caller %d request %d (%s, %s): %d %+v", g, r, testmodel.Classes[class], format, code, a)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 
-	png := encode(classifytest.Colour(0, 16, 16, 1), "png")
+	png := encode(testmodel.Colour(0, 16, 16, 1), "png")
 	huge := encode(image.NewGray(image.Rect(0, 0, 1000, 1000)), "png") // small file, 1 MP
 	for _, tc := range []struct {
 		name string
@@ -270,7 +270,7 @@ func TestSIGTERM(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Minute)) // a bound only
-	body := encode(classifytest.Colour(2, 24, 24, 5), "png")
+	body := encode(testmodel.Colour(2, 24, 24, 5), "png")
 	fmt.Fprintf(conn, "POST /classify HTTP/1.1\r\nHost: %s\r\nContent-Type: image/png\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", addr, len(body))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
@@ -349,13 +349,13 @@ func TestBatchesByDefault(t *testing.T) {
 // TestServerPrecision: -precision bf16 serves the same classes with
 // bfloat16 products: the probabilities differ from -precision fp32's.
 func TestServerPrecision(t *testing.T) {
-	img := encode(classifytest.Colour(1, 20, 24, 5), "png")
+	img := encode(testmodel.Colour(1, 20, 24, 5), "png")
 	prob := map[string]float64{}
 	for _, p := range []string{"fp32", "bf16"} {
 		url, stop := start(t, "-precision", p)
 		code, a := post(t, url, img)
 		stop()
-		if code != http.StatusOK || len(a.Predictions) == 0 || a.Predictions[0].Label != classifytest.Classes[1] {
+		if code != http.StatusOK || len(a.Predictions) == 0 || a.Predictions[0].Label != testmodel.Classes[1] {
 			t.Fatalf("-precision %s: %d %+v", p, code, a)
 		}
 		prob[p] = a.Predictions[0].Prob

@@ -167,6 +167,8 @@ func (o opts) check() ([]benchConfig, error) {
 	return cs, nil
 }
 
+// measure runs every config the flags name, ours and the peer, and
+// returns the results with the machine's header.
 func measure(e *harness.Env) (results, error) {
 	configs, err := o.check()
 	if err != nil {
@@ -182,6 +184,24 @@ func measure(e *harness.Env) (results, error) {
 		return results{}, err
 	}
 	start := time.Now()
+	h := o.measureHeader(e, configs, precs, start)
+	var rows []row
+	for _, bc := range configs {
+		group, err := measureConfig(e, bc, precs, h.Recompute, start, len(configs))
+		if err != nil {
+			return results{}, err
+		}
+		rows = append(rows, group...)
+	}
+	h.LoadAfter = loadAverage()
+	h.Wall = time.Since(start)
+	return results{Header: h, Rows: rows}, nil
+}
+
+// measureHeader is the header of a run of configs in precs, with the bf16
+// backend, its recompute and its peak when bf16 is among them; it logs the
+// load and warns when the machine is busy.
+func (o opts) measureHeader(e *harness.Env, configs []benchConfig, precs []graph.Precision, start time.Time) header {
 	h := o.header(configs, start)
 	h.Precisions = precs
 	if slices.Contains(precs, graph.BF16) {
@@ -199,83 +219,98 @@ func measure(e *harness.Env) (results, error) {
 		e.Log.Warnf("bench: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy",
 			strings.Fields(h.Load)[0], quietLoad)
 	}
-	var rows []row
-	for _, bc := range configs {
-		// One row per precision of ours; the peer's runs (float32, and
-		// --amp bf16 when ours runs bf16) are shared by the config's rows.
-		group := make([]row, len(precs))
-		var peers, ampPeers []peerResult
-		var runs []func(int) error
-		for i, prec := range precs {
-			group[i] = row{Cfg: bc, Prec: prec, FirstOfConfig: i == 0}
-			r := &group[i]
-			runs = append(runs, func(round int) error {
-				j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: prec}
-				if prec.IsBF16() {
-					j.Recompute = h.Recompute
-				}
-				if round == 0 {
-					j.CPUProfile = profilePath(o.cpuProfile, bc.Name+precSuffix(precs, prec), len(configs)*len(precs))
-				}
-				var m measured
-				if err := runChild(j, &m.ours, &m.rss); err != nil {
-					return fmt.Errorf("%s: ours %s: %w", bc.Name, prec, err)
-				}
-				r.rounds = append(r.rounds, m)
-				e.Log.Infof("bench: %s round %d ours %s (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
-					bc.Name, round+1, prec, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
-				return nil
-			})
+	return h
+}
+
+// measureConfig measures one config: one row per precision of ours, the
+// peer's runs (float32, and --amp bf16 when ours runs bf16) shared by the
+// config's rows, o.rounds rounds in alternating order, then each row's BLAS
+// floor. nConfigs is the number of configs in the run (for profile names).
+func measureConfig(e *harness.Env, bc benchConfig, precs []graph.Precision, recompute layers.Recompute, start time.Time, nConfigs int) ([]row, error) {
+	group := make([]row, len(precs))
+	var peers, ampPeers []peerResult
+	runs := oursRuns(e, bc, precs, recompute, group, start, nConfigs)
+	if o.peer {
+		runs = append(runs, peerRuns(e, bc, precs, &peers, &ampPeers, start)...)
+	}
+	for round := range o.rounds {
+		// Ours first in odd rounds, the peer first in even ones.
+		order := slices.Clone(runs)
+		if round%2 == 1 {
+			slices.Reverse(order)
 		}
-		if o.peer {
-			for _, mode := range peerModes(precs) {
-				runs = append(runs, func(round int) error {
-					p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps, mode)
-					if err != nil {
-						return fmt.Errorf("%s: peer %s: %w", bc.Name, peerName(mode), err)
-					}
-					if mode == graph.BF16 {
-						ampPeers = append(ampPeers, p)
-					} else {
-						peers = append(peers, p)
-					}
-					e.Log.Infof("bench: %s round %d peer %s: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
-						bc.Name, round+1, peerName(mode), p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
-					return nil
-				})
+		for _, m := range order {
+			if err := m(round); err != nil {
+				return nil, err
 			}
-		}
-		for round := range o.rounds {
-			// Ours first in odd rounds, the peer first in even ones.
-			order := slices.Clone(runs)
-			if round%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, m := range order {
-				if err := m(round); err != nil {
-					return results{}, err
-				}
-			}
-		}
-		for i := range group {
-			r := &group[i]
-			j := job{Mode: modeFloor, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: r.Prec}
-			if r.Prec.IsBF16() {
-				j.Recompute = h.Recompute // the floor's step is the timed one
-			}
-			if err := runChild(j, &r.Floor, nil); err != nil {
-				return results{}, fmt.Errorf("%s: BLAS floor %s: %w", bc.Name, r.Prec, err)
-			}
-			e.Log.Infof("bench: %s %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
-				bc.Name, r.Prec, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
-			r.peers, r.ampPeers = peers, ampPeers
-			r.summarise()
-			rows = append(rows, *r)
 		}
 	}
-	h.LoadAfter = loadAverage()
-	h.Wall = time.Since(start)
-	return results{Header: h, Rows: rows}, nil
+	for i := range group {
+		r := &group[i]
+		j := job{Mode: modeFloor, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: r.Prec}
+		if r.Prec.IsBF16() {
+			j.Recompute = recompute // the floor's step is the timed one
+		}
+		if err := runChild(j, &r.Floor, nil); err != nil {
+			return nil, fmt.Errorf("%s: BLAS floor %s: %w", bc.Name, r.Prec, err)
+		}
+		e.Log.Infof("bench: %s %s BLAS floor: train %.1f of %.1f ms, eval %.1f of %.1f ms (%.0fs)",
+			bc.Name, r.Prec, r.Floor.TrainMs(), r.Floor.StepMs, r.Floor.EvalMs(), r.Floor.EvalStepMs, time.Since(start).Seconds())
+		r.peers, r.ampPeers = peers, ampPeers
+		r.summarise()
+	}
+	return group, nil
+}
+
+// oursRuns are the runs of ours for config bc, one per precision, each
+// adding its round's measurement to its row of group.
+func oursRuns(e *harness.Env, bc benchConfig, precs []graph.Precision, recompute layers.Recompute, group []row, start time.Time, nConfigs int) []func(int) error {
+	var runs []func(int) error
+	for i, prec := range precs {
+		group[i] = row{Cfg: bc, Prec: prec, FirstOfConfig: i == 0}
+		r := &group[i]
+		runs = append(runs, func(round int) error {
+			j := job{Mode: modeSteps, Config: bc.Name, Steps: bc.Steps, Threads: o.threads, Batch: bc.Batch, Seed: o.seed, Warmup: o.warmup, Precision: prec}
+			if prec.IsBF16() {
+				j.Recompute = recompute
+			}
+			if round == 0 {
+				j.CPUProfile = profilePath(o.cpuProfile, bc.Name+precSuffix(precs, prec), nConfigs*len(precs))
+			}
+			var m measured
+			if err := runChild(j, &m.ours, &m.rss); err != nil {
+				return fmt.Errorf("%s: ours %s: %w", bc.Name, prec, err)
+			}
+			r.rounds = append(r.rounds, m)
+			e.Log.Infof("bench: %s round %d ours %s (%s): train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
+				bc.Name, round+1, prec, m.ours.Backend, m.ours.TrainImgS, m.ours.EvalImgS, mib(m.rss), time.Since(start).Seconds())
+			return nil
+		})
+	}
+	return runs
+}
+
+// peerRuns are the peer's runs for config bc (peerModes), each appending its
+// round's result to peers (float32) or ampPeers (bf16).
+func peerRuns(e *harness.Env, bc benchConfig, precs []graph.Precision, peers, ampPeers *[]peerResult, start time.Time) []func(int) error {
+	var runs []func(int) error
+	for _, mode := range peerModes(precs) {
+		runs = append(runs, func(round int) error {
+			p, err := runPeer(o.python, o.peerScript, bc, bc.Batch, o.threads, bc.Steps, mode)
+			if err != nil {
+				return fmt.Errorf("%s: peer %s: %w", bc.Name, peerName(mode), err)
+			}
+			if mode == graph.BF16 {
+				*ampPeers = append(*ampPeers, p)
+			} else {
+				*peers = append(*peers, p)
+			}
+			e.Log.Infof("bench: %s round %d peer %s: train %.0f img/s, eval %.0f img/s, %.0f MiB (%.0fs)",
+				bc.Name, round+1, peerName(mode), p.TrainImgS, p.EvalImgS, mib(p.RSS), time.Since(start).Seconds())
+			return nil
+		})
+	}
+	return runs
 }
 
 // header describes the run about to measure configs: the machine, the
