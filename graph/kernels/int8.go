@@ -125,13 +125,10 @@ func QuantizeRowsUint8(dst []uint8, ldd int, scale []float32, zero []int32, src 
 // quantizeRow quantizes x into q (len(q) ≥ len(x); the rest set to 0) and
 // returns the row's scale and zero point.
 func quantizeRow(q []uint8, x []float32) (float32, int32) {
-	lo, hi := float32(0), float32(0)
-	for _, v := range x {
-		if v != v || math.IsInf(float64(v), 0) {
-			clear(q)
-			return float32(math.NaN()), 0
-		}
-		lo, hi = min(lo, v), max(hi, v)
+	lo, hi, finite := rowRange(x)
+	if !finite {
+		clear(q)
+		return float32(math.NaN()), 0
 	}
 	clear(q[len(x):])
 	if hi == lo { // all zeros
@@ -146,9 +143,27 @@ func quantizeRow(q []uint8, x []float32) (float32, int32) {
 	}
 	zp := int32(math.RoundToEven(float64(-lo / scale)))
 	zp = min(max(zp, 0), 255)
+	quantizeValues(q[:len(x)], x, scale, zp)
+	return scale, zp
+}
+
+// rowRangeGo extends [lo, hi] over x and reports whether every value of x
+// is finite.
+func rowRangeGo(x []float32, lo, hi float32) (float32, float32, bool) {
+	for _, v := range x {
+		if v != v || math.IsInf(float64(v), 0) {
+			return 0, 0, false
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi, true
+}
+
+// quantizeValuesGo sets q[d] = clamp(round(x[d] / scale) + zp, 0, 255),
+// rounding to nearest, ties to even (VCVTPS2DQ's rounding).
+func quantizeValuesGo(q []uint8, x []float32, scale float32, zp int32) {
 	for d, v := range x {
 		t := int32(math.RoundToEven(float64(v/scale))) + zp
 		q[d] = uint8(min(max(t, 0), 255))
 	}
-	return scale, zp
 }

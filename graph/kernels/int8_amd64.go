@@ -31,6 +31,37 @@ func int8Epilogue16(y []float32, acc []int32, sx float32, zx int32, w *PackedInt
 	return true
 }
 
+//go:noescape
+func int8RowRangeAVX2(x *float32, n int) (lo, hi float32, bad uint32)
+
+//go:noescape
+func int8QuantizeAVX2(q *uint8, x *float32, n int, scale float32, zp int32)
+
+// rowRange returns min(0, x…) and max(0, x…) and whether every value is
+// finite.
+func rowRange(x []float32) (lo, hi float32, finite bool) {
+	n8 := len(x) &^ 7
+	if hasAVX2 && n8 > 0 {
+		var bad uint32
+		lo, hi, bad = int8RowRangeAVX2(&x[0], n8)
+		if bad != 0 {
+			return 0, 0, false
+		}
+		x = x[n8:]
+	}
+	return rowRangeGo(x, lo, hi)
+}
+
+// quantizeValues sets q[d] = clamp(round(x[d] / scale) + zp, 0, 255).
+func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
+	n8 := len(x) &^ 7
+	if hasAVX2 && n8 > 0 {
+		int8QuantizeAVX2(&q[0], &x[0], n8, scale, zp)
+		q, x = q[n8:], x[n8:]
+	}
+	quantizeValuesGo(q, x, scale, zp)
+}
+
 // bestInt8Tile returns the fastest int8 tile this CPU runs.
 func bestInt8Tile() int8TileFunc {
 	if hasAVX2 {

@@ -127,3 +127,85 @@ nobias:
 	VMOVUPS Y3, 32(DI)
 	VZEROUPPER
 	RET
+
+// func int8RowRangeAVX2(x *float32, n int) (lo, hi float32, bad uint32)
+// lo = min(0, x…), hi = max(0, x…) over n (a multiple of 8) values; bad is
+// nonzero when one of them is a NaN or an infinity (x − x is then NaN).
+TEXT ·int8RowRangeAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS Y0, Y0, Y0 // lo
+	VXORPS Y1, Y1, Y1 // hi
+	VXORPS Y2, Y2, Y2 // OR of x − x
+	SHRQ   $3, CX
+	JE     reduce
+
+rloop:
+	VMOVUPS (SI), Y3
+	VMINPS  Y3, Y0, Y0
+	VMAXPS  Y3, Y1, Y1
+	VSUBPS  Y3, Y3, Y4
+	VORPS   Y4, Y2, Y2
+	ADDQ    $32, SI
+	DECQ    CX
+	JNE     rloop
+
+reduce:
+	VEXTRACTF128 $1, Y0, X3
+	VMINPS       X3, X0, X0
+	VEXTRACTF128 $1, Y1, X4
+	VMAXPS       X4, X1, X1
+	VEXTRACTF128 $1, Y2, X5
+	VORPS        X5, X2, X2
+	VPERMILPS    $0x4e, X0, X3
+	VMINPS       X3, X0, X0
+	VPERMILPS    $0xb1, X0, X3
+	VMINPS       X3, X0, X0
+	VPERMILPS    $0x4e, X1, X4
+	VMAXPS       X4, X1, X1
+	VPERMILPS    $0xb1, X1, X4
+	VMAXPS       X4, X1, X1
+	VPERMILPS    $0x4e, X2, X5
+	VORPS        X5, X2, X2
+	VPERMILPS    $0xb1, X2, X5
+	VORPS        X5, X2, X2
+	VMOVSS       X0, lo+16(FP)
+	VMOVSS       X1, hi+20(FP)
+	VMOVD        X2, AX
+	MOVL         AX, bad+24(FP)
+	VZEROUPPER
+	RET
+
+// func int8QuantizeAVX2(q *uint8, x *float32, n int, scale float32, zp int32)
+// q[d] = clamp(round(x[d] / scale) + zp, 0, 255) for n (a multiple of 8)
+// values: VDIVPS, VCVTPS2DQ (to nearest even, MXCSR's default), VPADDD,
+// then VPACKSSDW and VPACKUSWB saturate to 0…255.
+TEXT ·int8QuantizeAVX2(SB), NOSPLIT, $0-32
+	MOVQ         q+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VMOVSS       scale+24(FP), X6
+	VBROADCASTSS X6, Y6
+	MOVL         zp+28(FP), AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Y7
+	SHRQ         $3, CX
+	JE           qdone
+
+qloop:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y6, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPADDD       Y7, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $32, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JNE          qloop
+
+qdone:
+	VZEROUPPER
+	RET

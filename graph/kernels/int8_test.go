@@ -260,3 +260,44 @@ func BenchmarkInt8Linear(b *testing.B) {
 		})
 	}
 }
+
+// TestInt8QuantizeSameOnEveryKernel: the AVX2 range scan and quantization
+// give the Go code's bytes, scales and zero points, on rows with ties,
+// values at the range's ends, signed zeros and non-finite values.
+func TestInt8QuantizeSameOnEveryKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	saved := hasAVX2
+	defer func() { hasAVX2 = saved }()
+	for n := 1; n <= 70; n++ {
+		for trial := 0; trial < 6; trial++ {
+			x := randFloats(r, n, math.Pow(10, float64(trial-3)))
+			switch trial {
+			case 1:
+				for i := range x {
+					x[i] = float32(r.IntN(511)-255) / 2 // ties at scale 1
+				}
+				x[0] = 255
+			case 2:
+				x[r.IntN(n)] = float32(math.Copysign(0, -1))
+			case 3:
+				x[r.IntN(n)] = float32(math.Inf(-1))
+			case 4:
+				x[r.IntN(n)] = float32(math.NaN())
+			}
+			kp := (n + 3) &^ 3
+			var q [2][]uint8
+			var s [2]float32
+			var z [2]int32
+			for i, impl := range []bool{saved, false} {
+				hasAVX2 = impl
+				q[i] = make([]uint8, kp)
+				sc, zp := make([]float32, 1), make([]int32, 1)
+				QuantizeRowsUint8(q[i], kp, sc, zp, x, n, 1, n)
+				s[i], z[i] = sc[0], zp[0]
+			}
+			if fmt.Sprint(q[0]) != fmt.Sprint(q[1]) || math.Float32bits(s[0]) != math.Float32bits(s[1]) || z[0] != z[1] {
+				t.Fatalf("n %d trial %d: %v %v %d, Go %v %v %d", n, trial, q[0], s[0], z[0], q[1], s[1], z[1])
+			}
+		}
+	}
+}
