@@ -61,9 +61,11 @@ type Options struct {
 	// with *OverBudgetError in its Result); nil = data.SharedBudget().
 	Budget *data.Budget
 	// Precision is the arithmetic of the graphs' matrix products:
-	// graph.FP32 (default, also "") or graph.BF16, bfloat16 operands with
-	// float32 accumulation (see graph.Precision). The checkpoint's float32
-	// weights are read as they are either way.
+	// graph.FP32 (default, also ""), graph.BF16, bfloat16 operands with
+	// float32 accumulation, or graph.INT8, the Linear weights but the
+	// head's quantized to int8 once at load and the activations per row
+	// (see graph.Precision). The checkpoint's float32 weights are read as
+	// they are; int8 keeps them beside the quantized ones.
 	Precision graph.Precision
 }
 

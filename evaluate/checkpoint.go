@@ -25,7 +25,7 @@ type Options struct {
 	Interp     string        // pos_embed resampling: bicubic (default) | bilinear
 	EMA        bool          // use the EMA weights from the sibling training-state file (checkpoint.LoadEMA)
 	// Precision is the arithmetic of the graph's matrix products: fp32
-	// (default, also "") or bf16 (graph.Precision).
+	// (default, also ""), bf16 or int8 (graph.Precision).
 	Precision graph.Precision
 	// OnBatch, if not nil, sees each batch's dataset indices, labels and
 	// logits (a predictions writer).
@@ -122,14 +122,15 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 }
 
 // checkpointEvaluator is the evaluator of a checkpoint's weights, which no
-// longer change. In bf16 it is a Frozen graph (packed weights, fused
+// longer change. In int8 it is a Frozen graph (the only kind that has
+// int8). In bf16 it is a Frozen graph (packed weights, fused
 // epilogues: faster), whose logits are the evaluation graph's bit for bit
 // because each bf16 product is defined element by element. In fp32 it is
 // the trainer's evaluation graph: there a Frozen graph's packed products
 // may round differently from the BLAS the training run validated with (an
 // OpenBLAS build does), and cmd/eval gives the run's own numbers.
 func checkpointEvaluator(m *layers.VisionTransformer, batch int, prec graph.Precision) (*Evaluator, error) {
-	if prec == graph.BF16 {
+	if prec == graph.BF16 || prec == graph.INT8 {
 		return NewFrozenIn(m, batch, graph.NewArena(), WithPrecision(prec))
 	}
 	return New(m, batch, WithPrecision(prec))

@@ -18,15 +18,17 @@ import (
 type PackedWeight struct {
 	k, n int
 	dt   tensor.Dtype
-	f32  *kernels.PackedB // bfloat16 products when f32.BF16()
-	f64  []float64        // (K, N)
+	f32  *kernels.PackedB    // bfloat16 products when f32.BF16()
+	i8   *kernels.PackedInt8 // int8 products (INT8)
+	f64  []float64           // (K, N)
 }
 
 // PackWeight lays out w (N, …), stored [out, in] as Linear takes it, its
 // trailing dimensions flattened to K. The result does not share memory with
 // w: later writes to w are not seen. WithPrecision(BF16) packs it for
 // bfloat16 products: the LinearPacked ops reading it then compute what a
-// BF16 Linear does.
+// BF16 Linear does. WithPrecision(INT8) quantizes it (float32 only) for
+// int8 products (kernels.QuantizeInt8, kernels.Int8Linear).
 func PackWeight(w *tensor.Dense, opts ...OpOption) (*PackedWeight, error) {
 	s := w.Shape()
 	if s.Dims() < 2 || s[0] == 0 || s.TotalSize() == 0 {
@@ -34,6 +36,13 @@ func PackWeight(w *tensor.Dense, opts ...OpOption) (*PackedWeight, error) {
 	}
 	n := s[0]
 	k := s.TotalSize() / n
+	if PrecisionOf(opts...).IsInt8() {
+		src, ok := w.Data().([]float32)
+		if !ok {
+			return nil, &PrecisionError{Op: "PackWeight", Precision: INT8, Dtype: w.Dtype()}
+		}
+		return &PackedWeight{k: k, n: n, dt: w.Dtype(), i8: kernels.QuantizeInt8(src, n, k, k)}, nil
+	}
 	bf16, err := bf16Of("PackWeight", w.Dtype(), opts)
 	if err != nil {
 		return nil, err
@@ -61,6 +70,9 @@ func PackWeight(w *tensor.Dense, opts ...OpOption) (*PackedWeight, error) {
 
 // Precision is the precision of the products that read p.
 func (p *PackedWeight) Precision() Precision {
+	if p.i8 != nil {
+		return INT8
+	}
 	if p.f32 != nil && p.f32.BF16() {
 		return BF16
 	}
@@ -228,12 +240,34 @@ func (op *linearPackedOp) forward32(y, x []float32, bias, res *tensor.Dense, m, 
 	if res != nil {
 		r = data[float32](res)
 	}
+	exact := op.act != nil && *op.act == GELUExact
+	tanh := op.act != nil && *op.act == GELUTanh
+	if op.w.i8 != nil {
+		// Int8LinearThen adds the bias as EpilogueRow does (y + b); the
+		// residual and the activation follow per finished block.
+		var then func(i0, i1, j0, j1 int)
+		if r != nil || op.act != nil {
+			then = func(i0, i1, j0, j1 int) {
+				var rs []float32
+				for i := i0; i < i1; i++ {
+					row := y[i*n+j0 : i*n+j1]
+					if r != nil {
+						rs = r[i*n+j0 : i*n+j1]
+					}
+					kernels.EpilogueRow(row, nil, rs, exact)
+					if tanh {
+						geluTanhForward32(row, row)
+					}
+				}
+			}
+		}
+		kernels.Int8LinearThen(y, n, x, k, m, op.w.i8, b, then)
+		return
+	}
 	if b == nil && r == nil && op.act == nil {
 		kernels.SgemmPacked(m, x, k, op.w.f32, y, n)
 		return
 	}
-	exact := op.act != nil && *op.act == GELUExact
-	tanh := op.act != nil && *op.act == GELUTanh
 	kernels.SgemmPackedThen(m, x, k, op.w.f32, y, n, func(i0, i1, j0, j1 int) {
 		var bs, rs []float32
 		if b != nil {
@@ -257,7 +291,7 @@ func (op *linearPackedOp) WriteHash(h hash.Hash) {
 	if op.act != nil {
 		act = op.act.String()
 	}
-	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t,residual=%t,gelu=%s%s)", op.w.k, op.w.n, op.bias, op.residual, act, precisionTag(op.w.Precision().IsBF16()))
+	fmt.Fprintf(h, "LinearPacked(%dx%d,bias=%t,residual=%t,gelu=%s%s)", op.w.k, op.w.n, op.bias, op.residual, act, packedTag(op.w.Precision()))
 	op.writeID(h)
 }
 func (op *linearPackedOp) Hashcode() uint32 { return hashOf(op) }

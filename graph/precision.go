@@ -29,10 +29,23 @@ type Precision string
 const (
 	FP32 Precision = "fp32" // float32 products (kernels.Sgemm)
 	BF16 Precision = "bf16" // bfloat16 operands, float32 accumulation (kernels.SgemmBF16)
+	INT8 Precision = "int8" // inference only: int8 weights and activations, int32 accumulation (kernels.Int8Linear)
 )
 
+// INT8 is dynamic quantization as ONNX Runtime's quantize_dynamic does it,
+// for inference: the Linear weights packed by PackWeight are quantized once
+// to int8 (symmetric per output channel), each row of a packed Linear's
+// input is quantized to uint8 when it arrives (its own scale and zero
+// point), and the products accumulate in int32 (kernels.Int8Linear).
+// Everything else is float32, attention's Q·Kᵀ and P·V included. Only
+// PackWeight and the graphs that read packed weights (layers' Frozen
+// graphs) take it; every other op refuses it, and training has no int8.
+
 // Validate reports whether p is a precision ("" = fp32).
-func (p Precision) Validate() error { return enum.Check(p, FP32, BF16) }
+func (p Precision) Validate() error { return enum.Check(p, FP32, BF16, INT8) }
+
+// IsInt8 reports whether p is INT8.
+func (p Precision) IsInt8() bool { return p == INT8 }
 
 // IsBF16 reports whether p is BF16.
 func (p Precision) IsBF16() bool { return p == BF16 }
@@ -54,7 +67,7 @@ func (p Precision) String() string { return string(p) }
 func (p *Precision) Set(s string) error {
 	v := Precision(s)
 	if s == "" {
-		return &enum.Error{Got: s, Want: []string{string(FP32), string(BF16)}}
+		return &enum.Error{Got: s, Want: []string{string(FP32), string(BF16), string(INT8)}}
 	}
 	if err := v.Validate(); err != nil {
 		return err
@@ -110,8 +123,8 @@ func PrecisionOf(opts ...OpOption) Precision {
 	return o.precision
 }
 
-// PrecisionError is an op refusing its precision: an unknown value, or
-// BF16 on float64 operands.
+// PrecisionError is an op refusing its precision: an unknown value, BF16
+// on float64 operands, or INT8 on an op other than the packed Linear.
 type PrecisionError struct {
 	Op        string
 	Precision Precision
@@ -122,6 +135,9 @@ type PrecisionError struct {
 func (e *PrecisionError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%s: precision %v", e.Op, e.Err)
+	}
+	if e.Precision.IsInt8() && e.Dtype == tensor.Float32 {
+		return fmt.Sprintf("%s: precision %s is for inference on packed weights (PackWeight) only", e.Op, e.Precision)
 	}
 	return fmt.Sprintf("%s: precision %s needs float32 operands, got %v", e.Op, e.Precision, e.Dtype)
 }
@@ -135,6 +151,9 @@ func bf16Of(op string, dt tensor.Dtype, opts []OpOption) (bool, error) {
 	p := PrecisionOf(opts...)
 	if err := p.Validate(); err != nil {
 		return false, &PrecisionError{Op: op, Precision: p, Dtype: dt, Err: err}
+	}
+	if p.IsInt8() {
+		return false, &PrecisionError{Op: op, Precision: p, Dtype: dt}
 	}
 	if !p.IsBF16() {
 		return false, nil
@@ -161,4 +180,13 @@ func precisionTag(bf16 bool) string {
 		return ",bf16"
 	}
 	return ""
+}
+
+// packedTag is what a packed Linear's WriteHash adds for its weight's
+// precision ("" for fp32).
+func packedTag(p Precision) string {
+	if p == FP32 {
+		return ""
+	}
+	return "," + string(p)
 }

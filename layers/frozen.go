@@ -56,7 +56,11 @@ func (m *VisionTransformer) frozenWeights(prec graph.Precision) (map[string]*gra
 			if p.spec.flags&packed == 0 {
 				continue
 			}
-			w, err := graph.PackWeight(p.Value, graph.WithPrecision(prec))
+			wp := prec
+			if prec.IsInt8() && p.spec.group == groupHead {
+				wp = graph.FP32 // as ONNX Runtime's quantize_dynamic leaves the head's Gemm float
+			}
+			w, err := graph.PackWeight(p.Value, graph.WithPrecision(wp))
 			if err != nil {
 				return nil, fmt.Errorf("build: frozen %s: %w", p.Name, err)
 			}

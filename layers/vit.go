@@ -168,7 +168,10 @@ type BuildOptions struct {
 	// projection and the head included) and the attention's products take
 	// bfloat16 operands and accumulate in float32, forward and backward,
 	// while everything else stays float32 (see graph.Precision). It needs a
-	// float32 model and the linear patch embedding.
+	// float32 model and the linear patch embedding. int8 (dynamic
+	// quantization, graph.INT8) is for Frozen graphs only: their packed
+	// Linear weights but the head's are quantized, and every other product
+	// (attention's, a conv patch embedding's, the head) stays float32.
 	Precision graph.Precision
 
 	// Recompute names the activations a Training graph computes again in
@@ -259,6 +262,9 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if err := opts.Precision.Validate(); err != nil {
 		return nil, fmt.Errorf("build: precision %w", err)
 	}
+	if opts.Precision.IsInt8() && !opts.Frozen {
+		return nil, fmt.Errorf("build: precision %s is for inference: it needs a Frozen graph (its packed weights are quantized once)", opts.Precision)
+	}
 	if opts.Precision.IsBF16() && c.PatchEmbed == PatchConv {
 		return nil, fmt.Errorf("build: precision %s needs model.patch_embed %q: the %q form is Gorgonia's convolution, which has no bfloat16 products", opts.Precision, PatchLinear, PatchConv)
 	}
@@ -286,6 +292,9 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	b := &builder{cfg: c, p: p, batch: batch, tokens: c.NumTokens(), stoch: out.Stoch, noMaps: opts.NoMaps,
 		splitHeads: c.Distilled && opts.DistilledTraining, prec: graph.WithPrecision(opts.Precision),
 		recompute: opts.Recompute}
+	if opts.Precision.IsInt8() {
+		b.prec = graph.WithPrecision(graph.FP32) // int8 is the packed weights' alone
+	}
 	if opts.Frozen {
 		if b.packed, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
 			return nil, err

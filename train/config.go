@@ -223,6 +223,8 @@ func (c Config) Validate() error {
 	}
 	if err := t.Precision.Validate(); err != nil {
 		errs.Add("train.precision", "%w", err)
+	} else if t.Precision.IsInt8() {
+		errs.Add("train.precision", "%s is an inference precision (cmd/eval -precision int8): train in %s or %s", t.Precision, graph.FP32, graph.BF16)
 	} else if t.Precision.IsBF16() && c.Model.PatchEmbed == layers.PatchConv {
 		errs.Add("train.precision", "%s needs model.patch_embed %q: the %q form has no bfloat16 products", t.Precision, layers.PatchLinear, layers.PatchConv)
 	}

@@ -148,10 +148,11 @@ func TestImagesMode(t *testing.T) {
 		t.Errorf("glob: %d images:\n%s", n, out.String())
 	}
 
-	// -precision bf16 classifies with bfloat16 products: the same image's
-	// probabilities (as -predictions writes them) differ from fp32's.
+	// -precision bf16 classifies with bfloat16 products, int8 with int8
+	// ones: the same image's probabilities (as -predictions writes them)
+	// differ from fp32's.
 	preds := map[string]string{}
-	for _, p := range []string{"fp32", "bf16"} {
+	for _, p := range []string{"fp32", "bf16", "int8"} {
 		pred := filepath.Join(dir, p+".jsonl")
 		if code := run([]string{"-checkpoint", ckpt, "-topk", "3", "-precision", p, "-predictions", pred, "-images", last}, &out, &errb); code != 0 {
 			t.Fatalf("-precision %s: exit %d: %s", p, code, errb.String())
@@ -162,8 +163,10 @@ func TestImagesMode(t *testing.T) {
 		}
 		preds[p] = string(b)
 	}
-	if preds["fp32"] == preds["bf16"] {
-		t.Errorf("-images -precision bf16 predicts fp32's %q", preds["fp32"])
+	for _, p := range []string{"bf16", "int8"} {
+		if preds["fp32"] == preds[p] {
+			t.Errorf("-images -precision %s predicts fp32's %q", p, preds["fp32"])
+		}
 	}
 }
 

@@ -1,8 +1,8 @@
 // Command eval evaluates a checkpoint on a data set's validation split.
 //
 //	go run ./cmd/eval -checkpoint FILE [-config FILE] [-set key=value]… [-img-size N | -img-size HxW]
-//	    [-interp bicubic|bilinear] [-ema] [-precision fp32|bf16] [-results FILE] [-predictions FILE] [-confusion-png FILE]
-//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-max-pixels N] [-precision fp32|bf16]
+//	    [-interp bicubic|bilinear] [-ema] [-precision fp32|bf16|int8] [-results FILE] [-predictions FILE] [-confusion-png FILE]
+//	go run ./cmd/eval -checkpoint FILE -images PATH… [-topk K] [-crop-pct P] [-max-pixels N] [-precision fp32|bf16|int8]
 //	    [-predictions out.csv|.json|.jsonl] [-strict]
 //
 // The model config, normalization and class names come from the checkpoint;
@@ -11,7 +11,9 @@
 // resampled on the fly; the patch size never changes. With -images it
 // classifies unlabelled image files instead (see images.go). -precision
 // bf16 computes every matrix product with bfloat16 operands and float32
-// accumulation (graph.Precision); the default fp32 is float32 throughout.
+// accumulation, -precision int8 the Linear layers but the head with int8
+// weights and activations and int32 accumulation (dynamic quantization,
+// graph.INT8); the default fp32 is float32 throughout.
 //
 // Images whose logits hold a NaN or an infinity count as wrong; their number
 // is printed as a warning and written as "non_finite" in -results. SIGINT or
@@ -84,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (*command, int) {
 	interp := flag.String("interp", "bicubic", "pos_embed resampling: bicubic or bilinear")
 	ema := flag.Bool("ema", false, "evaluate the EMA weights saved beside the checkpoint")
 	prec := graph.FP32
-	flag.Var(&prec, "precision", "arithmetic of the matrix products: fp32 or bf16 (bfloat16 operands, float32 accumulation)")
+	flag.Var(&prec, "precision", "arithmetic of the matrix products: fp32, bf16 (bfloat16 operands, float32 accumulation) or int8 (dynamic quantization of the Linear layers)")
 	results := flag.String("results", "", "write the results as JSON here")
 	flag.StringVar(&c.preds, "predictions", "", "write per-image predictions as CSV here (with -images: .csv, .json or .jsonl)")
 	conf := flag.String("confusion-png", "", "draw the confusion matrix as PNG here")

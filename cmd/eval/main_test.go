@@ -62,11 +62,11 @@ train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
 			t.Errorf("images %v, want 50", r["images"])
 		}
 	}
-	// -precision bf16 evaluates with other products than fp32: the mean
-	// loss differs.
+	// -precision bf16 and int8 evaluate with other products than fp32: the
+	// mean loss differs.
 	var out, errb bytes.Buffer
 	loss := map[string]float64{}
-	for _, p := range []string{"fp32", "bf16"} {
+	for _, p := range []string{"fp32", "bf16", "int8"} {
 		res := filepath.Join(dir, p+".json")
 		if code := run([]string{"-checkpoint", ckpt, "-set", "data.limit_val=20", "-precision", p, "-results", res}, &out, &errb); code != 0 {
 			t.Fatalf("-precision %s: exit %d: %s", p, code, errb.String())
@@ -77,8 +77,10 @@ train: {epochs: 1, batch_size: 32, eval_batch_size: 16}
 		}
 		loss[p] = r.Loss
 	}
-	if loss["fp32"] == loss["bf16"] {
-		t.Errorf("-precision bf16 gives fp32's loss %v", loss["fp32"])
+	for _, p := range []string{"bf16", "int8"} {
+		if loss["fp32"] == loss[p] {
+			t.Errorf("-precision %s gives fp32's loss %v", p, loss["fp32"])
+		}
 	}
 	// The run kept no EMA: -ema is refused naming the flag and the state file.
 	out.Reset()

@@ -40,6 +40,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "model.depht=3", "-dry-run"}, "model.depht: unknown key"},
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "model.num_heads=5", "-dry-run"}, "model.num_heads"},
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "train.precision=fp16", "-dry-run"}, "train.precision"},
+		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-set", "train.precision=int8", "-dry-run"}, "train.precision: int8 is an inference precision"},
 		{[]string{"-config", "nope.yaml"}, "nope.yaml"},
 		{[]string{"-config", "../../configs/mnist_vit_tiny.yaml", "-log-format", "xml"}, "-log-format"},
 	} {

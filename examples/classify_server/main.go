@@ -19,7 +19,9 @@
 // SIGTERM, 130 for SIGINT; a second signal exits at once). Concurrent
 // requests are batched, up to -batch images per lane. -precision bf16
 // computes the model's matrix products with bfloat16 operands and float32
-// accumulation (graph.Precision; default fp32). A flag out of range is
+// accumulation, -precision int8 its Linear products but the head's with
+// int8 weights and activations (dynamic quantization, graph.INT8; default
+// fp32). A flag out of range is
 // refused at start-up.
 package main
 
@@ -91,7 +93,7 @@ func (s *server) checkFlags(o classify.Options) error {
 		return &FlagError{Flag: "-timeout", Value: s.timeout.String(), Want: fmt.Sprintf("a duration of at least %v (e.g. 10s)", MinTimeout)}
 	}
 	if err := o.Precision.Validate(); err != nil || o.Precision == "" {
-		return &FlagError{Flag: "-precision", Value: fmt.Sprintf("%q", o.Precision), Want: fmt.Sprintf("%q or %q", graph.FP32, graph.BF16)}
+		return &FlagError{Flag: "-precision", Value: fmt.Sprintf("%q", o.Precision), Want: fmt.Sprintf("%q, %q or %q", graph.FP32, graph.BF16, graph.INT8)}
 	}
 	return nil
 }
@@ -123,7 +125,7 @@ func flags(s *server, o *classify.Options) (fs *flag.FlagSet, ckpt, addr *string
 	fs.IntVar(&o.PoolSize, "pool", 1, "evaluation lanes")
 	fs.IntVar(&o.MaxBatch, "batch", 8, "largest batch a lane runs: concurrent requests are batched up to it")
 	fs.Int64Var(&s.budget, "decode-budget", 0, "bytes that the decodes of requests in flight may hold (0 = half of what the memory limits leave: MemAvailable, the cgroup, RLIMIT_AS, RLIMIT_DATA); past it requests wait their turn until -timeout")
-	fs.StringVar((*string)(&o.Precision), "precision", string(graph.FP32), "arithmetic of the matrix products: fp32 or bf16 (bfloat16 operands, float32 accumulation)")
+	fs.StringVar((*string)(&o.Precision), "precision", string(graph.FP32), "arithmetic of the matrix products: fp32, bf16 (bfloat16 operands, float32 accumulation) or int8 (dynamic quantization of the Linear layers)")
 	return fs, ckpt, addr
 }
 

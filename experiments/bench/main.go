@@ -119,6 +119,9 @@ func (o opts) precisions() ([]graph.Precision, error) {
 		if err := p.Set(strings.TrimSpace(s)); err != nil {
 			return nil, fmt.Errorf("-precision: %w", err)
 		}
+		if p.IsInt8() {
+			return nil, fmt.Errorf("-precision: %s is an inference precision; this bench trains (fp32 or bf16)", p)
+		}
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)

@@ -1,0 +1,79 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// int8Tile4x16AVX2 is int8TileGo on AVX2: VPMADDUBSW multiplies the 4
+// bytes of a row, broadcast, with a group of the panel and adds pairs in
+// int16 (never saturating: see Int8WeightMax), VPMADDWD by ones adds the
+// pairs in int32, VPADDD accumulates.
+//
+//go:noescape
+func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
+
+// int8Epilogue16AVX2 is int8Epilogue for 16 columns: the same operations
+// in the same order (VPMULLD, VPSUBD, VCVTDQ2PS, VMULPS, VMULPS, VADDPS),
+// so the same bits. bias nil: no addition.
+//
+//go:noescape
+func int8Epilogue16AVX2(acc *int32, colSum *int32, scale *float32, bias *float32, zx int32, sx float32, y *float32)
+
+// int8Epilogue16 runs the 16-column epilogue in assembly where it can and
+// reports whether it did.
+func int8Epilogue16(y []float32, acc []int32, sx float32, zx int32, w *PackedInt8, c0 int, b []float32) bool {
+	if !hasAVX2 || len(y) != 16 {
+		return false
+	}
+	var bp *float32
+	if b != nil {
+		bp = &b[c0 : c0+16][0]
+	}
+	int8Epilogue16AVX2(&acc[:16][0], &w.colSum[c0 : c0+16][0], &w.Scale[c0 : c0+16][0], bp, zx, sx, &y[0])
+	return true
+}
+
+//go:noescape
+func int8RowRangeAVX2(x *float32, n int) (lo, hi float32, bad uint32)
+
+//go:noescape
+func int8QuantizeAVX2(q *uint8, x *float32, n int, scale float32, zp int32)
+
+// rowRange returns min(0, x…) and max(0, x…) and whether every value is
+// finite.
+func rowRange(x []float32) (lo, hi float32, finite bool) {
+	n8 := len(x) &^ 7
+	if hasAVX2 && n8 > 0 {
+		var bad uint32
+		lo, hi, bad = int8RowRangeAVX2(&x[0], n8)
+		if bad != 0 {
+			return 0, 0, false
+		}
+		x = x[n8:]
+	}
+	return rowRangeGo(x, lo, hi)
+}
+
+// quantizeValues sets q[d] = clamp(round(x[d] / scale) + zp, 0, 255).
+func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
+	n8 := len(x) &^ 7
+	if hasAVX2 && n8 > 0 {
+		int8QuantizeAVX2(&q[0], &x[0], n8, scale, zp)
+		q, x = q[n8:], x[n8:]
+	}
+	quantizeValuesGo(q, x, scale, zp)
+}
+
+// bestInt8Tile returns the fastest int8 tile this CPU runs.
+func bestInt8Tile() int8TileFunc {
+	if hasAVX2 {
+		return int8Tile4x16AVX2
+	}
+	return int8TileGo
+}
+
+// Int8ISA names the int8 tile in use: "avx2" or "go".
+func Int8ISA() string {
+	if hasAVX2 {
+		return "avx2"
+	}
+	return "go"
+}

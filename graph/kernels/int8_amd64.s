@@ -1,0 +1,211 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
+TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56
+	MOVQ k4+0(FP), CX
+	MOVQ a0+8(FP), R8
+	MOVQ a1+16(FP), R9
+	MOVQ a2+24(FP), R10
+	MOVQ a3+32(FP), R11
+	MOVQ b+40(FP), BX
+	MOVQ tile+48(FP), DI
+
+	// Y10 = int16 ones, for VPMADDWD's pair sums.
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW   $15, Y10, Y10
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	VPXOR    Y4, Y4, Y4
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPXOR    Y7, Y7, Y7
+	TESTQ    CX, CX
+	JE       store
+
+loop:
+	VMOVDQU (BX), Y8
+	VMOVDQU 32(BX), Y9
+
+	VPBROADCASTD (R8), Y11
+	VPMADDUBSW   Y8, Y11, Y12
+	VPMADDUBSW   Y9, Y11, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y12, Y0, Y0
+	VPADDD       Y13, Y1, Y1
+
+	VPBROADCASTD (R9), Y11
+	VPMADDUBSW   Y8, Y11, Y12
+	VPMADDUBSW   Y9, Y11, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y12, Y2, Y2
+	VPADDD       Y13, Y3, Y3
+
+	VPBROADCASTD (R10), Y11
+	VPMADDUBSW   Y8, Y11, Y12
+	VPMADDUBSW   Y9, Y11, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y13, Y5, Y5
+
+	VPBROADCASTD (R11), Y11
+	VPMADDUBSW   Y8, Y11, Y12
+	VPMADDUBSW   Y9, Y11, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y12, Y6, Y6
+	VPADDD       Y13, Y7, Y7
+
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $64, BX
+	DECQ CX
+	JNE  loop
+
+store:
+	VPADDD  (DI), Y0, Y0
+	VPADDD  32(DI), Y1, Y1
+	VPADDD  64(DI), Y2, Y2
+	VPADDD  96(DI), Y3, Y3
+	VPADDD  128(DI), Y4, Y4
+	VPADDD  160(DI), Y5, Y5
+	VPADDD  192(DI), Y6, Y6
+	VPADDD  224(DI), Y7, Y7
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 192(DI)
+	VMOVDQU Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func int8Epilogue16AVX2(acc *int32, colSum *int32, scale *float32, bias *float32, zx int32, sx float32, y *float32)
+// y[c] = float32(acc[c] − zx·colSum[c]) · (sx·scale[c]) [+ bias[c]], c < 16;
+// bias nil: no addition.
+TEXT ·int8Epilogue16AVX2(SB), NOSPLIT, $0-48
+	MOVQ         acc+0(FP), SI
+	MOVQ         colSum+8(FP), DX
+	MOVQ         scale+16(FP), R8
+	MOVQ         bias+24(FP), R9
+	MOVL         zx+32(FP), AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVSS       sx+36(FP), X15
+	VBROADCASTSS X15, Y15
+	MOVQ         y+40(FP), DI
+
+	VPMULLD   (DX), Y14, Y0
+	VPMULLD   32(DX), Y14, Y1
+	VMOVDQU   (SI), Y2
+	VMOVDQU   32(SI), Y3
+	VPSUBD    Y0, Y2, Y2
+	VPSUBD    Y1, Y3, Y3
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VMULPS    (R8), Y15, Y4
+	VMULPS    32(R8), Y15, Y5
+	VMULPS    Y4, Y2, Y2
+	VMULPS    Y5, Y3, Y3
+	TESTQ     R9, R9
+	JE        nobias
+	VADDPS    (R9), Y2, Y2
+	VADDPS    32(R9), Y3, Y3
+
+nobias:
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	VZEROUPPER
+	RET
+
+// func int8RowRangeAVX2(x *float32, n int) (lo, hi float32, bad uint32)
+// lo = min(0, x…), hi = max(0, x…) over n (a multiple of 8) values; bad is
+// nonzero when one of them is a NaN or an infinity (x − x is then NaN).
+TEXT ·int8RowRangeAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS Y0, Y0, Y0 // lo
+	VXORPS Y1, Y1, Y1 // hi
+	VXORPS Y2, Y2, Y2 // OR of x − x
+	SHRQ   $3, CX
+	JE     reduce
+
+rloop:
+	VMOVUPS (SI), Y3
+	VMINPS  Y3, Y0, Y0
+	VMAXPS  Y3, Y1, Y1
+	VSUBPS  Y3, Y3, Y4
+	VORPS   Y4, Y2, Y2
+	ADDQ    $32, SI
+	DECQ    CX
+	JNE     rloop
+
+reduce:
+	VEXTRACTF128 $1, Y0, X3
+	VMINPS       X3, X0, X0
+	VEXTRACTF128 $1, Y1, X4
+	VMAXPS       X4, X1, X1
+	VEXTRACTF128 $1, Y2, X5
+	VORPS        X5, X2, X2
+	VPERMILPS    $0x4e, X0, X3
+	VMINPS       X3, X0, X0
+	VPERMILPS    $0xb1, X0, X3
+	VMINPS       X3, X0, X0
+	VPERMILPS    $0x4e, X1, X4
+	VMAXPS       X4, X1, X1
+	VPERMILPS    $0xb1, X1, X4
+	VMAXPS       X4, X1, X1
+	VPERMILPS    $0x4e, X2, X5
+	VORPS        X5, X2, X2
+	VPERMILPS    $0xb1, X2, X5
+	VORPS        X5, X2, X2
+	VMOVSS       X0, lo+16(FP)
+	VMOVSS       X1, hi+20(FP)
+	VMOVD        X2, AX
+	MOVL         AX, bad+24(FP)
+	VZEROUPPER
+	RET
+
+// func int8QuantizeAVX2(q *uint8, x *float32, n int, scale float32, zp int32)
+// q[d] = clamp(round(x[d] / scale) + zp, 0, 255) for n (a multiple of 8)
+// values: VDIVPS, VCVTPS2DQ (to nearest even, MXCSR's default), VPADDD,
+// then VPACKSSDW and VPACKUSWB saturate to 0…255.
+TEXT ·int8QuantizeAVX2(SB), NOSPLIT, $0-32
+	MOVQ         q+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VMOVSS       scale+24(FP), X6
+	VBROADCASTSS X6, Y6
+	MOVL         zp+28(FP), AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Y7
+	SHRQ         $3, CX
+	JE           qdone
+
+qloop:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y6, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPADDD       Y7, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $32, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JNE          qloop
+
+qdone:
+	VZEROUPPER
+	RET
