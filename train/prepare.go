@@ -45,7 +45,7 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	if err := agreeConfig(r.comm, cfg, opts.Resume); err != nil { // every rank runs rank 0's config
 		return nil, err
 	}
-	if err := memory.CheckMachine(EstimateMemory(cfg)); err != nil {
+	if err := memory.CheckProcess(EstimateMemory(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Train.Threads > 0 {

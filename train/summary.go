@@ -22,7 +22,7 @@ func Summary(w io.Writer, cfg Config) error {
 		return err
 	}
 	est := EstimateMemory(cfg)
-	if err := memory.CheckMachine(est); err != nil {
+	if err := memory.CheckProcess(est); err != nil {
 		est.Format(w)
 		return err
 	}

@@ -145,14 +145,25 @@ func Check(e Estimate, have int64, source string) error {
 	return &cfgerr.Error{Key: key, Err: &Error{Need: e.Peak, Have: have, Source: source, Part: part}}
 }
 
-// Available returns the memory this process may still use by every limit
-// it has (meminfo.Free): the smallest of /proc/meminfo's MemAvailable, the
-// cgroup's free memory and what RLIMIT_AS (`ulimit -v`) and RLIMIT_DATA
-// leave, and where it comes from; 0 when unknown.
-func Available() (int64, string) { return meminfo.Free() }
+// Available returns the memory the machine has left for this process
+// (meminfo.Available): the smaller of /proc/meminfo's MemAvailable and the
+// cgroup's free memory, and where it comes from; 0 when unknown.
+func Available() (int64, string) { return meminfo.Available() }
 
-// CheckMachine checks e against Available.
+// CheckMachine checks e against Available: the check of a model's load
+// (checkpoint, evaluate, classify), whose later allocations the decode
+// budget bounds by every limit (meminfo.Free).
 func CheckMachine(e Estimate) error {
 	have, source := Available()
+	return Check(e, have, source)
+}
+
+// CheckProcess checks e against every limit the process has
+// (meminfo.Free): Available and what RLIMIT_AS (`ulimit -v`) and
+// RLIMIT_DATA leave beyond the address space the process already holds.
+// The trainer checks a run so, before it allocates its data set,
+// activations and optimizer state up front.
+func CheckProcess(e Estimate) error {
+	have, source := meminfo.Free()
 	return Check(e, have, source)
 }
