@@ -56,18 +56,26 @@ func benchImage() image.Image {
 // Run with -cpu 2 (the peer's 2 threads) and -benchtime as a count, e.g.
 //
 //	go test ./classify -run '^$' -bench ViTTiny224 -cpu 2 -benchtime 20x
-func BenchmarkViTTiny224(b *testing.B) { benchClassify(b, "vit_tiny_patch16_224") }
+func BenchmarkViTTiny224(b *testing.B) { benchClassify(b, "vit_tiny_patch16_224", graph.FP32) }
 
 // BenchmarkViTSmall224 is BenchmarkViTTiny224 for ViT-S/16 at 224.
-func BenchmarkViTSmall224(b *testing.B) { benchClassify(b, "vit_small_patch16_224") }
+func BenchmarkViTSmall224(b *testing.B) { benchClassify(b, "vit_small_patch16_224", graph.FP32) }
 
-func benchClassify(b *testing.B, preset string) {
+// BenchmarkViTTiny224Int8 is BenchmarkViTTiny224 with int8 products
+// (Options.Precision graph.INT8).
+func BenchmarkViTTiny224Int8(b *testing.B) { benchClassify(b, "vit_tiny_patch16_224", graph.INT8) }
+
+// BenchmarkViTSmall224Int8 is BenchmarkViTSmall224 with int8 products.
+func BenchmarkViTSmall224Int8(b *testing.B) { benchClassify(b, "vit_small_patch16_224", graph.INT8) }
+
+func benchClassify(b *testing.B, preset string, prec graph.Precision) {
 	if testing.Short() {
 		b.Skip("-short")
 	}
 	ckpt := benchCheckpoint(b, preset)
 	img := benchImage()
 	for _, o := range []Options{{PoolSize: 1, MaxBatch: 8}, {PoolSize: 2, MaxBatch: 4}, {PoolSize: 1, MaxBatch: 1}, {PoolSize: 2, MaxBatch: 1}} {
+		o.Precision = prec
 		c, err := Load(ckpt, o)
 		if err != nil {
 			b.Fatal(err)
