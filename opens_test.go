@@ -2,10 +2,7 @@ package vit_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,25 +48,7 @@ var allowedOpens = map[string]string{
 func TestOpensGoThroughRegfile(t *testing.T) {
 	used := map[string]bool{}
 	var found []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	jobsSourceFiles(t, func(path string, fset *token.FileSet, f *ast.File) {
 		local := map[string]string{} // the name a file gives each watched import → its path
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
@@ -96,7 +75,7 @@ func TestOpensGoThroughRegfile(t *testing.T) {
 				if sel.Sel.Name != fn {
 					continue
 				}
-				key := filepath.ToSlash(path) + " " + pkg[strings.LastIndex(pkg, "/")+1:] + "." + fn
+				key := path + " " + pkg[strings.LastIndex(pkg, "/")+1:] + "." + fn
 				if _, ok := allowedOpens[key]; ok {
 					used[key] = true
 					continue
@@ -105,11 +84,7 @@ func TestOpensGoThroughRegfile(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.Strings(found)
 	for _, f := range found {
 		t.Errorf("%s opens a path without regfile: a FIFO there blocks it; use internal/regfile (or add a justified allowedOpens entry)", f)

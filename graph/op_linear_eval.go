@@ -240,26 +240,33 @@ func (op *linearPackedOp) forward32(y, x []float32, bias, res *tensor.Dense, m, 
 	if res != nil {
 		r = data[float32](res)
 	}
-	exact := op.act != nil && *op.act == GELUExact
-	tanh := op.act != nil && *op.act == GELUTanh
-	if op.w.i8 != nil {
-		// Int8LinearThen adds the bias as EpilogueRow does (y + b); the
-		// residual and the activation follow per finished block.
-		var then func(i0, i1, j0, j1 int)
-		if r != nil || op.act != nil {
-			then = func(i0, i1, j0, j1 int) {
-				var rs []float32
-				for i := i0; i < i1; i++ {
-					row := y[i*n+j0 : i*n+j1]
-					if r != nil {
-						rs = r[i*n+j0 : i*n+j1]
-					}
-					kernels.EpilogueRow(row, nil, rs, exact)
-					if tanh {
-						geluTanhForward32(row, row)
-					}
+	// epilogue finishes a block of y: y += bias (when b is given), y = r + y,
+	// then the activation, each as its own op computes it.
+	epilogue := func(b []float32) func(i0, i1, j0, j1 int) {
+		exact := op.act != nil && *op.act == GELUExact
+		tanh := op.act != nil && *op.act == GELUTanh
+		return func(i0, i1, j0, j1 int) {
+			var bs, rs []float32
+			if b != nil {
+				bs = b[j0:j1]
+			}
+			for i := i0; i < i1; i++ {
+				row := y[i*n+j0 : i*n+j1]
+				if r != nil {
+					rs = r[i*n+j0 : i*n+j1]
+				}
+				kernels.EpilogueRow(row, bs, rs, exact)
+				if tanh {
+					geluTanhForward32(row, row)
 				}
 			}
+		}
+	}
+	if op.w.i8 != nil {
+		// Int8LinearThen adds the bias itself, as EpilogueRow would (y + b).
+		var then func(i0, i1, j0, j1 int)
+		if r != nil || op.act != nil {
+			then = epilogue(nil)
 		}
 		kernels.Int8LinearThen(y, n, x, k, m, op.w.i8, b, then)
 		return
@@ -268,22 +275,7 @@ func (op *linearPackedOp) forward32(y, x []float32, bias, res *tensor.Dense, m, 
 		kernels.SgemmPacked(m, x, k, op.w.f32, y, n)
 		return
 	}
-	kernels.SgemmPackedThen(m, x, k, op.w.f32, y, n, func(i0, i1, j0, j1 int) {
-		var bs, rs []float32
-		if b != nil {
-			bs = b[j0:j1]
-		}
-		for i := i0; i < i1; i++ {
-			row := y[i*n+j0 : i*n+j1]
-			if r != nil {
-				rs = r[i*n+j0 : i*n+j1]
-			}
-			kernels.EpilogueRow(row, bs, rs, exact)
-			if tanh {
-				geluTanhForward32(row, row)
-			}
-		}
-	})
+	kernels.SgemmPackedThen(m, x, k, op.w.f32, y, n, epilogue(b))
 }
 
 func (op *linearPackedOp) WriteHash(h hash.Hash) {
