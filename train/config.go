@@ -306,6 +306,11 @@ func ParseConfig(src []byte, overrides []string) (Config, error) {
 	if _, set := lines["augment.interpolation"]; !set {
 		cfg.Augment.Interpolation = cfg.Augment.DefaultInterpolation()
 	}
+	// optim.eps's default depends on optim.opt (Lamb's is timm's 1e-6);
+	// the parse filled in AdamW's.
+	if _, set := lines["optim.eps"]; !set && cfg.Optim.Opt == optim.OptLamb {
+		cfg.Optim.Eps = optim.LambEps
+	}
 	err = cfg.Validate()
 	cfgerr.Walk(err, func(e *cfgerr.Error) {
 		key, _, _ := strings.Cut(e.Key, "[")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vitgo/vit/internal/cfgerr/cfgerrtest"
 	"github.com/vitgo/vit/internal/optional"
+	"github.com/vitgo/vit/optim"
 )
 
 // TestParseConfigStrict: each malformed config is refused with a
@@ -251,6 +252,56 @@ func TestZeroConfigResolvesToDefaults(t *testing.T) {
 	for key, v := range zeroSettings {
 		if flat[key] != v.zero {
 			t.Errorf("set to %s in Go, %s resolves to %s", v.zero, key, flat[key])
+		}
+	}
+}
+
+// TestConfigWarnings: Lamb with a head that starts at zero is warned of
+// (it stays at chance on MNIST); AdamW, a non-zero head or a loaded head are
+// not.
+func TestConfigWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"optim.opt=lamb"}, true},
+		{[]string{"optim.opt=lamb", "model.zero_init_head=false"}, false},
+		{[]string{"optim.opt=adamw"}, false},
+		{[]string{"optim.opt=lamb", "finetune.init_from=x.safetensors"}, false},
+		{[]string{"optim.opt=lamb", "finetune.init_from=x.safetensors", "finetune.reset_head=true"}, true},
+	} {
+		cfg, err := LoadConfig("../configs/mnist_vit_tiny.yaml", tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := cfg.Warnings()
+		if got := len(w) > 0 && strings.Contains(w[0], "model.zero_init_head"); got != tc.warn {
+			t.Errorf("%v: warnings %q, want one naming model.zero_init_head: %v", tc.sets, w, tc.warn)
+		}
+	}
+}
+
+// TestLambEpsDefault: optim.eps left out is timm's 1e-6 for lamb, whether
+// optim.opt comes from the file or from -set, and AdamW's 1e-8 otherwise;
+// a given optim.eps is kept.
+func TestLambEpsDefault(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		sets []string
+		want float64
+	}{
+		{"optim: {opt: lamb}\n", nil, optim.LambEps},
+		{"", []string{"optim.opt=lamb"}, optim.LambEps},
+		{"optim: {opt: lamb, eps: 1.0e-7}\n", nil, 1e-7},
+		{"", []string{"optim.opt=sgd"}, 1e-8},
+		{"", nil, 1e-8},
+	} {
+		cfg, err := ParseConfig([]byte(tc.src), tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Optim.Eps != tc.want {
+			t.Errorf("%q %v: optim.eps %g, want %g", tc.src, tc.sets, cfg.Optim.Eps, tc.want)
 		}
 	}
 }

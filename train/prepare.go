@@ -18,6 +18,7 @@ import (
 	"github.com/vitgo/vit/internal/atomicfile"
 	"github.com/vitgo/vit/internal/memory"
 	"github.com/vitgo/vit/layers"
+	"github.com/vitgo/vit/optim"
 	"github.com/vitgo/vit/report"
 )
 
@@ -92,7 +93,24 @@ func prepare(cfg Config, opts Options) (_ *run, err error) {
 	}
 	r.log.Infof("training %s: %d parameters, %d steps/epoch × %d epochs, batch %d, %d rank(s) × %d threads, precision %s, recompute %s",
 		r.data.train.Name(), r.model.NumParams(), r.data.spe, cfg.Train.Epochs, cfg.Train.BatchSize, r.comm.Size(), runtime.GOMAXPROCS(0), cfg.Train.Precision, cfg.Train.Recompute)
+	for _, w := range cfg.Warnings() {
+		r.log.Warn(w)
+	}
 	return r, nil
+}
+
+// Warnings are the settings of a valid config that a run will likely
+// regret, one line each, logged at start: Lamb with a head that starts at
+// zero (model.zero_init_head, from scratch or with finetune.reset_head).
+// Lamb scales each tensor's step by the tensor's norm (its trust ratio), so
+// a head at zero moves once, by the first steps' tiny warmup rate, and then
+// barely at all: on MNIST such a run stays at chance.
+func (c Config) Warnings() []string {
+	var out []string
+	if c.Optim.Opt == optim.OptLamb && c.Model.WithDefaults().ZeroInitHead.Value() && (c.Finetune.InitFrom == "" || c.Finetune.ResetHead) {
+		out = append(out, "optim.opt lamb with model.zero_init_head true: Lamb scales a tensor's step by its norm, so a head that starts at zero stays near it (set model.zero_init_head: false)")
+	}
+	return out
 }
 
 // close releases the step's and the evaluator's machines.
