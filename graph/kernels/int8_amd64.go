@@ -62,6 +62,33 @@ func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
 	quantizeValuesGo(q, x, scale, zp)
 }
 
+// int8Panel4x16AVX2 computes and scales back rows4 groups of 4 rows of one
+// full panel (16 columns): the tile and the epilogue in one call, with no
+// buffer between them.
+//
+//go:noescape
+func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
+
+// int8PanelRows runs int8Panel4x16AVX2 over the first rows/4·4 rows from
+// row i of a full panel at column c0 and returns how many rows it did (0
+// where the CPU lacks AVX2).
+func int8PanelRows(y []float32, ldy int, q []uint8, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
+	if !hasAVX2 || rows < 4 {
+		return 0
+	}
+	rows4 := rows / 4
+	var bp *float32
+	if b != nil {
+		bp = &b[c0 : c0+16][0]
+	}
+	last := (i + 4*rows4 - 1) * ldy
+	_ = y[last+c0+15]        // the last row's panel is in y
+	_ = q[(i+4*rows4)*kp-1] // and its quantized row in q
+	int8Panel4x16AVX2(kp/int8Group, rows4, &q[i*kp], kp, &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0],
+		&w.Scale[c0 : c0+16][0], bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy)
+	return 4 * rows4
+}
+
 // bestInt8Tile returns the fastest int8 tile this CPU runs.
 func bestInt8Tile() int8TileFunc {
 	if hasAVX2 {

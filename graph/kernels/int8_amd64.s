@@ -209,3 +209,127 @@ qloop:
 qdone:
 	VZEROUPPER
 	RET
+
+// EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15) into
+// float32: float32(acc − zx[r]·colSum) · (sx[r]·scale), the bias added
+// later. R11 = zx, SI = sx, DX = colSum, R12 = scale.
+#define EPI4(lo, hi, off) \
+	VPBROADCASTD off(R11), Y11 \
+	VPMULLD      (DX), Y11, Y12 \
+	VPMULLD      32(DX), Y11, Y13 \
+	VPSUBD       Y12, lo, lo \
+	VPSUBD       Y13, hi, hi \
+	VCVTDQ2PS    lo, lo \
+	VCVTDQ2PS    hi, hi \
+	VBROADCASTSS off(SI), Y11 \
+	VMULPS       (R12), Y11, Y12 \
+	VMULPS       32(R12), Y11, Y13 \
+	VMULPS       Y12, lo, lo \
+	VMULPS       Y13, hi, hi
+
+#define MADD(row, lo, hi) \
+	VPBROADCASTD (row), Y11 \
+	VPMADDUBSW   Y8, Y11, Y12 \
+	VPMADDUBSW   Y9, Y11, Y13 \
+	VPMADDWD     Y10, Y12, Y12 \
+	VPMADDWD     Y10, Y13, Y13 \
+	VPADDD       Y12, lo, lo \
+	VPADDD       Y13, hi, hi
+
+// func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
+// For rows4 groups of 4 rows of a (row stride lda bytes) and one panel of
+// 16 columns: the sums (int8Tile4x16AVX2's, from zero), then per row r
+// int8Epilogue16AVX2's operations with sx[r] and zx[r], stored at
+// y + r·ldy floats. bias nil: no addition.
+TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-96
+	MOVQ a+16(FP), R8
+	MOVQ lda+24(FP), R14
+	MOVQ colSum+40(FP), DX
+	MOVQ sx+64(FP), SI
+	MOVQ zx+72(FP), R11
+	MOVQ y+80(FP), DI
+	MOVQ ldy+88(FP), AX
+	SHLQ $2, AX // ldy in bytes
+
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW   $15, Y10, Y10
+	MOVQ     rows4+8(FP), R15
+	TESTQ    R15, R15
+	JE       pdone
+
+prow:
+	MOVQ  R8, R9
+	LEAQ  (R8)(R14*1), R10
+	LEAQ  (R8)(R14*2), CX
+	LEAQ  (R10)(R14*2), R12
+	MOVQ  b+32(FP), BX
+	MOVQ  k4+0(FP), R13
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	TESTQ R13, R13
+	JE    pepi
+
+ploop:
+	VMOVDQU (BX), Y8
+	VMOVDQU 32(BX), Y9
+	MADD(R9, Y0, Y1)
+	MADD(R10, Y2, Y3)
+	MADD(CX, Y4, Y5)
+	MADD(R12, Y6, Y7)
+	ADDQ    $4, R9
+	ADDQ    $4, R10
+	ADDQ    $4, CX
+	ADDQ    $4, R12
+	ADDQ    $64, BX
+	DECQ    R13
+	JNE     ploop
+
+pepi:
+	MOVQ scale+48(FP), R12
+	EPI4(Y0, Y1, 0)
+	EPI4(Y2, Y3, 4)
+	EPI4(Y4, Y5, 8)
+	EPI4(Y6, Y7, 12)
+	MOVQ  bias+56(FP), BX
+	TESTQ BX, BX
+	JE    pstore
+	VMOVUPS (BX), Y8
+	VMOVUPS 32(BX), Y9
+	VADDPS  Y8, Y0, Y0
+	VADDPS  Y9, Y1, Y1
+	VADDPS  Y8, Y2, Y2
+	VADDPS  Y9, Y3, Y3
+	VADDPS  Y8, Y4, Y4
+	VADDPS  Y9, Y5, Y5
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+
+pstore:
+	LEAQ    (DI)(AX*1), R9
+	LEAQ    (DI)(AX*2), R10
+	LEAQ    (R9)(AX*2), CX
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
+	VMOVUPS Y6, (CX)
+	VMOVUPS Y7, 32(CX)
+
+	LEAQ (R8)(R14*4), R8
+	LEAQ (DI)(AX*4), DI
+	ADDQ $16, SI
+	ADDQ $16, R11
+	DECQ R15
+	JNE  prow
+
+pdone:
+	VZEROUPPER
+	RET

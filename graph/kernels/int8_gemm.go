@@ -80,10 +80,18 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 		var acc [64]int32
 		for u := lo; u < hi; u++ {
 			blk, p := u/panels, u%panels
-			bp := &w.data[p*w.kp*int8Panel]
+			var bp *int8
+			if w.kp > 0 {
+				bp = &w.data[p*w.kp*int8Panel]
+			}
 			c0, c1 := p*int8Panel, min(p*int8Panel+int8Panel, n)
-			for i := blk * int8RowBlock; i < min(blk*int8RowBlock+int8RowBlock, m); i += 4 {
-				rows := min(4, m-i)
+			r0, r1 := blk*int8RowBlock, min(blk*int8RowBlock+int8RowBlock, m)
+			i := r0
+			if c1-c0 == int8Panel && w.kp > 0 {
+				i += int8PanelRows(y, ldy, qx, w.kp, sx, zx, w, p, c0, b, i, r1-i)
+			}
+			for ; i < r1; i += 4 {
+				rows := min(4, r1-i)
 				var a [4]*uint8
 				for r := range a {
 					a[r] = &qx[(i+min(r, rows-1))*w.kp]
@@ -95,9 +103,9 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 				for r := 0; r < rows; r++ {
 					int8Epilogue(y[(i+r)*ldy+c0:(i+r)*ldy+c1], acc[r*16:r*16+c1-c0], sx[i+r], zx[i+r], w, c0, b)
 				}
-				if then != nil {
-					then(i, i+rows, c0, c1)
-				}
+			}
+			if then != nil {
+				then(r0, r1, c0, c1)
 			}
 		}
 	})

@@ -16,3 +16,7 @@ func rowRange(x []float32) (lo, hi float32, finite bool) { return rowRangeGo(x, 
 func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
 	quantizeValuesGo(q, x, scale, zp)
 }
+
+func int8PanelRows(y []float32, ldy int, q []uint8, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
+	return 0
+}
