@@ -82,7 +82,7 @@ func int8PanelRows(y []float32, ldy int, q []uint8, kp int, sx []float32, zx []i
 		bp = &b[c0 : c0+16][0]
 	}
 	last := (i + 4*rows4 - 1) * ldy
-	_ = y[last+c0+15]        // the last row's panel is in y
+	_ = y[last+c0+15]       // the last row's panel is in y
 	_ = q[(i+4*rows4)*kp-1] // and its quantized row in q
 	int8Panel4x16AVX2(kp/int8Group, rows4, &q[i*kp], kp, &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0],
 		&w.Scale[c0 : c0+16][0], bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy)
