@@ -351,7 +351,7 @@ func TestBatchesByDefault(t *testing.T) {
 func TestServerPrecision(t *testing.T) {
 	img := encode(testmodel.Colour(1, 20, 24, 5), "png")
 	prob := map[string]float64{}
-	for _, p := range []string{"fp32", "bf16"} {
+	for _, p := range []string{"fp32", "bf16", "int8"} {
 		url, stop := start(t, "-precision", p)
 		code, a := post(t, url, img)
 		stop()
@@ -360,7 +360,9 @@ func TestServerPrecision(t *testing.T) {
 		}
 		prob[p] = a.Predictions[0].Prob
 	}
-	if prob["fp32"] == prob["bf16"] {
-		t.Errorf("-precision bf16 answers fp32's probability %v", prob["fp32"])
+	for _, p := range []string{"bf16", "int8"} {
+		if prob["fp32"] == prob[p] {
+			t.Errorf("-precision %s answers fp32's probability %v", p, prob["fp32"])
+		}
 	}
 }
