@@ -2,10 +2,11 @@
 
 package kernels
 
-// int8Tile4x16AVX2 is int8TileGo on AVX2: VPMADDUBSW multiplies the 4
-// bytes of a row, broadcast, with a group of the panel and adds pairs in
-// int16 (never saturating: see Int8WeightMax), VPMADDWD by ones adds the
-// pairs in int32, VPADDD accumulates.
+// int8Tile4x16AVX2 is int8TileGo on AVX2: the 4 bytes of a row,
+// broadcast, less 128 (VPXOR 0x80); VPMADDUBSW multiplies their magnitude
+// (VPABSB, at most 128) with a group of the panel given their signs
+// (VPSIGNB) and adds pairs in int16 (at most 2·128·127: never saturating),
+// VPMADDWD by ones adds the pairs in int32, VPADDD accumulates.
 //
 //go:noescape
 func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)

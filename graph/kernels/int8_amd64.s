@@ -2,6 +2,41 @@
 
 #include "textflag.h"
 
+// EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15) into
+// float32: float32(acc − zx[r]·colSum) · (sx[r]·scale), the bias added
+// later. R11 = zx, SI = sx, DX = colSum, R12 = scale.
+#define EPI4(lo, hi, off) \
+	VPBROADCASTD off(R11), Y11 \
+	VPMULLD      (DX), Y11, Y12 \
+	VPMULLD      32(DX), Y11, Y13 \
+	VPSUBD       Y12, lo, lo \
+	VPSUBD       Y13, hi, hi \
+	VCVTDQ2PS    lo, lo \
+	VCVTDQ2PS    hi, hi \
+	VBROADCASTSS off(SI), Y11 \
+	VMULPS       (R12), Y11, Y12 \
+	VMULPS       32(R12), Y11, Y13 \
+	VMULPS       Y12, lo, lo \
+	VMULPS       Y13, hi, hi
+
+// MADD adds one group of 4 depths of a row (at row) times the panel's
+// group (Y8, Y9) to the row's sums (lo, hi): a − 128 as a signed byte (Y14
+// = bytes 0x80), its magnitude times w with its sign (VPABSB, VPSIGNB), so
+// VPMADDUBSW's pairs stay within int16; Y10 = int16 ones.
+#define MADD(row, lo, hi) \
+	VPBROADCASTD (row), Y11 \
+	VPXOR        Y14, Y11, Y11 \
+	VPSIGNB      Y11, Y8, Y12 \
+	VPSIGNB      Y11, Y9, Y13 \
+	VPABSB       Y11, Y11 \
+	VPMADDUBSW   Y12, Y11, Y12 \
+	VPMADDUBSW   Y13, Y11, Y13 \
+	VPMADDWD     Y10, Y12, Y12 \
+	VPMADDWD     Y10, Y13, Y13 \
+	VPADDD       Y12, lo, lo \
+	VPADDD       Y13, hi, hi
+
+
 // func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
 TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ k4+0(FP), CX
@@ -12,10 +47,13 @@ TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ b+40(FP), BX
 	MOVQ tile+48(FP), DI
 
-	// Y10 = int16 ones, for VPMADDWD's pair sums.
-	VPCMPEQW Y10, Y10, Y10
-	VPSRLW   $15, Y10, Y10
-	VPXOR    Y0, Y0, Y0
+	// Y10 = int16 ones, for VPMADDWD's pair sums; Y14 = bytes 0x80.
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $15, Y10, Y10
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VPXOR        Y0, Y0, Y0
 	VPXOR    Y1, Y1, Y1
 	VPXOR    Y2, Y2, Y2
 	VPXOR    Y3, Y3, Y3
@@ -30,37 +68,13 @@ loop:
 	VMOVDQU (BX), Y8
 	VMOVDQU 32(BX), Y9
 
-	VPBROADCASTD (R8), Y11
-	VPMADDUBSW   Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y11, Y13
-	VPMADDWD     Y10, Y12, Y12
-	VPMADDWD     Y10, Y13, Y13
-	VPADDD       Y12, Y0, Y0
-	VPADDD       Y13, Y1, Y1
+	MADD(R8, Y0, Y1)
 
-	VPBROADCASTD (R9), Y11
-	VPMADDUBSW   Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y11, Y13
-	VPMADDWD     Y10, Y12, Y12
-	VPMADDWD     Y10, Y13, Y13
-	VPADDD       Y12, Y2, Y2
-	VPADDD       Y13, Y3, Y3
+	MADD(R9, Y2, Y3)
 
-	VPBROADCASTD (R10), Y11
-	VPMADDUBSW   Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y11, Y13
-	VPMADDWD     Y10, Y12, Y12
-	VPMADDWD     Y10, Y13, Y13
-	VPADDD       Y12, Y4, Y4
-	VPADDD       Y13, Y5, Y5
+	MADD(R10, Y4, Y5)
 
-	VPBROADCASTD (R11), Y11
-	VPMADDUBSW   Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y11, Y13
-	VPMADDWD     Y10, Y12, Y12
-	VPMADDWD     Y10, Y13, Y13
-	VPADDD       Y12, Y6, Y6
-	VPADDD       Y13, Y7, Y7
+	MADD(R11, Y6, Y7)
 
 	ADDQ $4, R8
 	ADDQ $4, R9
@@ -210,32 +224,6 @@ qdone:
 	VZEROUPPER
 	RET
 
-// EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15) into
-// float32: float32(acc − zx[r]·colSum) · (sx[r]·scale), the bias added
-// later. R11 = zx, SI = sx, DX = colSum, R12 = scale.
-#define EPI4(lo, hi, off) \
-	VPBROADCASTD off(R11), Y11 \
-	VPMULLD      (DX), Y11, Y12 \
-	VPMULLD      32(DX), Y11, Y13 \
-	VPSUBD       Y12, lo, lo \
-	VPSUBD       Y13, hi, hi \
-	VCVTDQ2PS    lo, lo \
-	VCVTDQ2PS    hi, hi \
-	VBROADCASTSS off(SI), Y11 \
-	VMULPS       (R12), Y11, Y12 \
-	VMULPS       32(R12), Y11, Y13 \
-	VMULPS       Y12, lo, lo \
-	VMULPS       Y13, hi, hi
-
-#define MADD(row, lo, hi) \
-	VPBROADCASTD (row), Y11 \
-	VPMADDUBSW   Y8, Y11, Y12 \
-	VPMADDUBSW   Y9, Y11, Y13 \
-	VPMADDWD     Y10, Y12, Y12 \
-	VPMADDWD     Y10, Y13, Y13 \
-	VPADDD       Y12, lo, lo \
-	VPADDD       Y13, hi, hi
-
 // func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
 // For rows4 groups of 4 rows of a (row stride lda bytes) and one panel of
 // 16 columns: the sums (int8Tile4x16AVX2's, from zero), then per row r
@@ -251,9 +239,12 @@ TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-96
 	MOVQ ldy+88(FP), AX
 	SHLQ $2, AX // ldy in bytes
 
-	VPCMPEQW Y10, Y10, Y10
-	VPSRLW   $15, Y10, Y10
-	MOVQ     rows4+8(FP), R15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $15, Y10, Y10
+	MOVL         $0x80808080, R13
+	VMOVD        R13, X14
+	VPBROADCASTD X14, Y14
+	MOVQ         rows4+8(FP), R15
 	TESTQ    R15, R15
 	JE       pdone
 

@@ -12,8 +12,8 @@ import (
 const int8RowBlock = 64
 
 // int8Tile computes one 4×16 tile: for r < 4 and c < 16,
-// tile[r*16+c] += Σ_{g<k4} Σ_{d<4} a_r[4g+d] · b[g*64+c*4+d], where a_r is
-// the row at a[r]. It reads 4·k4 bytes of each row and 64·k4 of b.
+// tile[r*16+c] += Σ_{g<k4} Σ_{d<4} (a_r[4g+d] − 128) · b[g*64+c*4+d], where
+// a_r is the row at a[r]. It reads 4·k4 bytes of each row and 64·k4 of b.
 type int8TileFunc func(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
 
 // int8TileGo is the portable tile: the same integer sums as the assembly.
@@ -29,7 +29,8 @@ func int8TileGo(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32) {
 			panel := bb[64*g : 64*g+64 : 64*g+64]
 			for c := 0; c < 16; c++ {
 				w := panel[4*c : 4*c+4 : 4*c+4]
-				acc[c] += int32(a4[0])*int32(w[0]) + int32(a4[1])*int32(w[1]) + int32(a4[2])*int32(w[2]) + int32(a4[3])*int32(w[3])
+				acc[c] += (int32(a4[0])-128)*int32(w[0]) + (int32(a4[1])-128)*int32(w[1]) +
+					(int32(a4[2])-128)*int32(w[2]) + (int32(a4[3])-128)*int32(w[3])
 			}
 		}
 	}
@@ -43,7 +44,9 @@ func int8TileGo(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32) {
 //
 //	y[i,j] = float32(acc[i,j] − zx[i]·Σ_k q[j,k]) · (sx[i]·w.Scale[j]) + b[j]
 //
-// each operation rounded to float32 in that order (no fused multiply-add;
+// where acc is Σ_k x_q[i,k]·q[j,k] (the tiles sum (x_q − 128)·q, and
+// the zero point is taken as zx − 128: the same integer), each operation
+// rounded to float32 in that order (no fused multiply-add;
 // no addition when b is nil). The int32 sums are exact, so every kernel
 // gives the same bits. y has row stride ldy; rows are split over the cores.
 func Int8Linear(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8, b []float32) {
@@ -72,6 +75,9 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 	parallelFor(blocks, 1, 1, func(lo, hi int) {
 		r0, r1 := lo*int8RowBlock, min(hi*int8RowBlock, m)
 		QuantizeRowsUint8(qx[r0*w.kp:], w.kp, sx[r0:r1], zx[r0:r1], x[r0*ldx:], ldx, r1-r0, k)
+		for i := r0; i < r1; i++ {
+			zx[i] -= 128 // the tiles sum (x_q − 128)·q
+		}
 	})
 	panels := (n + int8Panel - 1) / int8Panel
 	tile := bestInt8Tile()
@@ -112,7 +118,8 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 }
 
 // int8Epilogue scales one row of a tile's sums back to float32 (see
-// Int8Linear for the sequence of operations).
+// Int8Linear for the sequence of operations); zx is the row's zero point
+// less 128, as the tiles' sums are of x_q − 128.
 func int8Epilogue(y []float32, acc []int32, sx float32, zx int32, w *PackedInt8, c0 int, b []float32) {
 	if int8Epilogue16(y, acc, sx, zx, w, c0, b) {
 		return

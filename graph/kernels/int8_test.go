@@ -20,14 +20,14 @@ func int8Tiles() map[string]int8TileFunc {
 	return tiles
 }
 
-// TestInt8TileSums: every tile gives the exact integer sums, at the
-// extremes too (activations 255 with weights ±64, where a pair of products
-// is 32,640: VPMADDUBSW's int16 would saturate at 32,767 with 8-bit
-// weights), over depths from none to several hundred groups.
+// TestInt8TileSums: every tile gives the exact integer sums of
+// (a − 128)·w, at the extremes too (activations 0 and 255 with weights
+// ±127: a plain VPMADDUBSW of a and w would saturate its int16 pairs at
+// 32,767), over depths from none to several hundred groups.
 func TestInt8TileSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, k4 := range []int{0, 1, 2, 3, 7, 96, 768} {
-		for _, fill := range []string{"random", "max", "min"} {
+		for _, fill := range []string{"random", "max", "min", "zero-max", "zero-min"} {
 			a := make([][]uint8, 4)
 			for i := range a {
 				a[i] = make([]uint8, 4*k4+1)
@@ -35,6 +35,8 @@ func TestInt8TileSums(t *testing.T) {
 					switch fill {
 					case "random":
 						a[i][d] = uint8(r.IntN(256))
+					case "zero-max", "zero-min":
+						a[i][d] = 0
 					default:
 						a[i][d] = 255
 					}
@@ -45,9 +47,9 @@ func TestInt8TileSums(t *testing.T) {
 				switch fill {
 				case "random":
 					b[d] = int8(r.IntN(2*Int8WeightMax+1) - Int8WeightMax)
-				case "max":
+				case "max", "zero-max":
 					b[d] = Int8WeightMax
-				case "min":
+				case "min", "zero-min":
 					b[d] = -Int8WeightMax
 				}
 			}
@@ -56,7 +58,7 @@ func TestInt8TileSums(t *testing.T) {
 				for c := 0; c < 16; c++ {
 					var s int64
 					for d := 0; d < 4*k4; d++ {
-						s += int64(a[row][d]) * int64(b[(d/4)*64+c*4+d%4])
+						s += (int64(a[row][d]) - 128) * int64(b[(d/4)*64+c*4+d%4])
 					}
 					want[row*16+c] = int32(s) + 7 // the tile adds to what it holds
 				}
@@ -208,9 +210,10 @@ func TestInt8Quantize(t *testing.T) {
 			t.Errorf("%v: q %v scale %v zero %d, want %v %v %d", tc.x, q, s[0], z[0], tc.q, tc.scale, tc.zero)
 		}
 	}
+	// scale 2/127: 1/scale = 63.5 rounds to the even 64
 	p := QuantizeInt8([]float32{-2, 1, 0.015625, 0.046875}, 1, 4, 4)
-	if got := p.data[:4]; fmt.Sprint(got) != "[-64 32 0 2]" || p.Scale[0] != 2.0/64 || p.colSum[0] != -30 {
-		t.Errorf("weights: %v scale %v sum %d, want [-64 32 0 2] %v -30", got, p.Scale[0], p.colSum[0], 2.0/64)
+	if got := p.data[:4]; fmt.Sprint(got) != "[-127 64 1 3]" || p.Scale[0] != float32(2.0)/127 || p.colSum[0] != -59 {
+		t.Errorf("weights: %v scale %v sum %d, want [-127 64 1 3] %v -59", got, p.Scale[0], p.colSum[0], float32(2.0)/127)
 	}
 }
 
@@ -235,7 +238,7 @@ func TestInt8Digest(t *testing.T) {
 	}
 }
 
-const int8Digest = "4cdaf7e5a874db7ce7c014e87e7dcc19518322a6585355e5066ff7c38f702d8e"
+const int8Digest = "d2b55a8c52b44fc4fafa769508c26c42c8b01ec6e69509f97e80327fde27cd17"
 
 // BenchmarkInt8Linear times ViT-S/16's products at one image (197 tokens)
 // in int8 and, for comparison, in float32 (Sgemm).
