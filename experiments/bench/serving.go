@@ -290,7 +290,7 @@ func (r servingResults) Busy() bool { return busy(r.Load) }
 
 // Kernels names both sides' kernels and threads.
 func (r servingResults) Kernels() string {
-	s := fmt.Sprintf("ours: %s SGEMM, %s vector kernels, %s int8 tile, GOMAXPROCS %d", r.Backend, r.Kernel, r.Int8Kernel, r.Threads)
+	s := fmt.Sprintf("ours: kernels.ISA() %s, int8 tile %s, GOMAXPROCS %d", r.Kernel, r.Int8Kernel, r.Threads)
 	if r.ORT != "" {
 		s += fmt.Sprintf("; ONNX Runtime %s: CPU execution provider (MLAS), all graph optimizations, %d intra-op threads", r.ORT, r.Threads)
 	}
@@ -329,6 +329,33 @@ func (r servingRow) Cells() []string {
 		}
 	}
 	return append(c, "not yet measured")
+}
+
+// RoundLines are the per-round table's lines: each row's rounds of ours,
+// and ONNX Runtime's once per model (after the model's first row), each a
+// model, a side and per batch each round's median ms.
+func (r servingResults) RoundLines() [][]string {
+	line := func(model, side string, ms [][]float64) []string {
+		c := []string{model, side}
+		for _, v := range ms {
+			var f []string
+			for _, x := range v {
+				f = append(f, fmt.Sprintf("%.1f", x))
+			}
+			c = append(c, strings.Join(f, ", "))
+		}
+		return c
+	}
+	var out [][]string
+	seen := map[string]bool{}
+	for _, row := range r.Rows {
+		out = append(out, line(row.Model, "ours "+string(row.Precision), row.OursMs))
+		if row.ORTMs != nil && !seen[row.Model] {
+			seen[row.Model] = true
+			out = append(out, line(row.Model, "ONNX Runtime fp32", row.ORTMs))
+		}
+	}
+	return out
 }
 
 // parseServingModels reads -models.

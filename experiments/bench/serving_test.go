@@ -170,7 +170,8 @@ func TestServingTable(t *testing.T) {
 	with := base
 	with.ORT = "1.30.0"
 	with.Rows = []servingRow{
-		{Model: "ViT-S/16", Precision: graph.FP32, Ours: ts(80, 600, 2400), ORT: ts(100, 800, 3200)},
+		{Model: "ViT-S/16", Precision: graph.FP32, Ours: ts(80, 600, 2400), ORT: ts(100, 800, 3200),
+			OursMs: [][]float64{{80, 81}, {600, 601}, {2400, 2401}}, ORTMs: [][]float64{{100, 90}, {800, 700}, {3200, 3000}}},
 		{Model: "ViT-S/16", Precision: graph.INT8, Ours: ts(40, 300, 1200), ORT: ts(100, 800, 3200)},
 	}
 	without := base
@@ -182,10 +183,11 @@ func TestServingTable(t *testing.T) {
 		want, dont []string
 	}{
 		{"with ONNX Runtime", with, []string{
-			"Test CPU 9000", "native avx512 14x32 SGEMM, avx2 vector kernels, avx2 int8 tile, GOMAXPROCS 2",
+			"Test CPU 9000", "ours: kernels.ISA() avx2, int8 tile avx2, GOMAXPROCS 2",
 			"ONNX Runtime 1.30.0: CPU execution provider (MLAS), all graph optimizations, 2 intra-op threads",
 			"| ViT-S/16 | fp32 | 80.0 ms | 100.0 ms | 0.80× | 13.3 | 10.0 | 1.33× | 13.3 | 10.0 | 1.33× | not yet measured |",
 			"| ViT-S/16 | int8 | 40.0 ms | 100.0 ms | 0.40× | 26.7 | 10.0 | 2.67× | 26.7 | 10.0 | 2.67× | not yet measured |",
+			"| ViT-S/16 | ours fp32 | 80.0, 81.0 | 600.0, 601.0 | 2400.0, 2401.0 |\n| ViT-S/16 | ONNX Runtime fp32 | 100.0, 90.0 | 800.0, 700.0 | 3200.0, 3000.0 |",
 		}, []string{"did not run"}},
 		{"without", without, []string{
 			"**ONNX Runtime did not run**: node (node) not found: install Node.js.",
