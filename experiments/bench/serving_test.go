@@ -252,3 +252,7 @@ func TestServingFlags(t *testing.T) {
 		t.Error("-precision bf16: no error")
 	}
 }
+
+// TestServingReadme: the committed serving/README.md is the template's
+// rendering of serving/results.json.
+func TestServingReadme(t *testing.T) { servingExperiment.TestReadme(t, "serving") }
