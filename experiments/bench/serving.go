@@ -290,7 +290,7 @@ func (r servingResults) Busy() bool { return busy(r.Load) }
 
 // Kernels names both sides' kernels and threads.
 func (r servingResults) Kernels() string {
-	s := fmt.Sprintf("ours: kernels.ISA() %s, int8 tile %s, GOMAXPROCS %d", r.Kernel, r.Int8Kernel, r.Threads)
+	s := fmt.Sprintf("our kernels.ISA() %s, int8 tile %s, GOMAXPROCS %d", r.Kernel, r.Int8Kernel, r.Threads)
 	if r.ORT != "" {
 		s += fmt.Sprintf("; ONNX Runtime %s: CPU execution provider (MLAS), all graph optimizations, %d intra-op threads", r.ORT, r.Threads)
 	}

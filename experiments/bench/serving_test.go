@@ -183,7 +183,7 @@ func TestServingTable(t *testing.T) {
 		want, dont []string
 	}{
 		{"with ONNX Runtime", with, []string{
-			"Test CPU 9000", "ours: kernels.ISA() avx2, int8 tile avx2, GOMAXPROCS 2",
+			"Test CPU 9000", "our kernels.ISA() avx2, int8 tile avx2, GOMAXPROCS 2",
 			"ONNX Runtime 1.30.0: CPU execution provider (MLAS), all graph optimizations, 2 intra-op threads",
 			"| ViT-S/16 | fp32 | 80.0 ms | 100.0 ms | 0.80× | 13.3 | 10.0 | 1.33× | 13.3 | 10.0 | 1.33× | not yet measured |",
 			"| ViT-S/16 | int8 | 40.0 ms | 100.0 ms | 0.40× | 26.7 | 10.0 | 2.67× | 26.7 | 10.0 | 2.67× | not yet measured |",
