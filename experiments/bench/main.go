@@ -12,6 +12,7 @@
 //	go run ./experiments/bench -scaling 1,2 -configs tiny,small   # per-op scaling, to stdout (SCALING.md)
 //	go run ./experiments/bench -precision bf16          # ours in bf16, the peer in float32 and --amp bf16
 //	go run ./experiments/bench -precision fp32,bf16     # ours in both
+//	go run ./experiments/bench -serving -models ti,s    # serving graphs against ONNX Runtime (serving/README.md)
 //
 // -precision lists the precisions ours runs in (graph.Precision); with bf16
 // among them the peer runs twice per round, in float32 and under
@@ -96,6 +97,13 @@ var experiment = harness.Experiment[results]{
 
 func main() {
 	harness.ServeChild(childEnv, child)
+	if wantsServing(os.Args[1:]) { // serving graphs against ONNX Runtime: serving/README.md
+		if err := servingMain(os.Args[1:], os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -serving:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if wantsScaling(os.Args[1:]) { // the per-op sweep prints its tables; it does not rewrite the README
 		if err := scalingMain(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -415,6 +423,9 @@ type job struct {
 	Seed       uint64 `json:"seed"`
 	CPUProfile string `json:"cpu_profile,omitempty"`
 	Counts     []int  `json:"counts,omitempty"` // modePaired: the thread counts that take turns
+	// BatchSteps are modeServing's timed runs at batch 8 and 32 (Steps:
+	// at batch 1).
+	BatchSteps int `json:"batch_steps,omitempty"`
 	// Precision is the products' (graph.Precision) of the training and
 	// eval graphs and of the floor's calls; "" = fp32.
 	Precision graph.Precision `json:"precision,omitempty"`
@@ -450,6 +461,9 @@ func child(spec string) (any, error) {
 	var j job
 	if err := json.Unmarshal([]byte(spec), &j); err != nil {
 		return nil, fmt.Errorf("%s: %w", childEnv, err)
+	}
+	if j.Mode == modeServing { // Config is a layers preset
+		return measureServing(j)
 	}
 	bc, ok := benchConfigs[j.Config]
 	if !ok {

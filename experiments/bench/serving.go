@@ -1,0 +1,610 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vitgo/vit/evaluate"
+	"github.com/vitgo/vit/experiments/internal/harness"
+	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
+	"github.com/vitgo/vit/layers"
+)
+
+// The serving mode (-serving) times, in alternating rounds of child
+// processes, our serving graph (the Frozen evaluator a classify lane runs)
+// and ONNX Runtime (../shared/bench/ort/ort_bench.js on timm's own ViT
+// exported by export_onnx.py) at 224 pixels: the latency of one image and
+// the throughput at batch 8 and 32. It writes serving/results.json and
+// serving/README.md (from serving.md.tmpl).
+
+//go:embed serving.md.tmpl
+var servingReadme string
+
+// modeServing is the child mode that times our serving graph: → oursServing.
+const modeServing = "serving"
+
+// servingBatches are the batches timed: latency at 1, throughput at 8 and 32.
+var servingBatches = []int{1, 8, 32}
+
+// ortPackage is the ONNX Runtime release ort_bench.js is written for.
+const ortPackage = "onnxruntime-node@1.30.0"
+
+// servingModel is a model of the serving table: its -models name, its
+// layers preset (also timm's model name, which export_onnx.py takes) and its
+// label.
+type servingModel struct{ Name, Preset, Label string }
+
+var servingModels = []servingModel{
+	{"ti", "vit_tiny_patch16_224", "ViT-Ti/16"},
+	{"s", "vit_small_patch16_224", "ViT-S/16"},
+	{"b", "vit_base_patch16_224", "ViT-B/16"},
+}
+
+// servingOpts are the serving mode's flags.
+type servingOpts struct {
+	models                             string
+	precision                          string
+	threads, iters, batchIters, warmup int
+	rounds                             int
+	seed                               uint64
+	ort                                bool
+	ortDir, ortScript, timm            string
+	node, python                       string
+}
+
+var so servingOpts
+
+// servingExperiment is the serving mode as a harness experiment: its
+// results.json and README.md go to experiments/bench/serving.
+var servingExperiment = harness.Experiment[servingResults]{
+	Name:   "bench",
+	Readme: servingReadme,
+	Flags: func(fs *flag.FlagSet) {
+		fs.Bool("serving", true, "time serving graphs against ONNX Runtime (this mode)")
+		fs.StringVar(&so.models, "models", "ti,s,b", "comma-separated models at 224: ti (ViT-Ti/16), s (ViT-S/16), b (ViT-B/16)")
+		fs.StringVar(&so.precision, "precision", "fp32,int8", "comma-separated precisions of ours: fp32, int8 (one row each; ONNX Runtime runs float32)")
+		fs.IntVar(&so.threads, "threads", 2, "GOMAXPROCS for ours, intra-op threads for ONNX Runtime")
+		fs.IntVar(&so.iters, "iters", 30, "timed runs at batch 1, after the warm-up ones")
+		fs.IntVar(&so.batchIters, "batch-iters", 5, "timed runs at batch 8 and at batch 32")
+		fs.IntVar(&so.warmup, "warmup", 3, "untimed runs of ours before the timed ones at each batch (ort_bench.js always runs 3)")
+		fs.IntVar(&so.rounds, "rounds", 3, "measurements of ours and ONNX Runtime per model, alternating (ours first in odd rounds); the table gives medians")
+		fs.Uint64Var(&so.seed, "seed", 0, "seeds our random weights and input")
+		fs.BoolVar(&so.ort, "ort", true, "also run ONNX Runtime (ort_bench.js under node)")
+		fs.StringVar(&so.ortDir, "ort-dir", filepath.Join("..", "scratch", "ort"), "scratch folder holding node_modules/onnxruntime-node and the exported models (m/MODEL.onnx, exported when missing)")
+		fs.StringVar(&so.ortScript, "ort-script", filepath.Join("..", "shared", "bench", "ort", "ort_bench.js"), "path of ort_bench.js (export_onnx.py is beside it)")
+		fs.StringVar(&so.timm, "timm", filepath.Join("..", "scratch", "timm"), "timm's source tree (PYTHONPATH of export_onnx.py)")
+		fs.StringVar(&so.node, "node", "node", "the Node.js binary (looked up on PATH)")
+		fs.StringVar(&so.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch (for export_onnx.py)")
+	},
+	Measure: measureServingRun,
+}
+
+// wantsServing says whether the command line asks for the serving mode.
+func wantsServing(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "serving" && val != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// servingMain runs the serving mode; its files go to experiments/bench/serving
+// unless -dir says otherwise.
+func servingMain(args []string, stderr io.Writer) error {
+	return servingExperiment.Run(append([]string{"-dir", filepath.Join("experiments", "bench", "serving")}, args...), stderr)
+}
+
+// timing is one side's time of one batch: the median and minimum of one
+// run's time (ms) and images per second at the median.
+type timing struct {
+	Batch    int     `json:"batch"`
+	MedianMs float64 `json:"median_ms"`
+	MinMs    float64 `json:"min_ms"`
+	ImgS     float64 `json:"img_per_s"`
+}
+
+// oursServing is what a modeServing child measured.
+type oursServing struct {
+	Precision graph.Precision `json:"precision"`
+	Timings   []timing        `json:"timings"`
+}
+
+// ortLine is the JSON line ort_bench.js prints.
+type ortLine struct {
+	Peer     string  `json:"peer"` // "onnxruntime VERSION"
+	Model    string  `json:"model"`
+	Batch    int     `json:"batch"`
+	Threads  int     `json:"threads"`
+	MedianMs float64 `json:"median_ms"`
+	MinMs    float64 `json:"min_ms"`
+	ImgS     float64 `json:"img_per_s"`
+}
+
+// ORTOutputError is ort_bench.js output that is not the line it should be.
+type ORTOutputError struct {
+	Script string // the script that printed it
+	Line   string // the offending line ("" when there was none)
+	Reason string
+}
+
+func (e *ORTOutputError) Error() string {
+	if e.Line == "" {
+		return fmt.Sprintf("%s: %s", e.Script, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s in %q", e.Script, e.Reason, e.Line)
+}
+
+// parseORT reads ort_bench.js's stdout: its last line that starts with "{",
+// which must be a timing of batch at threads.
+func parseORT(script string, out []byte, batch, threads int) (ortLine, error) {
+	var last string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
+			last = l
+		}
+	}
+	bad := func(reason string) (ortLine, error) {
+		return ortLine{}, &ORTOutputError{Script: script, Line: last, Reason: reason}
+	}
+	if last == "" {
+		return bad("no JSON line")
+	}
+	var r ortLine
+	if err := json.Unmarshal([]byte(last), &r); err != nil {
+		return bad(err.Error())
+	}
+	switch {
+	case !strings.HasPrefix(r.Peer, "onnxruntime "):
+		return bad(`key "peer": want "onnxruntime VERSION"`)
+	case r.Batch != batch:
+		return bad(fmt.Sprintf(`key "batch": want %d`, batch))
+	case r.Threads != threads:
+		return bad(fmt.Sprintf(`key "threads": want %d`, threads))
+	case !(r.MedianMs > 0) || math.IsInf(r.MedianMs, 0):
+		return bad(`key "median_ms": want a positive time`)
+	case !(r.MinMs > 0) || r.MinMs > r.MedianMs:
+		return bad(`key "min_ms": want a positive time at most median_ms`)
+	}
+	return r, nil
+}
+
+// Version is ONNX Runtime's version from the line's "peer".
+func (r ortLine) Version() string { return strings.TrimPrefix(r.Peer, "onnxruntime ") }
+
+// ortPeer is how to run ONNX Runtime, or why it cannot run (Skip).
+type ortPeer struct {
+	Node, Script, NodePath string
+	Skip                   string // install advice when node or the package is missing; "" = runs
+}
+
+// probeORT finds node and onnxruntime-node in dir/node_modules; when
+// either is missing, Skip says how to install it.
+func probeORT(node, script, dir string) ortPeer {
+	install := fmt.Sprintf("`mkdir -p %s && cd %s && npm install --ignore-scripts %s`", dir, dir, ortPackage)
+	path, err := exec.LookPath(node)
+	if err != nil {
+		return ortPeer{Skip: fmt.Sprintf("node (%s) not found: install Node.js (Debian: `apt-get install nodejs npm`), then %s; the ONNX Runtime column is skipped", node, install)}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "onnxruntime-node", "package.json")); err != nil {
+		return ortPeer{Skip: fmt.Sprintf("onnxruntime-node not found in %s: install it with %s (or pass -ort-dir); the ONNX Runtime column is skipped", filepath.Join(dir, "node_modules"), install)}
+	}
+	if _, err := os.Stat(script); err != nil {
+		return ortPeer{Skip: fmt.Sprintf("ort_bench.js not found (%v): pass -ort-script; the ONNX Runtime column is skipped", err)}
+	}
+	return ortPeer{Node: path, Script: script, NodePath: filepath.Join(dir, "node_modules")}
+}
+
+// run times model at batch with ort_bench.js.
+func (p ortPeer) run(model string, batch, iters, threads int) (ortLine, error) {
+	cmd := exec.Command(p.Node, p.Script, model, "--batch", strconv.Itoa(batch), "--iters", strconv.Itoa(iters), "--threads", strconv.Itoa(threads))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+p.NodePath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return ortLine{}, fmt.Errorf("%s %s --batch %d: %w: %s", p.Script, model, batch, err, lastLines(stderr.String(), 5))
+	}
+	return parseORT(p.Script, out, batch, threads)
+}
+
+// exportModel makes sure dir/m/PRESET.onnx exists, exporting it with
+// export_onnx.py (beside script) when missing; it returns the model's path.
+func exportModel(python, script, timm, dir, preset string) (string, error) {
+	path := filepath.Join(dir, "m", preset+".onnx")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	export := filepath.Join(filepath.Dir(script), "export_onnx.py")
+	if _, err := os.Stat(filepath.Join(timm, "timm")); err != nil {
+		return "", fmt.Errorf("%s is missing and timm's source is not at %s (pass -timm; see ../shared/bench/ort/README.md): %w", path, timm, err)
+	}
+	cmd := exec.Command(python, export, preset, filepath.Dir(path))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+timm)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s %s: %w: %s", export, preset, err, lastLines(string(out), 5))
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s did not write %s: %w", export, path, err)
+	}
+	return path, nil
+}
+
+// servingResults is what the serving mode measured.
+type servingResults struct {
+	harness.Machine
+	Start           time.Time
+	Wall            time.Duration
+	Load, LoadAfter string
+	GoVersion       string
+	Threads         int
+	Iters           int // timed runs at batch 1
+	BatchIters      int // timed runs at batch 8 and 32
+	Warmup, Rounds  int
+	Kernel          string // kernels.ISA(): our float kernels
+	Int8Kernel      string // kernels.Int8ISA(): our int8 tile
+	// ORT is ONNX Runtime's version, "" when it did not run; ORTSkip says
+	// why not and how to install it.
+	ORT     string `json:",omitempty"`
+	ORTSkip string `json:",omitempty"`
+	Notes   []string
+	Rows    []servingRow
+}
+
+// servingRow is one model in one of our precisions, beside ONNX Runtime's
+// float32 of the same model (nil when it did not run).
+type servingRow struct {
+	Model     string
+	Precision graph.Precision
+	Ours      []timing    // per servingBatches: the median over the rounds of each round's median
+	ORT       []timing    `json:",omitempty"`
+	OursMs    [][]float64 // per batch, each round's median ms
+	ORTMs     [][]float64 `json:",omitempty"`
+}
+
+// Busy says whether the load before the run was at or above quietLoad.
+func (r servingResults) Busy() bool { return busy(r.Load) }
+
+// Kernels names both sides' kernels and threads.
+func (r servingResults) Kernels() string {
+	s := fmt.Sprintf("our kernels.ISA() %s, int8 tile %s, GOMAXPROCS %d", r.Kernel, r.Int8Kernel, r.Threads)
+	if r.ORT != "" {
+		s += fmt.Sprintf("; ONNX Runtime %s: CPU execution provider (MLAS), all graph optimizations, %d intra-op threads", r.ORT, r.Threads)
+	}
+	return s
+}
+
+// Cells are the row's table cells: model, precision, then per batch ours,
+// ONNX Runtime's float32 and ours/ONNX Runtime (time at batch 1, img/s at
+// 8 and 32; "—" where ONNX Runtime did not run), then ONNX Runtime int8.
+func (r servingRow) Cells() []string {
+	c := []string{r.Model, string(r.Precision)}
+	for i, b := range servingBatches {
+		if i >= len(r.Ours) {
+			c = append(c, "—", "—", "—")
+			continue
+		}
+		o := r.Ours[i]
+		var ort *timing
+		if i < len(r.ORT) && r.ORT[i].Batch == b {
+			ort = &r.ORT[i]
+		}
+		if b == 1 {
+			c = append(c, fmt.Sprintf("%.1f ms", o.MedianMs))
+			if ort == nil {
+				c = append(c, "—", "—")
+			} else {
+				c = append(c, fmt.Sprintf("%.1f ms", ort.MedianMs), fmt.Sprintf("%.2f×", o.MedianMs/ort.MedianMs))
+			}
+			continue
+		}
+		c = append(c, fmt.Sprintf("%.1f", o.ImgS))
+		if ort == nil {
+			c = append(c, "—", "—")
+		} else {
+			c = append(c, fmt.Sprintf("%.1f", ort.ImgS), fmt.Sprintf("%.2f×", o.ImgS/ort.ImgS))
+		}
+	}
+	return append(c, "not yet measured")
+}
+
+// RoundLines are the per-round table's lines: each row's rounds of ours,
+// and ONNX Runtime's once per model (after the model's first row), each a
+// model, a side and per batch each round's median ms.
+func (r servingResults) RoundLines() [][]string {
+	line := func(model, side string, ms [][]float64) []string {
+		c := []string{model, side}
+		for _, v := range ms {
+			var f []string
+			for _, x := range v {
+				f = append(f, fmt.Sprintf("%.1f", x))
+			}
+			c = append(c, strings.Join(f, ", "))
+		}
+		return c
+	}
+	var out [][]string
+	seen := map[string]bool{}
+	for _, row := range r.Rows {
+		out = append(out, line(row.Model, "ours "+string(row.Precision), row.OursMs))
+		if row.ORTMs != nil && !seen[row.Model] {
+			seen[row.Model] = true
+			out = append(out, line(row.Model, "ONNX Runtime fp32", row.ORTMs))
+		}
+	}
+	return out
+}
+
+// parseServingModels reads -models.
+func parseServingModels(s string) ([]servingModel, error) {
+	var out []servingModel
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		i := slices.IndexFunc(servingModels, func(m servingModel) bool { return m.Name == f || m.Preset == f })
+		if i < 0 {
+			return nil, fmt.Errorf("-models: unknown model %q (want ti, s or b)", f)
+		}
+		if !slices.Contains(out, servingModels[i]) {
+			out = append(out, servingModels[i])
+		}
+	}
+	return out, nil
+}
+
+// parseServingPrecisions reads -precision: fp32 and int8.
+func parseServingPrecisions(s string) ([]graph.Precision, error) {
+	var out []graph.Precision
+	for _, f := range strings.Split(s, ",") {
+		var p graph.Precision
+		if err := p.Set(strings.TrimSpace(f)); err != nil {
+			return nil, fmt.Errorf("-precision: %w", err)
+		}
+		if p != graph.FP32 && p != graph.INT8 {
+			return nil, fmt.Errorf("-precision %s: the serving mode runs fp32 and int8", p)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// measureServingRun is the serving mode's Measure.
+func measureServingRun(e *harness.Env) (servingResults, error) {
+	models, err := parseServingModels(so.models)
+	if err != nil {
+		return servingResults{}, err
+	}
+	precs, err := parseServingPrecisions(so.precision)
+	if err != nil {
+		return servingResults{}, err
+	}
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{{"-threads", so.threads, 1}, {"-iters", so.iters, 1}, {"-batch-iters", so.batchIters, 1}, {"-warmup", so.warmup, 1}, {"-rounds", so.rounds, 1}} {
+		if f.v < f.min {
+			return servingResults{}, fmt.Errorf("%s: must be at least %d, got %d", f.name, f.min, f.v)
+		}
+	}
+	start := time.Now()
+	r := servingResults{Machine: harness.DescribeMachine(), Start: start, Load: loadAverage(), GoVersion: runtime.Version(),
+		Threads: so.threads, Iters: so.iters, BatchIters: so.batchIters, Warmup: so.warmup, Rounds: so.rounds,
+		Kernel: kernels.ISA(), Int8Kernel: kernels.Int8ISA()}
+	peer := ortPeer{Skip: "not asked for (-ort=false)"}
+	if so.ort {
+		peer = probeORT(so.node, so.ortScript, so.ortDir)
+	}
+	r.ORTSkip = peer.Skip
+	if peer.Skip != "" {
+		e.Log.Warnf("bench -serving: %s", peer.Skip)
+	}
+	e.Log.Infof("bench -serving: load %s, %d threads", r.Load, so.threads)
+	if busy(r.Load) {
+		e.Log.Warnf("bench -serving: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy", strings.Fields(r.Load)[0], quietLoad)
+	}
+	for _, m := range models {
+		rows, note, err := measureServingModel(e, m, precs, peer, &r.ORT, start)
+		if err != nil {
+			return servingResults{}, err
+		}
+		if note != "" {
+			r.Notes = append(r.Notes, note)
+		}
+		r.Rows = append(r.Rows, rows...)
+	}
+	r.LoadAfter = loadAverage()
+	r.Wall = time.Since(start)
+	return r, nil
+}
+
+// measureServingModel measures one model: ours in each precision and ONNX
+// Runtime's float32, so.rounds rounds in alternating order. note says why
+// ONNX Runtime did not run on this model, when it could not be exported.
+func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPeer, version *string, start time.Time) ([]servingRow, string, error) {
+	rows := make([]servingRow, len(precs))
+	var runs []func(int) error
+	for i, p := range precs {
+		rows[i] = servingRow{Model: m.Label, Precision: p, OursMs: make([][]float64, len(servingBatches))}
+		r := &rows[i]
+		runs = append(runs, func(round int) error {
+			j := job{Mode: modeServing, Config: m.Preset, Steps: so.iters, BatchSteps: so.batchIters, Threads: so.threads, Warmup: so.warmup, Seed: so.seed, Precision: p}
+			var res oursServing
+			if err := runChild(j, &res, nil); err != nil {
+				return fmt.Errorf("%s: ours %s: %w", m.Label, p, err)
+			}
+			for k, t := range res.Timings {
+				r.OursMs[k] = append(r.OursMs[k], t.MedianMs)
+			}
+			e.Log.Infof("bench -serving: %s round %d ours %s: %s (%.0fs)", m.Label, round+1, p, timingsText(res.Timings), time.Since(start).Seconds())
+			return nil
+		})
+	}
+	var note string
+	var ortMs [][]float64
+	if peer.Skip == "" {
+		model, err := exportModel(so.python, peer.Script, so.timm, so.ortDir, m.Preset)
+		if err != nil {
+			note = fmt.Sprintf("%s: ONNX Runtime skipped: %v", m.Label, err)
+			e.Log.Warnf("bench -serving: %s", note)
+		} else {
+			ortMs = make([][]float64, len(servingBatches))
+			runs = append(runs, func(round int) error {
+				var ts []timing
+				for k, b := range servingBatches {
+					l, err := peer.run(model, b, itersAt(b), so.threads)
+					if err != nil {
+						return fmt.Errorf("%s: ONNX Runtime: %w", m.Label, err)
+					}
+					*version = l.Version()
+					ortMs[k] = append(ortMs[k], l.MedianMs)
+					ts = append(ts, timing{Batch: b, MedianMs: l.MedianMs, MinMs: l.MinMs, ImgS: l.ImgS})
+				}
+				e.Log.Infof("bench -serving: %s round %d ONNX Runtime: %s (%.0fs)", m.Label, round+1, timingsText(ts), time.Since(start).Seconds())
+				return nil
+			})
+		}
+	}
+	for round := range so.rounds {
+		order := slices.Clone(runs)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, run := range order {
+			if err := run(round); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].Ours = medians(rows[i].OursMs)
+		if ortMs != nil {
+			rows[i].ORT, rows[i].ORTMs = medians(ortMs), ortMs
+		}
+	}
+	return rows, note, nil
+}
+
+// itersAt is the number of timed runs at batch b.
+func itersAt(b int) int {
+	if b == 1 {
+		return so.iters
+	}
+	return so.batchIters
+}
+
+// medians is, per servingBatches, the median of each round's ms and the
+// images per second at it.
+func medians(ms [][]float64) []timing {
+	out := make([]timing, len(ms))
+	for k, v := range ms {
+		s := slices.Clone(v)
+		sort.Float64s(s)
+		med := s[len(s)/2]
+		if len(s)%2 == 0 {
+			med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		out[k] = timing{Batch: servingBatches[k], MedianMs: med, MinMs: s[0], ImgS: 1000 * float64(servingBatches[k]) / med}
+	}
+	return out
+}
+
+func timingsText(ts []timing) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, fmt.Sprintf("batch %d %.1f ms (%.1f img/s)", t.Batch, t.MedianMs, t.ImgS))
+	}
+	return strings.Join(s, ", ")
+}
+
+// measureServing is the modeServing child: a random model of preset
+// j.Config, and at each batch of servingBatches (or j.Batch alone when set)
+// the Frozen evaluator a classify lane runs at that batch
+// (evaluate.NewFrozenIn with j.Precision), j.Warmup untimed runs then
+// j.Steps (batch 1) or j.BatchSteps timed ones of Logits on one fixed
+// normalised input: the graph run, with no decoding or preprocessing.
+func measureServing(j job) (oursServing, error) {
+	c, ok := layers.Presets[j.Config]
+	if !ok {
+		return oursServing{}, fmt.Errorf("%s: unknown preset %q", childEnv, j.Config)
+	}
+	runtime.GOMAXPROCS(j.Threads)
+	m, err := layers.New(c, tensor.Float32, j.Seed)
+	if err != nil {
+		return oursServing{}, err
+	}
+	batches := servingBatches
+	if j.Batch > 0 {
+		batches = []int{j.Batch}
+	}
+	res := oursServing{Precision: j.Precision}
+	rng := rand.New(rand.NewPCG(j.Seed, 11))
+	for _, b := range batches {
+		ev, err := evaluate.NewFrozenIn(m, b, graph.NewArena(), evaluate.WithPrecision(j.Precision))
+		if err != nil {
+			return oursServing{}, fmt.Errorf("batch %d: %w", b, err)
+		}
+		x := make([]float32, b*c.InChans*c.ImgSize[0]*c.ImgSize[1])
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		iters := j.Steps
+		if b > 1 {
+			iters = j.BatchSteps
+		}
+		t, err := timeRuns(b, j.Warmup, iters, func() error { _, err := ev.Logits(x, b); return err })
+		ev.Close()
+		if err != nil {
+			return oursServing{}, fmt.Errorf("batch %d: %w", b, err)
+		}
+		res.Timings = append(res.Timings, t)
+	}
+	return res, nil
+}
+
+// timeRuns runs f warmup times untimed, then iters times timed, and
+// returns the median and minimum time of one run at batch b.
+func timeRuns(b, warmup, iters int, f func() error) (timing, error) {
+	if iters < 1 {
+		return timing{}, errors.New("no timed runs")
+	}
+	for range warmup {
+		if err := f(); err != nil {
+			return timing{}, err
+		}
+	}
+	d := make([]float64, iters)
+	for i := range d {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return timing{}, err
+		}
+		d[i] = ms(time.Since(t0))
+	}
+	sort.Float64s(d)
+	med := d[len(d)/2]
+	return timing{Batch: b, MedianMs: med, MinMs: d[0], ImgS: 1000 * float64(b) / med}, nil
+}
