@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,14 @@ import (
 // slash-separated path.
 func jobsSourceFiles(t *testing.T, fn func(path string, fset *token.FileSet, f *ast.File)) {
 	t.Helper()
+	moduleGoFiles(t, false, parser.SkipObjectResolution, fn)
+}
+
+// moduleGoFiles parses the module's Go files (test files too when tests)
+// in mode, testdata, vendor and dot-folders left out, and calls fn on each
+// with its slash-separated path.
+func moduleGoFiles(t *testing.T, tests bool, mode parser.Mode, fn func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -28,11 +37,11 @@ func jobsSourceFiles(t *testing.T, fn func(path string, fset *token.FileSet, f *
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
 			return nil
 		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
@@ -112,33 +121,15 @@ const jobsModule = "github.com/vitgo/vit"
 func jobsImports(t *testing.T, tests bool) map[string]map[string]bool {
 	t.Helper()
 	out := map[string]map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
-		if err != nil {
-			return err
-		}
+	moduleGoFiles(t, tests, parser.ImportsOnly|parser.ParseComments, func(path string, _ *token.FileSet, f *ast.File) {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
 				if c.Pos() < f.Package && strings.TrimSpace(c.Text) == "//go:build ignore" {
-					return nil
+					return
 				}
 			}
 		}
-		dir := filepath.ToSlash(filepath.Dir(path))
+		dir := pathpkg.Dir(path)
 		if out[dir] == nil {
 			out[dir] = map[string]bool{}
 		}
@@ -150,11 +141,7 @@ func jobsImports(t *testing.T, tests bool) map[string]map[string]bool {
 				out[dir]["."] = true
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
