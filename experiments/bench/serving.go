@@ -81,7 +81,7 @@ var servingExperiment = harness.Experiment[servingResults]{
 	Flags: func(fs *flag.FlagSet) {
 		fs.Bool("serving", true, "time serving graphs against ONNX Runtime (this mode)")
 		fs.StringVar(&so.models, "models", "ti,s,b", "comma-separated models at 224: ti (ViT-Ti/16), s (ViT-S/16), b (ViT-B/16)")
-		fs.StringVar(&so.precision, "precision", "fp32,int8", "comma-separated precisions of ours: fp32, int8 (one row each; ONNX Runtime runs float32)")
+		fs.StringVar(&so.precision, "precision", "fp32,int8", "comma-separated precisions: fp32, int8 (one row each, ours and ONNX Runtime's; ONNX Runtime's float32 always runs)")
 		fs.IntVar(&so.threads, "threads", 2, "GOMAXPROCS for ours, intra-op threads for ONNX Runtime")
 		fs.IntVar(&so.iters, "iters", 30, "timed runs at batch 1, after the warm-up ones")
 		fs.IntVar(&so.batchIters, "batch-iters", 5, "timed runs at batch 8 and at batch 32")
@@ -93,7 +93,7 @@ var servingExperiment = harness.Experiment[servingResults]{
 		fs.StringVar(&so.ortScript, "ort-script", filepath.Join("..", "shared", "bench", "ort", "ort_bench.js"), "path of ort_bench.js (export_onnx.py is beside it)")
 		fs.StringVar(&so.timm, "timm", filepath.Join("..", "scratch", "timm"), "timm's source tree (PYTHONPATH of export_onnx.py)")
 		fs.StringVar(&so.node, "node", "node", "the Node.js binary (looked up on PATH)")
-		fs.StringVar(&so.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch (for export_onnx.py)")
+		fs.StringVar(&so.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch and python3-onnx (export_onnx.py, quantize_dynamic.py)")
 	},
 	Measure: measureServingRun,
 }
@@ -275,12 +275,15 @@ type servingResults struct {
 }
 
 // servingRow is one model in one of our precisions, beside ONNX Runtime's
-// float32 of the same model (nil when it did not run).
+// same precision of the same model (ORT: its float32 export for fp32, the
+// export quantized by ort/quantize_dynamic.py for int8; nil when it did
+// not run) and, for int8, ONNX Runtime's float32 too (ORTFP32).
 type servingRow struct {
 	Model     string
 	Precision graph.Precision
 	Ours      []timing    // per servingBatches: the median over the rounds of each round's median
 	ORT       []timing    `json:",omitempty"`
+	ORTFP32   []timing    `json:",omitempty"`
 	OursMs    [][]float64 // per batch, each round's median ms
 	ORTMs     [][]float64 `json:",omitempty"`
 }
@@ -298,42 +301,51 @@ func (r servingResults) Kernels() string {
 }
 
 // Cells are the row's table cells: model, precision, then per batch ours,
-// ONNX Runtime's float32 and ours/ONNX Runtime (time at batch 1, img/s at
-// 8 and 32; "—" where ONNX Runtime did not run), then ONNX Runtime int8.
+// ONNX Runtime's in the same precision, ours / that, and ours / ONNX
+// Runtime's float32 (time at batch 1, img/s at 8 and 32; "—" where ONNX
+// Runtime did not run).
 func (r servingRow) Cells() []string {
 	c := []string{r.Model, string(r.Precision)}
+	at := func(ts []timing, i, b int) *timing {
+		if i < len(ts) && ts[i].Batch == b {
+			return &ts[i]
+		}
+		return nil
+	}
+	fp32 := r.ORTFP32
+	if r.Precision == graph.FP32 {
+		fp32 = r.ORT
+	}
 	for i, b := range servingBatches {
 		if i >= len(r.Ours) {
-			c = append(c, "—", "—", "—")
+			c = append(c, "—", "—", "—", "—")
 			continue
 		}
 		o := r.Ours[i]
-		var ort *timing
-		if i < len(r.ORT) && r.ORT[i].Batch == b {
-			ort = &r.ORT[i]
-		}
+		val := func(t timing) string { return fmt.Sprintf("%.1f", t.ImgS) }
+		ratio := func(t timing) string { return fmt.Sprintf("%.2f×", o.ImgS/t.ImgS) }
 		if b == 1 {
-			c = append(c, fmt.Sprintf("%.1f ms", o.MedianMs))
-			if ort == nil {
-				c = append(c, "—", "—")
-			} else {
-				c = append(c, fmt.Sprintf("%.1f ms", ort.MedianMs), fmt.Sprintf("%.2f×", o.MedianMs/ort.MedianMs))
-			}
-			continue
+			val = func(t timing) string { return fmt.Sprintf("%.1f ms", t.MedianMs) }
+			ratio = func(t timing) string { return fmt.Sprintf("%.2f×", o.MedianMs/t.MedianMs) }
 		}
-		c = append(c, fmt.Sprintf("%.1f", o.ImgS))
-		if ort == nil {
-			c = append(c, "—", "—")
+		c = append(c, val(o))
+		if t := at(r.ORT, i, b); t != nil {
+			c = append(c, val(*t), ratio(*t))
 		} else {
-			c = append(c, fmt.Sprintf("%.1f", ort.ImgS), fmt.Sprintf("%.2f×", o.ImgS/ort.ImgS))
+			c = append(c, "—", "—")
+		}
+		if t := at(fp32, i, b); t != nil {
+			c = append(c, ratio(*t))
+		} else {
+			c = append(c, "—")
 		}
 	}
-	return append(c, "not yet measured")
+	return c
 }
 
 // RoundLines are the per-round table's lines: each row's rounds of ours,
-// and ONNX Runtime's once per model (after the model's first row), each a
-// model, a side and per batch each round's median ms.
+// then ONNX Runtime's in the same precision, each a model, a side and per
+// batch each round's median ms.
 func (r servingResults) RoundLines() [][]string {
 	line := func(model, side string, ms [][]float64) []string {
 		c := []string{model, side}
@@ -347,12 +359,10 @@ func (r servingResults) RoundLines() [][]string {
 		return c
 	}
 	var out [][]string
-	seen := map[string]bool{}
 	for _, row := range r.Rows {
 		out = append(out, line(row.Model, "ours "+string(row.Precision), row.OursMs))
-		if row.ORTMs != nil && !seen[row.Model] {
-			seen[row.Model] = true
-			out = append(out, line(row.Model, "ONNX Runtime fp32", row.ORTMs))
+		if row.ORTMs != nil {
+			out = append(out, line(row.Model, "ONNX Runtime "+string(row.Precision), row.ORTMs))
 		}
 	}
 	return out
@@ -463,31 +473,7 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 			return nil
 		})
 	}
-	var note string
-	var ortMs [][]float64
-	if peer.Skip == "" {
-		model, err := exportModel(so.python, peer.Script, so.timm, so.ortDir, m.Preset)
-		if err != nil {
-			note = fmt.Sprintf("%s: ONNX Runtime skipped: %v", m.Label, err)
-			e.Log.Warnf("bench -serving: %s", note)
-		} else {
-			ortMs = make([][]float64, len(servingBatches))
-			runs = append(runs, func(round int) error {
-				var ts []timing
-				for k, b := range servingBatches {
-					l, err := peer.run(model, b, itersAt(b), so.threads)
-					if err != nil {
-						return fmt.Errorf("%s: ONNX Runtime: %w", m.Label, err)
-					}
-					*version = l.Version()
-					ortMs[k] = append(ortMs[k], l.MedianMs)
-					ts = append(ts, timing{Batch: b, MedianMs: l.MedianMs, MinMs: l.MinMs, ImgS: l.ImgS})
-				}
-				e.Log.Infof("bench -serving: %s round %d ONNX Runtime: %s (%.0fs)", m.Label, round+1, timingsText(ts), time.Since(start).Seconds())
-				return nil
-			})
-		}
-	}
+	ortMs, note := ortRuns(e, m, precs, peer, version, start, &runs)
 	for round := range so.rounds {
 		order := slices.Clone(runs)
 		if round%2 == 1 {
@@ -501,11 +487,89 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 	}
 	for i := range rows {
 		rows[i].Ours = medians(rows[i].OursMs)
-		if ortMs != nil {
-			rows[i].ORT, rows[i].ORTMs = medians(ortMs), ortMs
+		if ms := ortMs[rows[i].Precision]; ms != nil {
+			rows[i].ORT, rows[i].ORTMs = medians(ms), ms
+		}
+		if ms := ortMs[graph.FP32]; ms != nil && rows[i].Precision != graph.FP32 {
+			rows[i].ORTFP32 = medians(ms)
 		}
 	}
 	return rows, note, nil
+}
+
+// ortRuns adds to runs ONNX Runtime's rounds of model m: its float32
+// export, and for int8 in precs the export quantized by
+// quantize_dynamic.py. It returns where the rounds' medians go, by
+// precision, and a note on what could not run.
+func ortRuns(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPeer, version *string, start time.Time, runs *[]func(int) error) (map[graph.Precision][][]float64, string) {
+	out := map[graph.Precision][][]float64{}
+	if peer.Skip != "" {
+		return out, ""
+	}
+	var notes []string
+	models := map[graph.Precision]string{}
+	fp32, err := exportModel(so.python, peer.Script, so.timm, so.ortDir, m.Preset)
+	if err != nil {
+		notes = append(notes, fmt.Sprintf("%s: ONNX Runtime skipped: %v", m.Label, err))
+	} else {
+		models[graph.FP32] = fp32
+		if slices.Contains(precs, graph.INT8) {
+			if q, err := quantizeModel(so.python, fp32); err != nil {
+				notes = append(notes, fmt.Sprintf("%s: ONNX Runtime int8 skipped: %v", m.Label, err))
+			} else {
+				models[graph.INT8] = q
+			}
+		}
+	}
+	for _, p := range []graph.Precision{graph.FP32, graph.INT8} {
+		model, ok := models[p]
+		if !ok {
+			continue
+		}
+		ms := make([][]float64, len(servingBatches))
+		out[p] = ms
+		*runs = append(*runs, func(round int) error {
+			var ts []timing
+			for k, b := range servingBatches {
+				l, err := peer.run(model, b, itersAt(b), so.threads)
+				if err != nil {
+					return fmt.Errorf("%s: ONNX Runtime %s: %w", m.Label, p, err)
+				}
+				*version = l.Version()
+				ms[k] = append(ms[k], l.MedianMs)
+				ts = append(ts, timing{Batch: b, MedianMs: l.MedianMs, MinMs: l.MinMs, ImgS: l.ImgS})
+			}
+			e.Log.Infof("bench -serving: %s round %d ONNX Runtime %s: %s (%.0fs)", m.Label, round+1, p, timingsText(ts), time.Since(start).Seconds())
+			return nil
+		})
+	}
+	for _, n := range notes {
+		e.Log.Warnf("bench -serving: %s", n)
+	}
+	return out, strings.Join(notes, "; ")
+}
+
+// quantizeScript is ONNX Runtime's int8 peer: quantize_dynamic's graph
+// written with Debian's python3-onnx (run from the repository root).
+var quantizeScript = filepath.Join("experiments", "bench", "ort", "quantize_dynamic.py")
+
+// quantizeModel makes sure NAME.int8.onnx exists beside the float32 export
+// NAME.onnx, quantizing it with quantizeScript when missing or older than
+// the export; it returns its path.
+func quantizeModel(python, fp32 string) (string, error) {
+	path := strings.TrimSuffix(fp32, ".onnx") + ".int8.onnx"
+	src, err := os.Stat(fp32)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(path); err == nil && !st.ModTime().Before(src.ModTime()) {
+		return path, nil
+	}
+	out, err := exec.Command(python, quantizeScript, fp32, path).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w: %s (it needs Debian's python3-onnx: `apt-get install python3-onnx`, or pass -python)", quantizeScript, fp32, err, lastLines(string(out), 3))
+	}
+	return path, nil
 }
 
 // itersAt is the number of timed runs at batch b.
