@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"weak"
 
@@ -147,6 +148,35 @@ func TestReleaseKeepsOtherFrozenPrecisions(t *testing.T) {
 	var re *ReleasedError
 	if !errors.As(err, &re) || !slices.Equal(re.Kept, []graph.Precision{graph.FP32, graph.INT8}) {
 		t.Errorf("bf16 after the release: %v, want a *ReleasedError keeping fp32 and int8", err)
+	}
+}
+
+// TestReleaseWhileBuilding: ReleaseFloatWeights may run while other
+// goroutines build int8 Frozen graphs (a lane at another batch size): each
+// build succeeds and reads the one quantized copy (run under -race).
+func TestReleaseWhileBuilding(t *testing.T) {
+	m, err := New(tinyConfig(), tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for b := 1; b <= 4; b++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.Build(b, BuildOptions{Frozen: true, Precision: graph.INT8}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	if err := m.ReleaseFloatWeights(graph.INT8); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
