@@ -14,7 +14,7 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all. NoWeightDecay and LayerID are its parameter
+// in place updates them all (nil once ReleaseFloatWeights has dropped it). NoWeightDecay and LayerID are its parameter
 // groups for the optimizer (see groups.go). Its row in params.go says all
 // of this once.
 type Param struct {
