@@ -14,9 +14,9 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all (nil once ReleaseFloatWeights has dropped it). NoWeightDecay and LayerID are its parameter
-// groups for the optimizer (see groups.go). Its row in params.go says all
-// of this once.
+// in place updates them all (nil once ReleaseFloatWeights has dropped it).
+// NoWeightDecay and LayerID are its parameter groups for the optimizer (see
+// groups.go). Its row in params.go says all of this once.
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
