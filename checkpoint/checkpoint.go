@@ -237,6 +237,9 @@ func layerKeys() []string {
 // meta, atomically to path. values, if not nil, replaces the parameters'
 // own data by name (to save EMA weights).
 func SaveModel(path string, m *layers.VisionTransformer, meta ModelMeta, values map[string][]float32) error {
+	if err := m.CheckFloatWeights(); err != nil { // a serving model that kept only packed weights
+		return fmt.Errorf("save %s: %w", path, err)
+	}
 	meta.Model = m.Config
 	md, err := meta.metadata()
 	if err != nil {
@@ -336,6 +339,9 @@ func checkDType(t safetensors.Tensor, v []float32) error {
 // notes on what was adapted (a resampled pos_embed, a reset head, a
 // conversion from another dtype).
 func LoadWeights(m *layers.VisionTransformer, f *safetensors.File, opts LoadOptions) ([]string, error) {
+	if err := m.CheckFloatWeights(); err != nil {
+		return nil, err
+	}
 	var problems, notes []string
 	for _, p := range m.Params {
 		if t, ok := f.Get(p.Name); ok {
@@ -546,6 +552,9 @@ func (e *EMAError) Unwrap() error { return e.Err }
 // error). Its errors are *EMAError.
 func LoadEMA(m *layers.VisionTransformer, path string, opts LoadOptions) error {
 	state := StateFileFor(path)
+	if err := m.CheckFloatWeights(); err != nil {
+		return &EMAError{State: state, Err: err}
+	}
 	ema, err := trainstate.ReadEMA(state)
 	if err != nil {
 		return &EMAError{State: state, Err: err}

@@ -65,7 +65,9 @@ type Options struct {
 	// float32 accumulation, or graph.INT8, the Linear weights but the
 	// head's quantized to int8 once at load and the activations per row
 	// (see graph.Precision). The checkpoint's float32 weights are read as
-	// they are; int8 keeps them beside the quantized ones.
+	// they are; int8 then keeps each quantized weight only as int8
+	// integers with per-channel scales, and the head only as the packed
+	// float32 copy its graphs read (layers' ReleaseFloatWeights).
 	Precision graph.Precision
 }
 
@@ -165,6 +167,11 @@ func Load(path string, opts Options) (*Classifier, error) {
 	if err := checkLanes(cfg, opts.PoolSize, opts.MaxBatch); err != nil {
 		return nil, err
 	}
+	if opts.Precision.IsInt8() { // every lane's graphs read the one quantized copy
+		if err := m.ReleaseFloatWeights(graph.INT8); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	mean, std := meta.Mean, meta.Std
 	if len(mean) == 0 {
 		mean, std = data.DefaultNorm(data.DatasetName(meta.Dataset), cfg.InChans)
@@ -214,6 +221,11 @@ func (c *Classifier) Notes() []string { return append([]string(nil), c.notes...)
 
 // Meta is the checkpoint's metadata.
 func (c *Classifier) Meta() checkpoint.ModelMeta { return c.meta }
+
+// WeightBytes is the memory the model's weights hold: the float32 tensors
+// and the packed copies its graphs read, int8 integers with their scales
+// under Precision int8 (layers' WeightBytes).
+func (c *Classifier) WeightBytes() int64 { return c.model.WeightBytes() }
 
 // InputSize returns the model's input as channels, height, width.
 func (c *Classifier) InputSize() (ch, h, w int) { return c.c, c.h, c.w }

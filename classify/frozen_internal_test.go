@@ -50,7 +50,7 @@ func smallClassifier(t *testing.T, o Options) (*Classifier, layers.Config) {
 	if err := checkpoint.SaveModel(path, m, meta, nil); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(path, Options{PoolSize: o.PoolSize, MaxBatch: o.MaxBatch, TopK: 5})
+	c, err := Load(path, Options{PoolSize: o.PoolSize, MaxBatch: o.MaxBatch, TopK: 5, Precision: o.Precision})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,11 @@ func Checkpoint(ctx context.Context, o Options) (Result, checkpoint.ModelMeta, [
 // may round differently from the BLAS the training run validated with (an
 // OpenBLAS build does), and cmd/eval gives the run's own numbers.
 func checkpointEvaluator(m *layers.VisionTransformer, batch int, prec graph.Precision) (*Evaluator, error) {
+	if prec == graph.INT8 { // m serves this evaluation only: it keeps the quantized weights alone
+		if err := m.ReleaseFloatWeights(prec); err != nil {
+			return nil, err
+		}
+	}
 	if prec == graph.BF16 || prec == graph.INT8 {
 		return NewFrozenIn(m, batch, graph.NewArena(), WithPrecision(prec))
 	}

@@ -257,6 +257,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // RunWith evaluates with other weights (the EMA's) swapped in by name, then
 // restores the model's own.
 func (e *Evaluator) RunWith(ctx context.Context, l *data.Loader, weights map[string][]float32) (Result, error) {
+	if err := e.model.CheckFloatWeights(); err != nil {
+		return Result{}, fmt.Errorf("eval: %w", err)
+	}
 	saved := map[string][]float32{}
 	for _, p := range e.model.Params {
 		w, ok := weights[p.Name]

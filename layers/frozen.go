@@ -15,7 +15,9 @@ import (
 //     SGEMM micro-kernel's panels (graph.LinearPacked). The packed copy is
 //     made once per model, at the first Frozen Build, and shared by all its
 //     Frozen graphs; it costs one more copy of the Linear weights in memory
-//     (22 MB for ViT-Ti/16, 88 MB for ViT-S/16). Linear's [out, in] weights
+//     (22 MB for ViT-Ti/16, 88 MB for ViT-S/16) unless ReleaseFloatWeights
+//     drops the float one (release.go). A Frozen graph binds no node to the
+//     float tensor of a weight it reads packed. Linear's [out, in] weights
 //     are laid out again by the product on every call, once per goroutine
 //     when the rows are split over the cores: at batch 1 a product does
 //     only a few hundred FLOPs per weight element, so that copy is a large
@@ -53,8 +55,11 @@ func (m *VisionTransformer) frozenWeights(prec graph.Precision) (map[string]*gra
 	if m.frozen[prec] == nil {
 		fz := map[string]*graph.PackedWeight{}
 		for _, p := range m.Params {
-			if p.spec.flags&packed == 0 {
+			if !m.readsPacked(p) {
 				continue
+			}
+			if p.Value == nil {
+				return nil, fmt.Errorf("build: frozen %s: %w", prec, m.releasedError(p.Name))
 			}
 			wp := prec
 			if prec.IsInt8() && p.spec.group == groupHead {
@@ -72,4 +77,11 @@ func (m *VisionTransformer) frozenWeights(prec graph.Precision) (map[string]*gra
 		m.frozen[prec] = fz
 	}
 	return m.frozen[prec], nil
+}
+
+// readsPacked reports whether a Frozen graph reads p packed: the rows of
+// params.go flagged packed, but for a conv patch embedding's weight, which
+// Gorgonia's convolution reads as it is.
+func (m *VisionTransformer) readsPacked(p *Param) bool {
+	return p.spec.flags&packed != 0 && !(p.Name == "patch_embed.proj.weight" && m.Config.PatchEmbed == PatchConv)
 }

@@ -14,9 +14,9 @@ import (
 
 // Param is one named model parameter. Value holds the weights; every graph
 // built from the model reads the same tensor, so an optimizer updating Value
-// in place updates them all. NoWeightDecay and LayerID are its parameter
-// groups for the optimizer (see groups.go). Its row in params.go says all
-// of this once.
+// in place updates them all (nil once ReleaseFloatWeights has dropped it).
+// NoWeightDecay and LayerID are its parameter groups for the optimizer (see
+// groups.go). Its row in params.go says all of this once.
 type Param struct {
 	Name  string       // timm state_dict key, e.g. "blocks.0.attn.qkv.weight"
 	Shape tensor.Shape // timm's shape, weights stored [out, in]
@@ -100,6 +100,9 @@ func (m *VisionTransformer) NumParams() int { return CountParams(m.Config) }
 // bias 0 when ZeroInitHead.
 func (m *VisionTransformer) Init(seed uint64) {
 	for _, p := range m.Params {
+		if p.Value == nil { // released (ReleaseFloatWeights): a new tensor; Frozen graphs keep their snapshot
+			p.Value = tensor.New(tensor.Of(m.Params[0].Value.Dtype()), tensor.WithShape(p.Shape...))
+		}
 		p.spec.init(p.Value, m.Config, rand.New(rand.NewPCG(seed, graph.StreamID(p.Name))))
 	}
 }
@@ -244,7 +247,7 @@ type Graph struct {
 	// in a DistilledTraining graph; nil otherwise.
 	DistLogits *G.Node
 	Features   *G.Node   // (B·T, D) token rows after the final norm, before readout (a Frozen graph with a class-token readout: the (B·K, D) rows of the K prefix tokens only)
-	Params     []*G.Node // parallel to VisionTransformer.Params
+	Params     []*G.Node // parallel to VisionTransformer.Params; in a Frozen graph nil for the weights it reads packed
 	Attn       []*G.Node // per block, the attention core's output (graph.AttentionProbs reads its maps)
 	Stoch      *graph.Stochastic
 }
@@ -277,15 +280,28 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if err := opts.Recompute.Check(opts.Precision, c.Dropout); err != nil {
 		return nil, fmt.Errorf("build: recompute %w", err)
 	}
+	var fz map[string]*graph.PackedWeight // Frozen: the weights read packed, which get no node
+	var err error
+	if opts.Frozen {
+		if fz, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
+			return nil, err
+		}
+	}
+	vals, err := m.buildValues(fz)
+	if err != nil {
+		return nil, err
+	}
 	dt := m.Params[0].Value.Dtype()
 	g := G.NewGraph()
-	var err error
 	out := &Graph{G: g, Batch: batch, Stoch: &graph.Stochastic{Training: opts.Training, Seed: opts.Seed}}
 	in := tensor.New(tensor.Of(dt), tensor.WithShape(batch, c.InChans, c.ImgSize[0], c.ImgSize[1]))
 	out.Input = G.NewTensor(g, dt, 4, G.WithValue(in), G.WithName("input"))
 	p := map[string]*G.Node{}
-	for _, pr := range m.Params {
-		n := G.NewTensor(g, dt, pr.Shape.Dims(), G.WithShape(pr.Shape...), G.WithName(pr.Name), G.WithValue(pr.Value))
+	for i, pr := range m.Params {
+		var n *G.Node
+		if vals[i] != nil { // nil: read packed
+			n = G.NewTensor(g, dt, pr.Shape.Dims(), G.WithShape(pr.Shape...), G.WithName(pr.Name), G.WithValue(vals[i]))
+		}
 		out.Params = append(out.Params, n)
 		p[pr.Name] = n
 	}
@@ -295,11 +311,7 @@ func (m *VisionTransformer) Build(batch int, opts BuildOptions) (*Graph, error) 
 	if opts.Precision.IsInt8() {
 		b.prec = graph.WithPrecision(graph.FP32) // int8 is the packed weights' alone
 	}
-	if opts.Frozen {
-		if b.packed, err = m.frozenWeights(opts.Precision.OrDefault()); err != nil {
-			return nil, err
-		}
-	}
+	b.packed = fz
 	logits, err := b.forward(out.Input, out)
 	if err != nil {
 		return nil, err
