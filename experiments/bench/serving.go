@@ -69,6 +69,8 @@ type servingOpts struct {
 	ort                                bool
 	ortDir, ortScript, timm            string
 	node, python                       string
+	pytorch                            bool
+	torchScript                        string
 }
 
 var so servingOpts
@@ -93,6 +95,8 @@ var servingExperiment = harness.Experiment[servingResults]{
 		fs.StringVar(&so.ortScript, "ort-script", filepath.Join("..", "shared", "bench", "ort", "ort_bench.js"), "path of ort_bench.js (export_onnx.py is beside it)")
 		fs.StringVar(&so.timm, "timm", filepath.Join("..", "scratch", "timm"), "timm's source tree (PYTHONPATH of export_onnx.py)")
 		fs.StringVar(&so.node, "node", "node", "the Node.js binary (looked up on PATH)")
+		fs.BoolVar(&so.pytorch, "pytorch", false, "also run PyTorch in float32 (torch_serving.py: timm's model under torch.inference_mode)")
+		fs.StringVar(&so.torchScript, "torch-script", filepath.Join("experiments", "bench", "torch", "torch_serving.py"), "path of torch_serving.py")
 		fs.StringVar(&so.python, "python", "/usr/bin/python3", "the interpreter that sees Debian's python3-torch and python3-onnx (export_onnx.py, quantize_dynamic.py)")
 	},
 	Measure: measureServingRun,
@@ -142,6 +146,7 @@ type ortLine struct {
 	MedianMs float64 `json:"median_ms"`
 	MinMs    float64 `json:"min_ms"`
 	ImgS     float64 `json:"img_per_s"`
+	BLAS     string  `json:"blas,omitempty"` // torch_serving.py: the OpenBLAS core
 }
 
 // ORTOutputError is ort_bench.js output that is not the line it should be.
@@ -161,6 +166,13 @@ func (e *ORTOutputError) Error() string {
 // parseORT reads ort_bench.js's stdout: its last line that starts with "{",
 // which must be a timing of batch at threads.
 func parseORT(script string, out []byte, batch, threads int) (ortLine, error) {
+	return parseTimingLine(script, "onnxruntime", out, batch, threads)
+}
+
+// parseTimingLine reads a peer script's stdout (ort_bench.js, torch_serving.py):
+// its last line that starts with "{", which must be peer's timing of batch
+// at threads.
+func parseTimingLine(script, peer string, out []byte, batch, threads int) (ortLine, error) {
 	var last string
 	for _, l := range strings.Split(string(out), "\n") {
 		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
@@ -178,8 +190,8 @@ func parseORT(script string, out []byte, batch, threads int) (ortLine, error) {
 		return bad(err.Error())
 	}
 	switch {
-	case !strings.HasPrefix(r.Peer, "onnxruntime "):
-		return bad(`key "peer": want "onnxruntime VERSION"`)
+	case !strings.HasPrefix(r.Peer, peer+" "):
+		return bad(fmt.Sprintf(`key "peer": want "%s VERSION"`, peer))
 	case r.Batch != batch:
 		return bad(fmt.Sprintf(`key "batch": want %d`, batch))
 	case r.Threads != threads:
@@ -192,8 +204,8 @@ func parseORT(script string, out []byte, batch, threads int) (ortLine, error) {
 	return r, nil
 }
 
-// Version is ONNX Runtime's version from the line's "peer".
-func (r ortLine) Version() string { return strings.TrimPrefix(r.Peer, "onnxruntime ") }
+// Version is the peer's version from the line's "peer".
+func (r ortLine) Version() string { _, v, _ := strings.Cut(r.Peer, " "); return v }
 
 // ortPeer is how to run ONNX Runtime, or why it cannot run (Skip).
 type ortPeer struct {
@@ -270,6 +282,9 @@ type servingResults struct {
 	// why not and how to install it.
 	ORT     string `json:",omitempty"`
 	ORTSkip string `json:",omitempty"`
+	// PyTorch is PyTorch's version and the OpenBLAS core it ran, "" when it
+	// did not run (-pytorch).
+	PyTorch string `json:",omitempty"`
 	Notes   []string
 	Rows    []servingRow
 }
@@ -286,6 +301,26 @@ type servingRow struct {
 	ORTFP32   []timing    `json:",omitempty"`
 	OursMs    [][]float64 // per batch, each round's median ms
 	ORTMs     [][]float64 `json:",omitempty"`
+	// Torch is PyTorch's float32 (fp32 rows, -pytorch), TorchMs its rounds.
+	Torch   []timing    `json:",omitempty"`
+	TorchMs [][]float64 `json:",omitempty"`
+}
+
+// TorchCells are the PyTorch table's cells of an fp32 row: model, then per
+// batch PyTorch's time (batch 1) or img/s and ours / PyTorch.
+func (r servingRow) TorchCells() []string {
+	c := []string{r.Model}
+	for i, t := range r.Torch {
+		if i >= len(r.Ours) {
+			break
+		}
+		if t.Batch == 1 {
+			c = append(c, fmt.Sprintf("%.1f ms", t.MedianMs), fmt.Sprintf("%.2f×", r.Ours[i].MedianMs/t.MedianMs))
+		} else {
+			c = append(c, fmt.Sprintf("%.1f", t.ImgS), fmt.Sprintf("%.2f×", r.Ours[i].ImgS/t.ImgS))
+		}
+	}
+	return c
 }
 
 // Busy says whether the load before the run was at or above quietLoad.
@@ -363,6 +398,9 @@ func (r servingResults) RoundLines() [][]string {
 		out = append(out, line(row.Model, "ours "+string(row.Precision), row.OursMs))
 		if row.ORTMs != nil {
 			out = append(out, line(row.Model, "ONNX Runtime "+string(row.Precision), row.ORTMs))
+		}
+		if row.TorchMs != nil {
+			out = append(out, line(row.Model, "PyTorch fp32", row.TorchMs))
 		}
 	}
 	return out
@@ -446,6 +484,7 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 		}
 		r.Rows = append(r.Rows, rows...)
 	}
+	r.PyTorch = pytorchVersion
 	r.LoadAfter = loadAverage()
 	r.Wall = time.Since(start)
 	return r, nil
@@ -474,6 +513,10 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 		})
 	}
 	ortMs, note := ortRuns(e, m, precs, peer, version, start, &runs)
+	var torchMs [][]float64
+	if so.pytorch && slices.Contains(precs, graph.FP32) {
+		torchMs = torchRuns(e, m, start, &runs)
+	}
 	for round := range so.rounds {
 		order := slices.Clone(runs)
 		if round%2 == 1 {
@@ -492,6 +535,9 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 		}
 		if ms := ortMs[graph.FP32]; ms != nil && rows[i].Precision != graph.FP32 {
 			rows[i].ORTFP32 = medians(ms)
+		}
+		if torchMs != nil && rows[i].Precision == graph.FP32 {
+			rows[i].Torch, rows[i].TorchMs = medians(torchMs), torchMs
 		}
 	}
 	return rows, note, nil
@@ -548,6 +594,38 @@ func ortRuns(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPe
 	}
 	return out, strings.Join(notes, "; ")
 }
+
+// torchRuns adds to runs PyTorch's rounds of model m (torch_serving.py)
+// and returns where their medians go.
+func torchRuns(e *harness.Env, m servingModel, start time.Time, runs *[]func(int) error) [][]float64 {
+	ms := make([][]float64, len(servingBatches))
+	*runs = append(*runs, func(round int) error {
+		var ts []timing
+		for k, b := range servingBatches {
+			cmd := exec.Command(so.python, so.torchScript, m.Preset, "--batch", strconv.Itoa(b), "--iters", strconv.Itoa(itersAt(b)), "--threads", strconv.Itoa(so.threads))
+			cmd.Env = append(os.Environ(), "PYTHONPATH="+so.timm)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				return fmt.Errorf("%s: PyTorch: %s %s --batch %d: %w: %s", m.Label, so.torchScript, m.Preset, b, err, lastLines(stderr.String(), 5))
+			}
+			l, err := parseTimingLine(so.torchScript, "pytorch", out, b, so.threads)
+			if err != nil {
+				return fmt.Errorf("%s: PyTorch: %w", m.Label, err)
+			}
+			pytorchVersion = fmt.Sprintf("%s (OpenBLAS core %s)", l.Version(), l.BLAS)
+			ms[k] = append(ms[k], l.MedianMs)
+			ts = append(ts, timing{Batch: b, MedianMs: l.MedianMs, MinMs: l.MinMs, ImgS: l.ImgS})
+		}
+		e.Log.Infof("bench -serving: %s round %d PyTorch fp32: %s (%.0fs)", m.Label, round+1, timingsText(ts), time.Since(start).Seconds())
+		return nil
+	})
+	return ms
+}
+
+// pytorchVersion is what the last PyTorch run said of itself.
+var pytorchVersion string
 
 // quantizeScript is ONNX Runtime's int8 peer: quantize_dynamic's graph
 // written with Debian's python3-onnx (run from the repository root).

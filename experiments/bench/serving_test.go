@@ -51,7 +51,7 @@ func TestParseORT(t *testing.T) {
 		{"truncated", `{"peer":"onnxruntime 1.30.0","batch":8`, 8, false},
 		{"other batch", good, 1, false},
 		{"other threads", strings.Replace(good, `"threads":2`, `"threads":1`, 1), 8, false},
-		{"not onnxruntime", strings.Replace(good, "onnxruntime", "torch", 1), 8, false},
+		{"not onnxruntime", strings.Replace(good, "onnxruntime", "pytorch", 1), 8, false},
 		{"zero median", strings.Replace(good, "690.5", "0", 1), 8, false},
 		{"min above median", strings.Replace(good, "680.1", "700", 1), 8, false},
 	} {
@@ -74,6 +74,19 @@ func TestParseORT(t *testing.T) {
 				t.Errorf("error names %q, want the script", oe.Script)
 			}
 		})
+	}
+}
+
+// torch_serving.py's line is read by the same rules, with its own peer
+// name and the OpenBLAS core it names.
+func TestParseTorchLine(t *testing.T) {
+	const good = `{"peer": "pytorch 1.13.0a0", "model": "vit_tiny_patch16_224", "batch": 1, "threads": 2, "median_ms": 72.7, "min_ms": 53.4, "img_per_s": 13.75, "blas": "Zen"}`
+	r, err := parseTimingLine("torch_serving.py", "pytorch", []byte(good+"\n"), 1, 2)
+	if err != nil || r.Version() != "1.13.0a0" || r.BLAS != "Zen" || r.MedianMs != 72.7 {
+		t.Errorf("parsed %+v, %v", r, err)
+	}
+	if _, err := parseTimingLine("torch_serving.py", "pytorch", []byte(strings.Replace(good, "pytorch", "onnxruntime", 1)), 1, 2); err == nil {
+		t.Error("an onnxruntime line read as PyTorch's")
 	}
 }
 
@@ -171,9 +184,11 @@ func TestServingTable(t *testing.T) {
 		Iters: 30, BatchIters: 5, Warmup: 3, Rounds: 2, Kernel: "avx2", Int8Kernel: "avx2"}
 	with := base
 	with.ORT = "1.30.0"
+	with.PyTorch = "1.13.0a0 (OpenBLAS core Zen)"
 	with.Rows = []servingRow{
 		{Model: "ViT-S/16", Precision: graph.FP32, Ours: ts(80, 600, 2400), ORT: ts(100, 800, 3200),
-			OursMs: [][]float64{{80, 81}, {600, 601}, {2400, 2401}}, ORTMs: [][]float64{{100, 90}, {800, 700}, {3200, 3000}}},
+			OursMs: [][]float64{{80, 81}, {600, 601}, {2400, 2401}}, ORTMs: [][]float64{{100, 90}, {800, 700}, {3200, 3000}},
+			Torch: ts(160, 1200, 4800), TorchMs: [][]float64{{160}, {1200}, {4800}}},
 		{Model: "ViT-S/16", Precision: graph.INT8, Ours: ts(40, 300, 1200), ORT: ts(50, 400, 1600), ORTFP32: ts(100, 800, 3200),
 			OursMs: [][]float64{{40}, {300}, {1200}}, ORTMs: [][]float64{{50}, {400}, {1600}}},
 	}
@@ -190,12 +205,14 @@ func TestServingTable(t *testing.T) {
 			"ONNX Runtime 1.30.0: CPU execution provider (MLAS), all graph optimizations, 2 intra-op threads",
 			"| ViT-S/16 | fp32 | 80.0 ms | 100.0 ms | 0.80× | 0.80× | 13.3 | 10.0 | 1.33× | 1.33× | 13.3 | 10.0 | 1.33× | 1.33× |",
 			"| ViT-S/16 | int8 | 40.0 ms | 50.0 ms | 0.80× | 0.40× | 26.7 | 20.0 | 1.33× | 2.67× | 26.7 | 20.0 | 1.33× | 2.67× |",
-			"| ViT-S/16 | ours fp32 | 80.0, 81.0 | 600.0, 601.0 | 2400.0, 2401.0 |\n| ViT-S/16 | ONNX Runtime fp32 | 100.0, 90.0 | 800.0, 700.0 | 3200.0, 3000.0 |\n| ViT-S/16 | ours int8 | 40.0 | 300.0 | 1200.0 |\n| ViT-S/16 | ONNX Runtime int8 | 50.0 | 400.0 | 1600.0 |",
+			"PyTorch 1.13.0a0 (OpenBLAS core Zen), 2 threads, float32",
+			"| ViT-S/16 | 160.0 ms | 0.50× | 6.7 | 2.00× | 6.7 | 2.00× |",
+			"| ViT-S/16 | ours fp32 | 80.0, 81.0 | 600.0, 601.0 | 2400.0, 2401.0 |\n| ViT-S/16 | ONNX Runtime fp32 | 100.0, 90.0 | 800.0, 700.0 | 3200.0, 3000.0 |\n| ViT-S/16 | PyTorch fp32 | 160.0 | 1200.0 | 4800.0 |\n| ViT-S/16 | ours int8 | 40.0 | 300.0 | 1200.0 |\n| ViT-S/16 | ONNX Runtime int8 | 50.0 | 400.0 | 1600.0 |",
 		}, []string{"did not run"}},
 		{"without", without, []string{
 			"**ONNX Runtime did not run**: node (node) not found: install Node.js.",
 			"| ViT-Ti/16 | fp32 | 30.0 ms | — | — | — | 40.0 | — | — | — | 40.0 | — | — | — |",
-		}, []string{"ONNX Runtime 1"}},
+		}, []string{"ONNX Runtime 1", "PyTorch 1", "ours fp32 / PyTorch"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := renderServing(t, c.r)
