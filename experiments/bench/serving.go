@@ -83,7 +83,7 @@ var servingExperiment = harness.Experiment[servingResults]{
 	Flags: func(fs *flag.FlagSet) {
 		fs.Bool("serving", true, "time serving graphs against ONNX Runtime (this mode)")
 		fs.StringVar(&so.models, "models", "ti,s,b", "comma-separated models at 224: ti (ViT-Ti/16), s (ViT-S/16), b (ViT-B/16)")
-		fs.StringVar(&so.precision, "precision", "fp32,int8", "comma-separated precisions: fp32, int8 (one row each, ours and ONNX Runtime's; ONNX Runtime's float32 always runs)")
+		fs.StringVar(&so.precision, "precision", "fp32,int8,bf16", "comma-separated precisions: fp32, int8, bf16 (one row each, ours beside ONNX Runtime's same precision where it has one; its float32 always runs); bf16 only where the CPU has a bfloat16 instruction (AVX512_BF16 or AMX): elsewhere the table says why it has no bf16 row")
 		fs.IntVar(&so.threads, "threads", 2, "GOMAXPROCS for ours, intra-op threads for ONNX Runtime")
 		fs.IntVar(&so.iters, "iters", 30, "timed runs at batch 1, after the warm-up ones")
 		fs.IntVar(&so.batchIters, "batch-iters", 5, "timed runs at batch 8 and at batch 32")
@@ -422,7 +422,7 @@ func parseServingModels(s string) ([]servingModel, error) {
 	return out, nil
 }
 
-// parseServingPrecisions reads -precision: fp32 and int8.
+// parseServingPrecisions reads -precision: fp32, int8 and bf16.
 func parseServingPrecisions(s string) ([]graph.Precision, error) {
 	var out []graph.Precision
 	for _, f := range strings.Split(s, ",") {
@@ -430,8 +430,8 @@ func parseServingPrecisions(s string) ([]graph.Precision, error) {
 		if err := p.Set(strings.TrimSpace(f)); err != nil {
 			return nil, fmt.Errorf("-precision: %w", err)
 		}
-		if p != graph.FP32 && p != graph.INT8 {
-			return nil, fmt.Errorf("-precision %s: the serving mode runs fp32 and int8", p)
+		if p != graph.FP32 && p != graph.INT8 && p != graph.BF16 {
+			return nil, fmt.Errorf("-precision %s: the serving mode runs fp32, int8 and bf16", p)
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
@@ -459,7 +459,9 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 		}
 	}
 	start := time.Now()
-	r := servingResults{Machine: harness.DescribeMachine(), Start: start, Load: loadAverage(), GoVersion: runtime.Version(),
+	var notes []string
+	precs, notes = bf16Row(precs, notes)
+	r := servingResults{Notes: notes, Machine: harness.DescribeMachine(), Start: start, Load: loadAverage(), GoVersion: runtime.Version(),
 		Threads: so.threads, Iters: so.iters, BatchIters: so.batchIters, Warmup: so.warmup, Rounds: so.rounds,
 		Kernel: kernels.ISA(), Int8Kernel: kernels.Int8ISA()}
 	peer := ortPeer{Skip: "not asked for (-ort=false)"}
@@ -488,6 +490,17 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 	r.LoadAfter = loadAverage()
 	r.Wall = time.Since(start)
 	return r, nil
+}
+
+// bf16Row drops bf16 from precs where the CPU runs its products emulated
+// (no AVX512_BF16 or AMX: not a speed path), with a note saying so.
+func bf16Row(precs []graph.Precision, notes []string) ([]graph.Precision, []string) {
+	line, emulated := kernels.BF16KernelNote()
+	if !slices.Contains(precs, graph.BF16) || !emulated {
+		return precs, notes
+	}
+	return slices.DeleteFunc(precs, func(p graph.Precision) bool { return p == graph.BF16 }),
+		append(notes, "no bf16 row: "+line)
 }
 
 // measureServingModel measures one model: ours in each precision and ONNX

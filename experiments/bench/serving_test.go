@@ -13,6 +13,7 @@ import (
 
 	"github.com/vitgo/vit/experiments/internal/harness"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/graph/kernels"
 )
 
 func TestWantsServing(t *testing.T) {
@@ -265,11 +266,21 @@ func TestServingFlags(t *testing.T) {
 	if _, err := parseServingModels("ti,l"); err == nil {
 		t.Error("-models l: no error")
 	}
-	if p, err := parseServingPrecisions("fp32,int8,fp32"); err != nil || len(p) != 2 {
-		t.Errorf("fp32,int8,fp32: %v, %v", p, err)
+	if p, err := parseServingPrecisions("fp32,int8,fp32,bf16"); err != nil || len(p) != 3 {
+		t.Errorf("fp32,int8,fp32,bf16: %v, %v", p, err)
 	}
-	if _, err := parseServingPrecisions("bf16"); err == nil {
-		t.Error("-precision bf16: no error")
+	if _, err := parseServingPrecisions("fp16"); err == nil {
+		t.Error("-precision fp16: no error")
+	}
+	// Where bf16 is emulated, its row is dropped with the kernel's note;
+	// where the CPU has a bfloat16 instruction, it stays.
+	line, emulated := kernels.BF16KernelNote()
+	p, notes := bf16Row([]graph.Precision{graph.FP32, graph.BF16}, nil)
+	if emulated && (len(p) != 1 || len(notes) != 1 || !strings.Contains(notes[0], line) || !strings.Contains(notes[0], "emulated")) {
+		t.Errorf("emulated bf16: precisions %v, notes %q", p, notes)
+	}
+	if !emulated && (len(p) != 2 || notes != nil) {
+		t.Errorf("bf16 on %q: precisions %v, notes %q", line, p, notes)
 	}
 }
 
