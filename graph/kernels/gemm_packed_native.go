@@ -2,8 +2,6 @@
 
 package kernels
 
-import "runtime"
-
 // packB lays op(B) out in the panels sgemmSerial would pack: for each pass
 // of kstep rows (the same depth blocking, so the same sums), each NR-wide
 // column panel as kc rows of NR floats, zero-padded past n.
@@ -17,8 +15,9 @@ func packB(p *PackedB, transB bool, k, n int, b []float32, ldb int) {
 	})
 }
 
-// sgemmPacked splits C = A·B over the cores by MR-row blocks or by
-// NR-column panels, as packedByRows chooses.
+// sgemmPacked splits C = A·B over the cores as sgemmNative does: by MR-row
+// blocks when the product is at least as tall as wide, else by NR-column
+// panels.
 func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, epi func(i0, i1, j0, j1 int)) {
 	kern := b.kern
 	if m*b.n*b.k < parallelMinWork {
@@ -30,7 +29,7 @@ func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, 
 	}
 	mt := (m + kern.mr - 1) / kern.mr
 	nt := b.npad / kern.nr
-	if packedByRows(kern, m, nt, runtime.GOMAXPROCS(0)) {
+	if mt >= nt {
 		parallelFor(m, splitGrain(mt, 4, 1)*kern.mr, kern.mr, func(lo, hi int) {
 			packedSerial(b, lo, hi, 0, b.n, 1, a, lda, c, ldc)
 			if epi != nil {
@@ -45,28 +44,6 @@ func sgemmPacked(m int, a []float32, lda int, b *PackedB, c []float32, ldc int, 
 			epi(0, m, lo, hi)
 		}
 	})
-}
-
-// packedByRows reports whether sgemmPacked splits an m-row product with nt
-// column panels over workers cores by rows (else by column panels). By rows
-// when the product is at least as tall as wide, as sgemmNative splits,
-// unless its row chunks (about four a core) would be shorter than the
-// kernel's row block while there are panels enough for four column chunks
-// a core: every row chunk reads all of B, so short row chunks fetch the
-// packed weights from beyond the core's cache once per chunk, where a
-// column chunk fetches only its own panels and re-reads A, which the
-// previous op left in cache. At one image (197 rows) that is ViT's
-// attn.proj and mlp.fc2. The split never changes a sum.
-func packedByRows(kern *gemmKernel, m, nt, workers int) bool {
-	mt := (m + kern.mr - 1) / kern.mr
-	if mt < nt {
-		return false
-	}
-	if workers <= 1 {
-		return true // one chunk, all of A
-	}
-	rows := (mt + 4*workers - 1) / (4 * workers) * kern.mr
-	return rows >= kern.mcRows() || nt < 4*workers
 }
 
 func sgemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedB, c []float32, ldc int) {
