@@ -46,8 +46,9 @@ func main() {
 	rounds := flag.Int("rounds", 30, "timed rounds")
 	warmup := flag.Int("warmup", 5, "untimed rounds")
 	oneCore := flag.Bool("one-core", true, "also time every op at one core")
+	ops := flag.Bool("ops", true, "time the ops (false: only the graph run, printed as one line)")
 	flag.Parse()
-	if err := run(*model, graph.Precision(*prec), *threads, *batch, *rounds, *warmup, *oneCore); err != nil {
+	if err := run(*model, graph.Precision(*prec), *threads, *batch, *rounds, *warmup, *oneCore, *ops); err != nil {
 		fmt.Fprintln(os.Stderr, "opprof:", err)
 		os.Exit(1)
 	}
@@ -60,7 +61,7 @@ type step struct {
 	kind string
 }
 
-func run(preset string, prec graph.Precision, threads, batch, rounds, warmup int, oneCore bool) error {
+func run(preset string, prec graph.Precision, threads, batch, rounds, warmup int, oneCore, ops bool) error {
 	if err := prec.Validate(); err != nil {
 		return fmt.Errorf("-precision: %w", err)
 	}
@@ -88,6 +89,21 @@ func run(preset string, prec graph.Precision, threads, batch, rounds, warmup int
 	steps, err := tape(ev.Graph().G)
 	if err != nil {
 		return err
+	}
+	if !ops {
+		runtime.GOMAXPROCS(threads)
+		var t []float64
+		for r := -warmup; r < rounds; r++ {
+			t0 := time.Now()
+			if _, err := ev.Logits(x, batch); err != nil {
+				return err
+			}
+			if r >= 0 {
+				t = append(t, ms(time.Since(t0)))
+			}
+		}
+		fmt.Printf("%s %s batch %d, %d cores: graph run median %.3f ms, min %.3f ms\n", preset, prec, batch, threads, median(t), slices.Min(t))
+		return nil
 	}
 	kinds := map[string][][]float64{} // kind → [cores index][round] ms
 	var total, opsSum [2][]float64
