@@ -6,6 +6,7 @@
 //
 //	go run ./experiments/bench/opprof -model vit_tiny_patch16_224 -threads 2
 //	go run ./experiments/bench/opprof -model vit_small_patch16_224 -precision int8
+//	go run ./experiments/bench/opprof -threads 1 -ops=false -cpuprofile /tmp/ti.prof
 //
 // Each round runs the graph twice: once through the tape machine (Logits,
 // what serving times), and once op by op in the tape's order, calling each
@@ -25,6 +26,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -35,6 +37,7 @@ import (
 
 	"github.com/vitgo/vit/evaluate"
 	"github.com/vitgo/vit/graph"
+	"github.com/vitgo/vit/internal/regfile"
 	"github.com/vitgo/vit/layers"
 )
 
@@ -47,9 +50,23 @@ func main() {
 	warmup := flag.Int("warmup", 5, "untimed rounds")
 	oneCore := flag.Bool("one-core", true, "also time every op at one core")
 	ops := flag.Bool("ops", true, "time the ops (false: only the graph run, printed as one line)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole command to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, _, err := regfile.OpenFile(*cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644) // refuses a FIFO there
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "opprof: -cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*model, graph.Precision(*prec), *threads, *batch, *rounds, *warmup, *oneCore, *ops); err != nil {
 		fmt.Fprintln(os.Stderr, "opprof:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
