@@ -112,6 +112,20 @@ func attnRowBlocks(pairs, tokens, workers int) int {
 	return max(1, min(want, tokens/attnMinRows))
 }
 
+// attnBlockRows is the query rows of each of about blocks blocks of
+// queries rows: an even cut rounded up to a multiple of tile, the rows the
+// product's micro-kernel computes at once, so that no block but the last
+// ends in a partial tile (a partial tile costs a whole one). ViT-Ti's 197
+// rows in 6 blocks are 5 of 36 and one of 17 (33 tiles), not 6 of 33 (36
+// tiles). Every row gets the same dot products, however the rows are cut.
+func attnBlockRows(queries, blocks, tile int) int {
+	rows := (queries + blocks - 1) / blocks
+	if tile > 1 {
+		rows = (rows + tile - 1) / tile * tile
+	}
+	return min(rows, queries)
+}
+
 // forward32 is attnEvalForward for float32 with K and V packed first, once
 // per (image, head) pair, into the micro-kernel's panels: every row block
 // of the pair then reads them contiguously, instead of packing Kᵀ again per
@@ -130,15 +144,22 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 	if op.bf16 {
 		pack = kernels.PackBBF16Into // SgemmPackedSerial then gives SgemmBF16Serial's bits
 	}
-	parallelFor(pairs, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	// K and V are packed as units of their own (2·pairs of them), so that
+	// an odd number of pairs (ViT-Ti's three heads) still splits evenly.
+	parallelFor(2*pairs, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			i := u / 2
 			base := (i/nh)*t*3*d + (i%nh)*hd
-			packK[i] = pack(packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
-			packV[i] = pack(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
+			if u%2 == 0 {
+				packK[i] = pack(packK[i], true, hd, t, qkv[base+d:], 3*d) // op(B) = Kᵀ
+			} else {
+				packV[i] = pack(packV[i], false, t, hd, qkv[base+2*d:], 3*d)
+			}
 		}
 	})
 	nq := op.queries
-	forQueryBlocks(op, blocks, func(p []float32, pair, b, h, r0, r int) {
+	rows := attnBlockRows(nq, blocks, packK[0].RowTile())
+	forQueryBlocks(op, rows, func(p []float32, pair, b, h, r0, r int) {
 		kernels.SgemmPackedSerial(r, scale, qkv[(b*t+r0)*3*d+h*hd:], 3*d, packK[pair], p, t) // S = scale·Q·Kᵀ
 		kernels.SoftmaxRows(p, r, t)
 		kernels.SgemmPackedSerial(r, 1, p, t, packV[pair], y[(b*nq+r0)*d+h*hd:], d) // O = P·V
@@ -150,7 +171,7 @@ func (op *attentionEvalOp) forward32(y, qkv []float32, blocks int) {
 func attnEvalForward[T Float](op *attentionEvalOp, y, qkv []T, blocks int) {
 	t, nh, d, nq := op.tokens, op.heads, op.dim, op.queries
 	hd, scale := d/nh, T(op.scale())
-	forQueryBlocks(op, blocks, func(p []T, _, b, h, r0, r int) {
+	forQueryBlocks(op, attnBlockRows(nq, blocks, 1), func(p []T, _, b, h, r0, r int) {
 		base := b * t * 3 * d
 		q := qkv[base+r0*3*d+h*hd:]
 		gemmSerial(false, false, true, r, t, hd, scale, q, 3*d, qkv[base+d+h*hd:], 3*d, 0, p, t) // S = scale·Q·Kᵀ
@@ -160,12 +181,12 @@ func attnEvalForward[T Float](op *attentionEvalOp, y, qkv []T, blocks int) {
 }
 
 // forQueryBlocks cuts each (image b, head h) pair's first op.queries query
-// rows into blocks equal blocks and runs body for every (pair, block) over
-// the cores, with the block's rows [r0, r0+r) and a scratch p of r·tokens
-// floats for its scores.
-func forQueryBlocks[T Float](op *attentionEvalOp, blocks int, body func(p []T, pair, b, h, r0, r int)) {
+// rows into blocks of rows rows (the last one shorter) and runs body for
+// every (pair, block) over the cores, with the block's rows [r0, r0+r) and
+// a scratch p of r·tokens floats for its scores.
+func forQueryBlocks[T Float](op *attentionEvalOp, rows int, body func(p []T, pair, b, h, r0, r int)) {
 	t, nh, nq := op.tokens, op.heads, op.queries
-	rows := (nq + blocks - 1) / blocks
+	blocks := (nq + rows - 1) / rows
 	parallelFor(op.batch*nh*blocks, func(lo, hi int) {
 		sp := getScratch[T](rows * t)
 		defer putScratch(sp)

@@ -59,6 +59,18 @@ func (p *PackedB) K() int { return p.k }
 // N is the number of columns of op(B).
 func (p *PackedB) N() int { return p.n }
 
+// RowTile is the rows of A that the micro-kernel reading p multiplies at
+// once (its MR): a product of m rows costs ⌈m/RowTile⌉ tiles per panel, so
+// callers that cut rows into blocks of their own (attention's query rows)
+// cut them at multiples of it. It is 1 where no such tile is known (the
+// OpenBLAS build).
+func (p *PackedB) RowTile() int {
+	if p.kern == nil {
+		return 1
+	}
+	return p.kern.mr
+}
+
 // SgemmPacked computes C = A·B for A m×k (row stride lda) and the packed B,
 // into C m×n (row stride ldc), overwriting C; large products are split over
 // GOMAXPROCS goroutines as Sgemm's are, and the sums are Sgemm's.

@@ -84,6 +84,11 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 	units := blocks * panels
 	parallelFor(units, splitGrain(units, 4, 1), 1, func(lo, hi int) {
 		var acc [64]int32
+		// then runs once per run of a chunk's panels in one row block
+		// (c0…c1 of rows r0…r1), not per 16-column panel: an activation or
+		// a residual over 16 floats a call paid its call more than its work.
+		run := int8Run{then: then}
+		defer run.flush()
 		for u := lo; u < hi; u++ {
 			blk, p := u/panels, u%panels
 			var bp *int8
@@ -110,11 +115,39 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 					int8Epilogue(y[(i+r)*ldy+c0:(i+r)*ldy+c1], acc[r*16:r*16+c1-c0], sx[i+r], zx[i+r], w, c0, b)
 				}
 			}
-			if then != nil {
-				then(r0, r1, c0, c1)
-			}
+			run.add(r0, r1, c0, c1)
 		}
 	})
+}
+
+// int8Run gathers the blocks a chunk of Int8LinearThen finished, panel
+// after panel, into runs of adjacent columns of the same rows, and calls
+// then once per run.
+type int8Run struct {
+	then           func(i0, i1, j0, j1 int)
+	r0, r1, c0, c1 int // the open run; empty when c0 == c1
+}
+
+// add extends the open run by the block rows r0…r1 × columns c0…c1, or
+// flushes it and opens a new one if the block does not continue it.
+func (r *int8Run) add(r0, r1, c0, c1 int) {
+	if r.then == nil {
+		return
+	}
+	if r.c0 < r.c1 && r.r0 == r0 && r.r1 == r1 && r.c1 == c0 {
+		r.c1 = c1
+		return
+	}
+	r.flush()
+	r.r0, r.r1, r.c0, r.c1 = r0, r1, c0, c1
+}
+
+// flush calls then on the open run, if any.
+func (r *int8Run) flush() {
+	if r.then != nil && r.c0 < r.c1 {
+		r.then(r.r0, r.r1, r.c0, r.c1)
+	}
+	r.c0, r.c1 = 0, 0
 }
 
 // int8Epilogue scales one row of a tile's sums back to float32 (see
