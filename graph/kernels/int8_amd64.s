@@ -37,6 +37,21 @@
 	VPADDD       Y13, hi, hi
 
 
+// MADDSA is MADD on rows stored twice: a − 128 as a signed byte at row
+// and its magnitude at row + R14 (int8SignAbsAVX2's halves), so the panel
+// loop does not recompute them for every panel: Y14 = the magnitudes.
+#define MADDSA(row, lo, hi) \
+	VPBROADCASTD (row), Y11 \
+	VPBROADCASTD (row)(R14*1), Y14 \
+	VPSIGNB      Y11, Y8, Y12 \
+	VPSIGNB      Y11, Y9, Y13 \
+	VPMADDUBSW   Y12, Y14, Y12 \
+	VPMADDUBSW   Y13, Y14, Y13 \
+	VPMADDWD     Y10, Y12, Y12 \
+	VPMADDWD     Y10, Y13, Y13 \
+	VPADDD       Y12, lo, lo \
+	VPADDD       Y13, hi, hi
+
 // func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
 TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ k4+0(FP), CX
@@ -224,14 +239,16 @@ qdone:
 	VZEROUPPER
 	RET
 
-// func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
-// For rows4 groups of 4 rows of a (row stride lda bytes) and one panel of
-// 16 columns: the sums (int8Tile4x16AVX2's, from zero), then per row r
-// int8Epilogue16AVX2's operations with sx[r] and zx[r], stored at
-// y + r·ldy floats. bias nil: no addition.
-TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-96
+// func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int, half int)
+// For rows4 groups of 4 rows of a (row stride lda bytes; each byte
+// a_q − 128 as a signed byte, its magnitude half bytes further on:
+// int8SignAbsAVX2) and one panel of 16 columns: the sums
+// (int8Tile4x16AVX2's, from zero), then per row r int8Epilogue16AVX2's
+// operations with sx[r] and zx[r], stored at y + r·ldy floats. bias nil:
+// no addition.
+TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-104
 	MOVQ a+16(FP), R8
-	MOVQ lda+24(FP), R14
+	MOVQ half+96(FP), R14
 	MOVQ colSum+40(FP), DX
 	MOVQ sx+64(FP), SI
 	MOVQ zx+72(FP), R11
@@ -239,20 +256,18 @@ TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-96
 	MOVQ ldy+88(FP), AX
 	SHLQ $2, AX // ldy in bytes
 
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $15, Y10, Y10
-	MOVL         $0x80808080, R13
-	VMOVD        R13, X14
-	VPBROADCASTD X14, Y14
-	MOVQ         rows4+8(FP), R15
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW   $15, Y10, Y10
+	MOVQ     rows4+8(FP), R15
 	TESTQ    R15, R15
 	JE       pdone
 
 prow:
+	MOVQ  lda+24(FP), R13
 	MOVQ  R8, R9
-	LEAQ  (R8)(R14*1), R10
-	LEAQ  (R8)(R14*2), CX
-	LEAQ  (R10)(R14*2), R12
+	LEAQ  (R8)(R13*1), R10
+	LEAQ  (R8)(R13*2), CX
+	LEAQ  (R10)(R13*2), R12
 	MOVQ  b+32(FP), BX
 	MOVQ  k4+0(FP), R13
 	VPXOR Y0, Y0, Y0
@@ -269,10 +284,10 @@ prow:
 ploop:
 	VMOVDQU (BX), Y8
 	VMOVDQU 32(BX), Y9
-	MADD(R9, Y0, Y1)
-	MADD(R10, Y2, Y3)
-	MADD(CX, Y4, Y5)
-	MADD(R12, Y6, Y7)
+	MADDSA(R9, Y0, Y1)
+	MADDSA(R10, Y2, Y3)
+	MADDSA(CX, Y4, Y5)
+	MADDSA(R12, Y6, Y7)
 	ADDQ    $4, R9
 	ADDQ    $4, R10
 	ADDQ    $4, CX
@@ -314,7 +329,8 @@ pstore:
 	VMOVUPS Y6, (CX)
 	VMOVUPS Y7, 32(CX)
 
-	LEAQ (R8)(R14*4), R8
+	MOVQ lda+24(FP), R13
+	LEAQ (R8)(R13*4), R8
 	LEAQ (DI)(AX*4), DI
 	ADDQ $16, SI
 	ADDQ $16, R11
@@ -322,5 +338,35 @@ pstore:
 	JNE  prow
 
 pdone:
+	VZEROUPPER
+	RET
+
+// func int8SignAbsAVX2(s, abs, q *uint8, n int)
+// s[d] = q[d] XOR 0x80 (q[d] − 128 as a signed byte), abs[d] = |q[d] − 128|
+// for n (a multiple of 32) bytes.
+TEXT ·int8SignAbsAVX2(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), DI
+	MOVQ         abs+8(FP), DX
+	MOVQ         q+16(FP), SI
+	MOVQ         n+24(FP), CX
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X1
+	VPBROADCASTD X1, Y1
+	SHRQ         $5, CX
+	JE           sadone
+
+saloop:
+	VMOVDQU (SI), Y0
+	VPXOR   Y1, Y0, Y0
+	VPABSB  Y0, Y2
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y2, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNE     saloop
+
+sadone:
 	VZEROUPPER
 	RET
