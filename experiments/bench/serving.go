@@ -477,7 +477,7 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 		e.Log.Warnf("bench -serving: 1-minute load %s ≥ %.1f: other processes share the cores, the numbers will be noisy", strings.Fields(r.Load)[0], quietLoad)
 	}
 	for _, m := range models {
-		rows, note, err := measureServingModel(e, m, precs, peer, &r.ORT, start)
+		rows, note, err := measureServingModel(e, m, precs, peer, &r, start)
 		if err != nil {
 			return servingResults{}, err
 		}
@@ -486,7 +486,6 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 		}
 		r.Rows = append(r.Rows, rows...)
 	}
-	r.PyTorch = pytorchVersion
 	r.LoadAfter = loadAverage()
 	r.Wall = time.Since(start)
 	return r, nil
@@ -503,10 +502,11 @@ func bf16Row(precs []graph.Precision, notes []string) ([]graph.Precision, []stri
 		append(notes, "no bf16 row: "+line)
 }
 
-// measureServingModel measures one model: ours in each precision and ONNX
-// Runtime's float32, so.rounds rounds in alternating order. note says why
-// ONNX Runtime did not run on this model, when it could not be exported.
-func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPeer, version *string, start time.Time) ([]servingRow, string, error) {
+// measureServingModel measures one model: ours in each precision, ONNX
+// Runtime's float32 and int8 and (-pytorch) PyTorch's float32, so.rounds
+// rounds in alternating order; the peers' versions go into res. note says
+// why a peer did not run on this model.
+func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPeer, res *servingResults, start time.Time) ([]servingRow, string, error) {
 	rows := make([]servingRow, len(precs))
 	var runs []func(int) error
 	for i, p := range precs {
@@ -525,10 +525,10 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 			return nil
 		})
 	}
-	ortMs, note := ortRuns(e, m, precs, peer, version, start, &runs)
+	ortMs, note := ortRuns(e, m, precs, peer, &res.ORT, start, &runs)
 	var torchMs [][]float64
 	if so.pytorch && slices.Contains(precs, graph.FP32) {
-		torchMs = torchRuns(e, m, start, &runs)
+		torchMs = torchRuns(e, m, &res.PyTorch, start, &runs)
 	}
 	for round := range so.rounds {
 		order := slices.Clone(runs)
@@ -608,9 +608,10 @@ func ortRuns(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPe
 	return out, strings.Join(notes, "; ")
 }
 
-// torchRuns adds to runs PyTorch's rounds of model m (torch_serving.py)
-// and returns where their medians go.
-func torchRuns(e *harness.Env, m servingModel, start time.Time, runs *[]func(int) error) [][]float64 {
+// torchRuns adds to runs PyTorch's rounds of model m (torch_serving.py),
+// each setting *version to what PyTorch says of itself, and returns where
+// their medians go.
+func torchRuns(e *harness.Env, m servingModel, version *string, start time.Time, runs *[]func(int) error) [][]float64 {
 	ms := make([][]float64, len(servingBatches))
 	*runs = append(*runs, func(round int) error {
 		var ts []timing
@@ -627,7 +628,7 @@ func torchRuns(e *harness.Env, m servingModel, start time.Time, runs *[]func(int
 			if err != nil {
 				return fmt.Errorf("%s: PyTorch: %w", m.Label, err)
 			}
-			pytorchVersion = fmt.Sprintf("%s (OpenBLAS core %s)", l.Version(), l.BLAS)
+			*version = fmt.Sprintf("%s (OpenBLAS core %s)", l.Version(), l.BLAS)
 			ms[k] = append(ms[k], l.MedianMs)
 			ts = append(ts, timing{Batch: b, MedianMs: l.MedianMs, MinMs: l.MinMs, ImgS: l.ImgS})
 		}
@@ -636,9 +637,6 @@ func torchRuns(e *harness.Env, m servingModel, start time.Time, runs *[]func(int
 	})
 	return ms
 }
-
-// pytorchVersion is what the last PyTorch run said of itself.
-var pytorchVersion string
 
 // quantizeScript is ONNX Runtime's int8 peer: quantize_dynamic's graph
 // written with Debian's python3-onnx (run from the repository root).

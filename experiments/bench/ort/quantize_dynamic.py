@@ -54,6 +54,7 @@ class Rewriter:
         self.per_channel = per_channel
         self.qmax = qmax
         self.dq = {}  # activation name -> (q, scale, zp) outputs of its DynamicQuantizeLinear
+        self.wq = {}  # weight name -> its (q, scale, zp) initializers, made once however many MatMuls read it
         self.nodes = []
         self.new_inits = []
 
@@ -65,11 +66,14 @@ class Rewriter:
         return self.dq[name]
 
     def weight(self, name):
+        if name in self.wq:
+            return self.wq[name]
         w = numpy_helper.to_array(self.inits[name]).astype(np.float32)
         q, scale, zp = quantize_weight(w, self.per_channel, self.qmax)
         out = [name + "_quantized", name + "_scale", name + "_zero_point"]
         for arr, n in zip((q, scale, zp), out):
             self.new_inits.append(numpy_helper.from_array(arr, n))
+        self.wq[name] = out
         return out
 
     def matmul(self, node, b):
