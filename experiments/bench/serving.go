@@ -278,6 +278,13 @@ type servingResults struct {
 	Warmup, Rounds  int
 	Kernel          string // kernels.ISA(): our float kernels
 	Int8Kernel      string // kernels.Int8ISA(): our int8 tile
+	// FP32Peak, Int8Peak and Int8SatPeak are kernels.FP32Peak, Int8Peak
+	// and Int8SaturatingPeak on Threads threads, in G operations a second,
+	// measured before the models (0: no such loop here): the ceiling
+	// table's (ceiling.go).
+	FP32Peak    float64 `json:",omitempty"`
+	Int8Peak    float64 `json:",omitempty"`
+	Int8SatPeak float64 `json:",omitempty"`
 	// ORT is ONNX Runtime's version, "" when it did not run; ORTSkip says
 	// why not and how to install it.
 	ORT     string `json:",omitempty"`
@@ -296,11 +303,16 @@ type servingResults struct {
 type servingRow struct {
 	Model     string
 	Precision graph.Precision
-	Ours      []timing    // per servingBatches: the median over the rounds of each round's median
-	ORT       []timing    `json:",omitempty"`
-	ORTFP32   []timing    `json:",omitempty"`
-	OursMs    [][]float64 // per batch, each round's median ms
-	ORTMs     [][]float64 `json:",omitempty"`
+	// FLOPs is one image's matrix-product FLOPs in our serving graph,
+	// Int8FLOPs those of them our int8 quantizes; PeerFLOPs and
+	// PeerInt8FLOPs the same in timm's export (servingFLOPs).
+	FLOPs, Int8FLOPs         float64     `json:",omitempty"`
+	PeerFLOPs, PeerInt8FLOPs float64     `json:",omitempty"`
+	Ours                     []timing    // per servingBatches: the median over the rounds of each round's median
+	ORT                      []timing    `json:",omitempty"`
+	ORTFP32                  []timing    `json:",omitempty"`
+	OursMs                   [][]float64 // per batch, each round's median ms
+	ORTMs                    [][]float64 `json:",omitempty"`
 	// Torch is PyTorch's float32 (fp32 rows, -pytorch), TorchMs its rounds.
 	Torch   []timing    `json:",omitempty"`
 	TorchMs [][]float64 `json:",omitempty"`
@@ -464,6 +476,10 @@ func measureServingRun(e *harness.Env) (servingResults, error) {
 	r := servingResults{Notes: notes, Machine: harness.DescribeMachine(), Start: start, Load: loadAverage(), GoVersion: runtime.Version(),
 		Threads: so.threads, Iters: so.iters, BatchIters: so.batchIters, Warmup: so.warmup, Rounds: so.rounds,
 		Kernel: kernels.ISA(), Int8Kernel: kernels.Int8ISA()}
+	r.FP32Peak, _ = kernels.FP32Peak(so.threads)
+	r.Int8Peak, _ = kernels.Int8Peak(so.threads)
+	r.Int8SatPeak, _ = kernels.Int8SaturatingPeak(so.threads)
+	e.Log.Infof("bench -serving: peaks on %d threads: fp32 %.0f GFLOP/s, int8 %.0f Gop/s, int8 saturating %.0f Gop/s (0: none here)", so.threads, r.FP32Peak, r.Int8Peak, r.Int8SatPeak)
 	peer := ortPeer{Skip: "not asked for (-ort=false)"}
 	if so.ort {
 		peer = probeORT(so.node, so.ortScript, so.ortDir)
@@ -509,8 +525,11 @@ func bf16Row(precs []graph.Precision, notes []string) ([]graph.Precision, []stri
 func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision, peer ortPeer, res *servingResults, start time.Time) ([]servingRow, string, error) {
 	rows := make([]servingRow, len(precs))
 	var runs []func(int) error
+	flops, int8 := servingFLOPs(layers.Presets[m.Preset], false)
+	peerFLOPs, peerInt8 := servingFLOPs(layers.Presets[m.Preset], true)
 	for i, p := range precs {
-		rows[i] = servingRow{Model: m.Label, Precision: p, OursMs: make([][]float64, len(servingBatches))}
+		rows[i] = servingRow{Model: m.Label, Precision: p, FLOPs: flops, Int8FLOPs: int8, PeerFLOPs: peerFLOPs, PeerInt8FLOPs: peerInt8,
+			OursMs: make([][]float64, len(servingBatches))}
 		r := &rows[i]
 		runs = append(runs, func(round int) error {
 			j := job{Mode: modeServing, Config: m.Preset, Steps: so.iters, BatchSteps: so.batchIters, Threads: so.threads, Warmup: so.warmup, Seed: so.seed, Precision: p}

@@ -3,10 +3,8 @@ package kernels
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
-	"time"
 )
 
 // The bfloat16 products run on paired tiles where the CPU and Linux allow
@@ -138,52 +136,20 @@ func bf16Tiles() *pairTiles {
 	return bf16Pick.tiles
 }
 
-// The windows BF16Peak times: each runs peakRounds rounds on every thread.
-const (
-	peakWindows = 30
-	peakRounds  = 1 << 19 // about 1.6 ms of VDPBF16PS's 24-instruction round on a 3.7 GHz Zen 5 core
-)
-
 // BF16Peak measures the throughput of the instruction the bfloat16
-// products run on, alone: threads goroutines, each locked to its own OS
-// thread, run independent chains of it back to back from registers, with
-// no load, store or dependence between them. It returns the GFLOP/s of the
-// fastest of peakWindows windows (each thread peakRounds rounds; 2 FLOPs a
-// multiply-add) and true; false where the backend has no such loop (AMX's
-// tiles and the emulation).
+// products run on, alone (peakRate): its GFLOP/s (2 FLOPs a multiply-add)
+// and true; false where the backend has no such loop (AMX's tiles and the
+// emulation).
 //
 // No bfloat16 product can run faster, so no step whose products take all
 // its FLOPs can either: the benchmark divides it by the peer's GFLOP/s for
-// the most a bf16 step could gain. The fastest window is taken because the
-// other processes on a shared machine can only slow a window down.
+// the most a bf16 step could gain.
 func BF16Peak(threads int) (gflops float64, ok bool) {
 	pt := bf16Tiles()
 	if pt == nil || pt.peak == nil || threads < 1 {
 		return 0, false
 	}
-	best := time.Duration(-1)
-	for range peakWindows {
-		var ready, done sync.WaitGroup
-		ready.Add(threads)
-		gate := make(chan struct{})
-		for range threads {
-			done.Go(func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				ready.Done()
-				<-gate
-				pt.peak(peakRounds)
-			})
-		}
-		ready.Wait() // the window times the loops, not the threads' start
-		start := time.Now()
-		close(gate)
-		done.Wait()
-		if d := time.Since(start); best < 0 || d < best {
-			best = d
-		}
-	}
-	return float64(threads) * float64(peakRounds) * float64(pt.peakFLOPs) / best.Seconds() / 1e9, true
+	return peakRate(threads, peakLoop{pt.peak, pt.peakFLOPs}), true
 }
 
 // BF16Backend names the kernel the bfloat16 products run on: AMX's tiles,
