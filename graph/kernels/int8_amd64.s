@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "int8_amd64.h"
 
 // EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15) into
 // float32: float32(acc − zx[r]·colSum) · (sx[r]·scale), the bias added
@@ -43,14 +44,7 @@
 #define MADDSA(row, lo, hi) \
 	VPBROADCASTD (row), Y11 \
 	VPBROADCASTD (row)(R14*1), Y14 \
-	VPSIGNB      Y11, Y8, Y12 \
-	VPSIGNB      Y11, Y9, Y13 \
-	VPMADDUBSW   Y12, Y14, Y12 \
-	VPMADDUBSW   Y13, Y14, Y13 \
-	VPMADDWD     Y10, Y12, Y12 \
-	VPMADDWD     Y10, Y13, Y13 \
-	VPADDD       Y12, lo, lo \
-	VPADDD       Y13, hi, hi
+	INT8SIGNED(lo, hi)
 
 // func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
 TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "int8_amd64.h"
 
 // The peak loops: one instruction sequence of the products alone, from
 // registers, on independent chains, n rounds (peak.go).
@@ -67,20 +68,8 @@ fma5:
 	VZEROUPPER
 	RET
 
-// EXACT is the int8 tile's arithmetic for one row and a group of 4 depths
-// (int8_amd64.s's MADDSA without its two broadcasts): 64 multiply-adds.
-#define EXACT(lo, hi) \
-	VPSIGNB    Y11, Y8, Y12 \
-	VPSIGNB    Y11, Y9, Y13 \
-	VPMADDUBSW Y12, Y14, Y12 \
-	VPMADDUBSW Y13, Y14, Y13 \
-	VPMADDWD   Y10, Y12, Y12 \
-	VPMADDWD   Y10, Y13, Y13 \
-	VPADDD     Y12, lo, lo \
-	VPADDD     Y13, hi, hi
-
 // func int8ExactPeakAVX2(n int)
-// 4 rows of EXACT a round: 256 multiply-adds.
+// 4 rows of the int8 tile's INT8SIGNED a round: 256 multiply-adds.
 TEXT ·int8ExactPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ  n+0(FP), CX
 	VPXOR Y8, Y8, Y8
@@ -90,16 +79,16 @@ TEXT ·int8ExactPeakAVX2(SB), NOSPLIT, $0-8
 	VPXOR Y14, Y14, Y14
 
 exact:
-	EXACT(Y0, Y1)
-	EXACT(Y2, Y3)
-	EXACT(Y4, Y5)
-	EXACT(Y6, Y7)
+	INT8SIGNED(Y0, Y1)
+	INT8SIGNED(Y2, Y3)
+	INT8SIGNED(Y4, Y5)
+	INT8SIGNED(Y6, Y7)
 	DECQ CX
 	JNZ  exact
 	VZEROUPPER
 	RET
 
-// SAT is EXACT without the sign step: VPMADDUBSW on the unsigned bytes as
+// SAT is INT8SIGNED without the sign step: VPMADDUBSW on the unsigned bytes as
 // they are, whose int16 pair sums saturate when both products are large
 // (2·255·127 > 32767): AVX2's u8×s8 sequence in ONNX Runtime's MLAS.
 #define SAT(lo, hi) \
