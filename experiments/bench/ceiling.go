@@ -18,18 +18,19 @@ import (
 // whatever the code.
 
 // servingFLOPs is one image's matrix-product FLOPs (2 a multiply-add) in
-// the serving graph of model c, and the part of them in the products our
-// int8 precision quantizes (qkv, attention's projection, the MLP). Our
-// serving graph runs the last block on the class token alone (its qkv on
-// every token: the keys and values), so it does less than
-// harness.ForwardFLOPs; with full, every token's (timm's export, which
-// ONNX Runtime runs).
-func servingFLOPs(c layers.Config, full bool) (total, int8 float64) {
+// the serving graph of model c, and the part of them in the products its
+// int8 quantizes. Ours (peer false) runs the last block on the class token
+// alone (its qkv on every token: the keys and values), so it does less than
+// harness.ForwardFLOPs, and its int8 quantizes qkv, attention's projection,
+// the MLP and the linear patch projection. timm's export as ONNX Runtime
+// runs it (peer true) does every token's work, and quantize_dynamic leaves
+// its Conv patch embedding float.
+func servingFLOPs(c layers.Config, peer bool) (total, int8 float64) {
 	c = c.WithDefaults()
 	f := func(x int) float64 { return float64(x) }
 	t, d, dh, l := f(c.NumTokens()), f(c.EmbedDim), f(c.Hidden()), f(c.Depth)
 	q := f(c.NumPrefixTokens()) // the rows the last block reads out
-	if full {
+	if peer {
 		q = t
 	}
 	qkv := 2 * t * d * 3 * d
@@ -37,7 +38,11 @@ func servingFLOPs(c layers.Config, full bool) (total, int8 float64) {
 	attention := (l-1)*2*2*t*t*d + 2*2*q*t*d
 	embed := 2 * f(c.NumPatches()) * f(c.InChans*c.PatchSize*c.PatchSize) * d
 	head := 2 * d * f(c.NumClasses) * f(c.NumPrefixTokens())
-	return quantized + attention + embed + head, quantized
+	total = quantized + attention + embed + head
+	if !peer {
+		quantized += embed
+	}
+	return total, quantized
 }
 
 // leastMs is the least time of one image, in ms, whose products do total

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +16,8 @@ import (
 
 // servingFLOPs counts timm's export as harness.ForwardFLOPs does, and our
 // serving graph less the last block's work on the tokens it does not read
-// out: their attention rows, projection and MLP.
+// out: their attention rows, projection and MLP; our int8 quantizes the
+// patch projection too.
 func TestServingFLOPs(t *testing.T) {
 	for _, name := range []string{"vit_tiny_patch16_224", "vit_small_patch16_224", "vit_base_patch16_224"} {
 		c := layers.Presets[name].WithDefaults()
@@ -26,11 +31,37 @@ func TestServingFLOPs(t *testing.T) {
 		if want := full - dropped - (tk-1)*2*2*tk*d; math.Abs(ours-want) > 1e-9*want {
 			t.Errorf("%s: ours %g FLOPs, want %g", name, ours, want)
 		}
-		if want := fullInt8 - dropped; math.Abs(oursInt8-want) > 1e-9*want {
+		embed := 2 * float64(c.NumPatches()*c.InChans*c.PatchSize*c.PatchSize) * d
+		if want := fullInt8 - dropped + embed; math.Abs(oursInt8-want) > 1e-9*want {
 			t.Errorf("%s: ours int8 %g FLOPs, want %g", name, oursInt8, want)
 		}
 		if want := float64(c.Depth) * (2*tk*d*3*d + 2*tk*d*d + 2*2*tk*d*dh); math.Abs(fullInt8-want) > 1e-9*want {
 			t.Errorf("%s: full int8 %g FLOPs, want qkv+proj+MLP %g", name, fullInt8, want)
+		}
+	}
+}
+
+// The committed record's FLOPs are servingFLOPs' for its models: a change
+// of the count must render the record again with the new figures.
+func TestServingRecordFLOPs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("serving", harness.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep harness.Report[servingResults]
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.R.Rows {
+		i := slices.IndexFunc(servingModels, func(m servingModel) bool { return m.Label == row.Model })
+		if i < 0 {
+			t.Fatalf("record row %q: no such serving model", row.Model)
+		}
+		c := layers.Presets[servingModels[i].Preset]
+		flops, int8 := servingFLOPs(c, false)
+		peer, peerInt8 := servingFLOPs(c, true)
+		if got, want := [4]float64{row.FLOPs, row.Int8FLOPs, row.PeerFLOPs, row.PeerInt8FLOPs}, [4]float64{flops, int8, peer, peerInt8}; got != want {
+			t.Errorf("record row %s %s: FLOPs %v, servingFLOPs gives %v", row.Model, row.Precision, got, want)
 		}
 	}
 }
