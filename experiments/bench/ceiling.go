@@ -74,13 +74,9 @@ func (r servingResults) Ceiling() bool { return r.FP32Peak > 0 }
 func (r servingResults) CeilingLines() [][]string {
 	var out [][]string
 	for _, row := range r.Rows {
-		int8 := 0.0
-		if row.Precision == graph.INT8 {
-			int8 = row.Int8FLOPs
-		}
-		peerInt8 := 0.0
-		if row.Precision == graph.INT8 {
-			peerInt8 = row.PeerInt8FLOPs
+		int8, peerInt8 := row.Int8FLOPs, row.PeerInt8FLOPs // the products each side's int8 quantizes
+		if row.Precision != graph.INT8 {
+			int8, peerInt8 = 0, 0
 		}
 		ours := leastMs(row.FLOPs, int8, r.FP32Peak, r.Int8Peak)
 		peer := leastMs(row.PeerFLOPs, peerInt8, r.FP32Peak, r.Int8SatPeak)
