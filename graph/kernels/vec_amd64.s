@@ -235,6 +235,65 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VFNMADD231PS ln2lo<>(SB), N, X; \
 	EXPTAIL(X, N, R, P)
 
+// EXPY2 is EXPY on two vectors at once, xa and xb, each instruction of the
+// one followed by the same on the other's registers, so that the core
+// overlaps the two dependency chains; each lane's arithmetic, and so its
+// bits, is EXPY's.
+#define EXPY2(xa, na, ra, pa, xb, nb, rb, pb) \
+	VMOVUPS explo<>(SB), na; \
+	VMOVUPS explo<>(SB), nb; \
+	VMAXPS xa, na, xa; \
+	VMAXPS xb, nb, xb; \
+	VMOVUPS exphi<>(SB), na; \
+	VMOVUPS exphi<>(SB), nb; \
+	VMINPS xa, na, xa; \
+	VMINPS xb, nb, xb; \
+	VMULPS log2e<>(SB), xa, na; \
+	VMULPS log2e<>(SB), xb, nb; \
+	VROUNDPS $0, na, na; \
+	VROUNDPS $0, nb, nb; \
+	VFNMADD231PS ln2hi<>(SB), na, xa; \
+	VFNMADD231PS ln2hi<>(SB), nb, xb; \
+	VFNMADD231PS ln2lo<>(SB), na, xa; \
+	VFNMADD231PS ln2lo<>(SB), nb, xb; \
+	VMOVUPS p0<>(SB), pa; \
+	VMOVUPS p0<>(SB), pb; \
+	VFMADD213PS p1<>(SB), xa, pa; \
+	VFMADD213PS p1<>(SB), xb, pb; \
+	VFMADD213PS p2<>(SB), xa, pa; \
+	VFMADD213PS p2<>(SB), xb, pb; \
+	VFMADD213PS p3<>(SB), xa, pa; \
+	VFMADD213PS p3<>(SB), xb, pb; \
+	VFMADD213PS p4<>(SB), xa, pa; \
+	VFMADD213PS p4<>(SB), xb, pb; \
+	VFMADD213PS p5<>(SB), xa, pa; \
+	VFMADD213PS p5<>(SB), xb, pb; \
+	VMULPS xa, xa, ra; \
+	VMULPS xb, xb, rb; \
+	VFMADD213PS xa, ra, pa; \
+	VFMADD213PS xb, rb, pb; \
+	VADDPS one<>(SB), pa, pa; \
+	VADDPS one<>(SB), pb, pb; \
+	VCVTPS2DQ na, na; \
+	VCVTPS2DQ nb, nb; \
+	VPSRAD $1, na, ra; \
+	VPSRAD $1, nb, rb; \
+	VPSUBD ra, na, na; \
+	VPSUBD rb, nb, nb; \
+	VPADDD i127<>(SB), ra, ra; \
+	VPADDD i127<>(SB), rb, rb; \
+	VPSLLD $23, ra, ra; \
+	VPSLLD $23, rb, rb; \
+	VPADDD i127<>(SB), na, na; \
+	VPADDD i127<>(SB), nb, nb; \
+	VPSLLD $23, na, na; \
+	VPSLLD $23, nb, nb; \
+	VMULPS ra, pa, pa; \
+	VMULPS rb, pb, pb; \
+	VMULPS na, pa, xa; \
+	VMULPS nb, pb, xb
+
+
 // EXP2Y sets A = e^(A+B) for a small low part B (expParts). B is
 // clobbered; N, R, P are scratch.
 #define EXP2Y(A, B, N, R, P) \
@@ -311,6 +370,125 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS  Y0, Y8, Y7; \
 	VBLENDVPS Y0, Y5, Y7, Y0
 
+// GELUY2 is GELUY on two vectors at once, Y0 and Y9, each instruction of
+// the one followed by the same on the other's registers (Y9–Y15, with Y1
+// and Y10 reused once their first values are dead), so that the core
+// overlaps the two long dependency chains: each lane's arithmetic, and so
+// its bits, is GELUY's. Clobbers Y1–Y8, Y10–Y15.
+#define GELUY2 \
+	VANDPS absmask<>(SB), Y0, Y1; \
+	VANDPS absmask<>(SB), Y9, Y10; \
+	VMINPS xmax<>(SB), Y1, Y2; \
+	VMINPS xmax<>(SB), Y10, Y11; \
+	VMOVUPS one<>(SB), Y5; \
+	VMOVUPS one<>(SB), Y14; \
+	VFMADD231PS tscale<>(SB), Y2, Y5; \
+	VFMADD231PS tscale<>(SB), Y11, Y14; \
+	VMOVUPS one<>(SB), Y2; \
+	VMOVUPS one<>(SB), Y11; \
+	VDIVPS Y5, Y2, Y2; \
+	VDIVPS Y14, Y11, Y11; \
+	VMINPS emax<>(SB), Y1, Y1; \
+	VMINPS emax<>(SB), Y10, Y10; \
+	VMULPS Y1, Y1, Y3; \
+	VMULPS Y10, Y10, Y12; \
+	VMOVAPS Y3, Y4; \
+	VMOVAPS Y12, Y13; \
+	VFMSUB231PS Y1, Y1, Y4; \
+	VFMSUB231PS Y10, Y10, Y13; \
+	VMULPS mhalf<>(SB), Y3, Y3; \
+	VMULPS mhalf<>(SB), Y12, Y12; \
+	VMULPS mhalf<>(SB), Y4, Y4; \
+	VMULPS mhalf<>(SB), Y13, Y13; \
+	VMOVUPS explo<>(SB), Y5; \
+	VMOVUPS explo<>(SB), Y14; \
+	VMAXPS Y3, Y5, Y3; \
+	VMAXPS Y12, Y14, Y12; \
+	VMOVUPS exphi<>(SB), Y5; \
+	VMOVUPS exphi<>(SB), Y14; \
+	VMINPS Y3, Y5, Y3; \
+	VMINPS Y12, Y14, Y12; \
+	VMULPS log2e<>(SB), Y3, Y5; \
+	VMULPS log2e<>(SB), Y12, Y14; \
+	VROUNDPS $0, Y5, Y5; \
+	VROUNDPS $0, Y14, Y14; \
+	VFNMADD231PS ln2hi<>(SB), Y5, Y3; \
+	VFNMADD231PS ln2hi<>(SB), Y14, Y12; \
+	VFNMADD231PS ln2lo<>(SB), Y5, Y3; \
+	VFNMADD231PS ln2lo<>(SB), Y14, Y12; \
+	VADDPS Y4, Y3, Y3; \
+	VADDPS Y13, Y12, Y12; \
+	VMOVUPS p0<>(SB), Y7; \
+	VMOVUPS p0<>(SB), Y1; \
+	VFMADD213PS p1<>(SB), Y3, Y7; \
+	VFMADD213PS p1<>(SB), Y12, Y1; \
+	VFMADD213PS p2<>(SB), Y3, Y7; \
+	VFMADD213PS p2<>(SB), Y12, Y1; \
+	VFMADD213PS p3<>(SB), Y3, Y7; \
+	VFMADD213PS p3<>(SB), Y12, Y1; \
+	VFMADD213PS p4<>(SB), Y3, Y7; \
+	VFMADD213PS p4<>(SB), Y12, Y1; \
+	VFMADD213PS p5<>(SB), Y3, Y7; \
+	VFMADD213PS p5<>(SB), Y12, Y1; \
+	VMULPS Y3, Y3, Y6; \
+	VMULPS Y12, Y12, Y15; \
+	VFMADD213PS Y3, Y6, Y7; \
+	VFMADD213PS Y12, Y15, Y1; \
+	VADDPS one<>(SB), Y7, Y7; \
+	VADDPS one<>(SB), Y1, Y1; \
+	VCVTPS2DQ Y5, Y5; \
+	VCVTPS2DQ Y14, Y14; \
+	VPSRAD $1, Y5, Y6; \
+	VPSRAD $1, Y14, Y15; \
+	VPSUBD Y6, Y5, Y5; \
+	VPSUBD Y15, Y14, Y14; \
+	VPADDD i127<>(SB), Y6, Y6; \
+	VPADDD i127<>(SB), Y15, Y15; \
+	VPSLLD $23, Y6, Y6; \
+	VPSLLD $23, Y15, Y15; \
+	VPADDD i127<>(SB), Y5, Y5; \
+	VPADDD i127<>(SB), Y14, Y14; \
+	VPSLLD $23, Y5, Y5; \
+	VPSLLD $23, Y14, Y14; \
+	VMULPS Y6, Y7, Y7; \
+	VMULPS Y15, Y1, Y1; \
+	VMULPS Y5, Y7, Y3; \
+	VMULPS Y14, Y1, Y12; \
+	VMOVUPS q9<>(SB), Y8; \
+	VMOVUPS q9<>(SB), Y10; \
+	VFMADD213PS q8<>(SB), Y2, Y8; \
+	VFMADD213PS q8<>(SB), Y11, Y10; \
+	VFMADD213PS q7<>(SB), Y2, Y8; \
+	VFMADD213PS q7<>(SB), Y11, Y10; \
+	VFMADD213PS q6<>(SB), Y2, Y8; \
+	VFMADD213PS q6<>(SB), Y11, Y10; \
+	VFMADD213PS q5<>(SB), Y2, Y8; \
+	VFMADD213PS q5<>(SB), Y11, Y10; \
+	VFMADD213PS q4<>(SB), Y2, Y8; \
+	VFMADD213PS q4<>(SB), Y11, Y10; \
+	VFMADD213PS q3<>(SB), Y2, Y8; \
+	VFMADD213PS q3<>(SB), Y11, Y10; \
+	VFMADD213PS q2<>(SB), Y2, Y8; \
+	VFMADD213PS q2<>(SB), Y11, Y10; \
+	VFMADD213PS q1<>(SB), Y2, Y8; \
+	VFMADD213PS q1<>(SB), Y11, Y10; \
+	VFMADD213PS q0<>(SB), Y2, Y8; \
+	VFMADD213PS q0<>(SB), Y11, Y10; \
+	VMULPS Y2, Y8, Y8; \
+	VMULPS Y11, Y10, Y10; \
+	VMULPS half<>(SB), Y8, Y8; \
+	VMULPS half<>(SB), Y10, Y10; \
+	VMULPS Y0, Y8, Y5; \
+	VMULPS Y9, Y10, Y14; \
+	VMULPS Y3, Y5, Y5; \
+	VMULPS Y12, Y14, Y14; \
+	VFNMADD213PS one<>(SB), Y3, Y8; \
+	VFNMADD213PS one<>(SB), Y12, Y10; \
+	VMULPS Y0, Y8, Y7; \
+	VMULPS Y9, Y10, Y1; \
+	VBLENDVPS Y0, Y5, Y7, Y0; \
+	VBLENDVPS Y9, Y14, Y1, Y9
+
 // GELUGRADY sets Y0 = dy·(Φ(x) + x·φ(x)) for x in Y0 and dy in Y9:
 // e·(h + x·c) for x < 0, 1 + e·(x·c − h) otherwise.
 #define GELUGRADY \
@@ -322,6 +500,128 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VFMADD213PS one<>(SB), Y3, Y7; \
 	VBLENDVPS Y0, Y6, Y7, Y7; \
 	VMULPS  Y9, Y7, Y0
+
+// GELUGRADY2 is GELUGRADY on two vectors at once, x in Y0 and Y9 and dy
+// read from (DX)(AX*4) and 32(DX)(AX*4), interleaved as GELUY2 is; each
+// lane's arithmetic, and so its bits, is GELUGRADY's. Clobbers Y1–Y8,
+// Y10–Y15.
+#define GELUGRADY2 \
+	VANDPS absmask<>(SB), Y0, Y1; \
+	VANDPS absmask<>(SB), Y9, Y10; \
+	VMINPS xmax<>(SB), Y1, Y2; \
+	VMINPS xmax<>(SB), Y10, Y11; \
+	VMOVUPS one<>(SB), Y5; \
+	VMOVUPS one<>(SB), Y14; \
+	VFMADD231PS tscale<>(SB), Y2, Y5; \
+	VFMADD231PS tscale<>(SB), Y11, Y14; \
+	VMOVUPS one<>(SB), Y2; \
+	VMOVUPS one<>(SB), Y11; \
+	VDIVPS Y5, Y2, Y2; \
+	VDIVPS Y14, Y11, Y11; \
+	VMINPS emax<>(SB), Y1, Y1; \
+	VMINPS emax<>(SB), Y10, Y10; \
+	VMULPS Y1, Y1, Y3; \
+	VMULPS Y10, Y10, Y12; \
+	VMOVAPS Y3, Y4; \
+	VMOVAPS Y12, Y13; \
+	VFMSUB231PS Y1, Y1, Y4; \
+	VFMSUB231PS Y10, Y10, Y13; \
+	VMULPS mhalf<>(SB), Y3, Y3; \
+	VMULPS mhalf<>(SB), Y12, Y12; \
+	VMULPS mhalf<>(SB), Y4, Y4; \
+	VMULPS mhalf<>(SB), Y13, Y13; \
+	VMOVUPS explo<>(SB), Y5; \
+	VMOVUPS explo<>(SB), Y14; \
+	VMAXPS Y3, Y5, Y3; \
+	VMAXPS Y12, Y14, Y12; \
+	VMOVUPS exphi<>(SB), Y5; \
+	VMOVUPS exphi<>(SB), Y14; \
+	VMINPS Y3, Y5, Y3; \
+	VMINPS Y12, Y14, Y12; \
+	VMULPS log2e<>(SB), Y3, Y5; \
+	VMULPS log2e<>(SB), Y12, Y14; \
+	VROUNDPS $0, Y5, Y5; \
+	VROUNDPS $0, Y14, Y14; \
+	VFNMADD231PS ln2hi<>(SB), Y5, Y3; \
+	VFNMADD231PS ln2hi<>(SB), Y14, Y12; \
+	VFNMADD231PS ln2lo<>(SB), Y5, Y3; \
+	VFNMADD231PS ln2lo<>(SB), Y14, Y12; \
+	VADDPS Y4, Y3, Y3; \
+	VADDPS Y13, Y12, Y12; \
+	VMOVUPS p0<>(SB), Y7; \
+	VMOVUPS p0<>(SB), Y1; \
+	VFMADD213PS p1<>(SB), Y3, Y7; \
+	VFMADD213PS p1<>(SB), Y12, Y1; \
+	VFMADD213PS p2<>(SB), Y3, Y7; \
+	VFMADD213PS p2<>(SB), Y12, Y1; \
+	VFMADD213PS p3<>(SB), Y3, Y7; \
+	VFMADD213PS p3<>(SB), Y12, Y1; \
+	VFMADD213PS p4<>(SB), Y3, Y7; \
+	VFMADD213PS p4<>(SB), Y12, Y1; \
+	VFMADD213PS p5<>(SB), Y3, Y7; \
+	VFMADD213PS p5<>(SB), Y12, Y1; \
+	VMULPS Y3, Y3, Y6; \
+	VMULPS Y12, Y12, Y15; \
+	VFMADD213PS Y3, Y6, Y7; \
+	VFMADD213PS Y12, Y15, Y1; \
+	VADDPS one<>(SB), Y7, Y7; \
+	VADDPS one<>(SB), Y1, Y1; \
+	VCVTPS2DQ Y5, Y5; \
+	VCVTPS2DQ Y14, Y14; \
+	VPSRAD $1, Y5, Y6; \
+	VPSRAD $1, Y14, Y15; \
+	VPSUBD Y6, Y5, Y5; \
+	VPSUBD Y15, Y14, Y14; \
+	VPADDD i127<>(SB), Y6, Y6; \
+	VPADDD i127<>(SB), Y15, Y15; \
+	VPSLLD $23, Y6, Y6; \
+	VPSLLD $23, Y15, Y15; \
+	VPADDD i127<>(SB), Y5, Y5; \
+	VPADDD i127<>(SB), Y14, Y14; \
+	VPSLLD $23, Y5, Y5; \
+	VPSLLD $23, Y14, Y14; \
+	VMULPS Y6, Y7, Y7; \
+	VMULPS Y15, Y1, Y1; \
+	VMULPS Y5, Y7, Y3; \
+	VMULPS Y14, Y1, Y12; \
+	VMOVUPS q9<>(SB), Y8; \
+	VMOVUPS q9<>(SB), Y10; \
+	VFMADD213PS q8<>(SB), Y2, Y8; \
+	VFMADD213PS q8<>(SB), Y11, Y10; \
+	VFMADD213PS q7<>(SB), Y2, Y8; \
+	VFMADD213PS q7<>(SB), Y11, Y10; \
+	VFMADD213PS q6<>(SB), Y2, Y8; \
+	VFMADD213PS q6<>(SB), Y11, Y10; \
+	VFMADD213PS q5<>(SB), Y2, Y8; \
+	VFMADD213PS q5<>(SB), Y11, Y10; \
+	VFMADD213PS q4<>(SB), Y2, Y8; \
+	VFMADD213PS q4<>(SB), Y11, Y10; \
+	VFMADD213PS q3<>(SB), Y2, Y8; \
+	VFMADD213PS q3<>(SB), Y11, Y10; \
+	VFMADD213PS q2<>(SB), Y2, Y8; \
+	VFMADD213PS q2<>(SB), Y11, Y10; \
+	VFMADD213PS q1<>(SB), Y2, Y8; \
+	VFMADD213PS q1<>(SB), Y11, Y10; \
+	VFMADD213PS q0<>(SB), Y2, Y8; \
+	VFMADD213PS q0<>(SB), Y11, Y10; \
+	VMULPS Y2, Y8, Y8; \
+	VMULPS Y11, Y10, Y10; \
+	VMULPS half<>(SB), Y8, Y8; \
+	VMULPS half<>(SB), Y10, Y10; \
+	VMULPS invsqrt2pi<>(SB), Y0, Y5; \
+	VMULPS invsqrt2pi<>(SB), Y9, Y14; \
+	VADDPS Y8, Y5, Y6; \
+	VADDPS Y10, Y14, Y15; \
+	VMULPS Y3, Y6, Y6; \
+	VMULPS Y12, Y15, Y15; \
+	VSUBPS Y8, Y5, Y7; \
+	VSUBPS Y10, Y14, Y1; \
+	VFMADD213PS one<>(SB), Y3, Y7; \
+	VFMADD213PS one<>(SB), Y12, Y1; \
+	VBLENDVPS Y0, Y6, Y7, Y7; \
+	VBLENDVPS Y9, Y15, Y1, Y1; \
+	VMULPS (DX)(AX*4), Y7, Y0; \
+	VMULPS 32(DX)(AX*4), Y1, Y9
 
 // HSUM sets the low lane of X (the low half of Y) to the sum of Y's 8
 // lanes. T is an XMM scratch register.
@@ -341,6 +641,18 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-24
 	MOVQ CX, BX
 	ANDQ $-8, BX
 	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+exp16:
+	CMPQ AX, DX
+	JGE  exp8
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y4
+	EXPY2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y4, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  exp16
 exp8:
 	CMPQ AX, BX
 	JGE  exp1
@@ -369,6 +681,18 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	MOVQ CX, BX
 	ANDQ $-8, BX
 	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+gelu16:
+	CMPQ AX, DX
+	JGE  gelu8
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y9
+	GELUY2
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y9, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  gelu16
 gelu8:
 	CMPQ AX, BX
 	JGE  gelu1
@@ -398,6 +722,18 @@ TEXT ·geluBackwardAVX2(SB), NOSPLIT, $0-32
 	MOVQ CX, BX
 	ANDQ $-8, BX
 	XORQ AX, AX
+	MOVQ CX, R8
+	ANDQ $-16, R8
+gb16:
+	CMPQ AX, R8
+	JGE  gb8
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y9
+	GELUGRADY2
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y9, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  gb16
 gb8:
 	CMPQ AX, BX
 	JGE  gb1
@@ -625,8 +961,7 @@ ess16:
 	VMOVUPS 32(SI)(AX*4), Y4
 	VSUBPS Y8, Y0, Y0
 	VSUBPS Y8, Y4, Y4
-	EXPY(Y0, Y1, Y2, Y3)
-	EXPY(Y4, Y5, Y6, Y7)
+	EXPY2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	VMOVUPS Y0, (SI)(AX*4)
 	VMOVUPS Y4, 32(SI)(AX*4)
 	VADDPS Y0, Y10, Y10
@@ -641,8 +976,7 @@ esstail:
 	VMASKMOVPS 32(SI)(AX*4), Y15, Y4
 	VSUBPS Y8, Y0, Y0
 	VSUBPS Y8, Y4, Y4
-	EXPY(Y0, Y1, Y2, Y3)
-	EXPY(Y4, Y5, Y6, Y7)
+	EXPY2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	VMASKMOVPS Y0, Y14, (SI)(AX*4)
 	VMASKMOVPS Y4, Y15, 32(SI)(AX*4)
 	VANDPS Y14, Y0, Y0
