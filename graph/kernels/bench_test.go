@@ -212,10 +212,12 @@ func elementwiseBenches() []struct {
 	const hidden, tokens, d = 6400 * 768, 6400, 192
 	x, y, dy := randSlice(r, hidden), make([]float32, hidden), randSlice(r, hidden)
 	att := randSlice(r, 384*50*50)
+	scores := randSlice(r, 6*197*197) // ViT-S/16's attention scores of one image and layer
 	lnX, lnY, lnDy := randSlice(r, tokens*d), make([]float32, tokens*d), randSlice(r, tokens*d)
 	w, b, dw, db := randSlice(r, d), randSlice(r, d), make([]float32, d), make([]float32, d)
 	mean, rstd := make([]float32, tokens), make([]float32, tokens)
 	bias768 := randSlice(r, 768)
+	row, rowY := randSlice(r, 6*768), make([]float32, 6*768) // one fc1 tile's rows, in L1 as in its epilogue
 	return []struct {
 		name  string
 		elems int
@@ -223,8 +225,10 @@ func elementwiseBenches() []struct {
 	}{
 		{"Exp_4.9M", hidden, func() { Exp(y, x) }},
 		{"GELU_4.9M", hidden, func() { GELU(y, x) }},
+		{"GELU_6x768", len(row), func() { GELU(rowY, row) }},
 		{"GELUBackward_4.9M", hidden, func() { GELUBackward(y, x, dy) }},
 		{"SoftmaxRows_19200x50", len(att), func() { SoftmaxRows(att, 384*50, 50) }},
+		{"SoftmaxRows_1182x197", len(scores), func() { SoftmaxRows(scores, 6*197, 197) }},
 		{"SoftmaxBackwardRows_19200x50", len(att), func() { SoftmaxBackwardRows(att, att, att, 384*50, 50) }},
 		{"LayerNormRows_6400x192", tokens * d, func() { LayerNormRows(lnY, mean, rstd, lnX, w, b, tokens, d, 1e-6) }},
 		{"LayerNormBackwardRows_6400x192", tokens * d, func() { LayerNormBackwardRows(lnY, dw, db, lnDy, lnX, mean, rstd, w, tokens, d) }},
