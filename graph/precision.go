@@ -32,9 +32,10 @@ const (
 	INT8 Precision = "int8" // inference only: int8 weights and activations, int32 accumulation (kernels.Int8Linear)
 )
 
-// INT8 is dynamic quantization as ONNX Runtime's quantize_dynamic does it,
-// for inference: the Linear weights packed by PackWeight are quantized once
-// to int8 (symmetric per output channel), each row of a packed Linear's
+// INT8 is dynamic quantization as ONNX Runtime's quantize_dynamic does it
+// with reduce_range, for inference: the Linear weights packed by PackWeight
+// are quantized once to 7-bit integers (symmetric per output channel,
+// −64…64, kernels.Int8WeightMax), each row of a packed Linear's
 // input is quantized to uint8 when it arrives (its own scale and zero
 // point), and the products accumulate in int32 (kernels.Int8Linear).
 // Everything else is float32, attention's Q·Kᵀ and P·V included. Only

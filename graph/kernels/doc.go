@@ -121,13 +121,13 @@
 // # int8 products
 //
 // QuantizeInt8 quantizes a weight matrix once (symmetric per output
-// channel, to −127…127) and Int8Linear computes x·Wᵀ + b from it as ONNX
-// Runtime's dynamic quantization does: each row of x quantized to uint8
-// with its own scale and zero point, int32 sums, then one defined sequence
-// of float32 steps. The tiles sum (x − 128)·w as |x − 128| times w with
-// x − 128's sign, which keeps AVX2's VPMADDUBSW from saturating, so the
-// AVX2 tile and the Go one give the same int32 sums and the same outputs
-// on every CPU (TestInt8Digest). Int8ISA names the tile.
+// channel, on 7 bits: −64…64) and Int8Linear computes x·Wᵀ + b from it as
+// ONNX Runtime's dynamic quantization with reduce_range does: each row of
+// x quantized to uint8 with its own scale and zero point, int32 sums, then
+// one defined sequence of float32 steps. With 7-bit weights AVX2's
+// VPMADDUBSW never saturates its int16 pairs, so the AVX2 kernels and the
+// Go one give the same int32 sums and the same outputs on every CPU
+// (TestInt8Digest). Int8ISA names the tile.
 //
 // # Errors
 //

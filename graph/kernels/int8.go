@@ -6,22 +6,25 @@ import (
 )
 
 // Int8 products follow ONNX Runtime's dynamic quantization
-// (quantize_dynamic): the weights are quantized once, symmetric per output
-// channel to −127…127; each activation row is quantized when it arrives to
-// 0…255, asymmetric with its own scale and zero point; the products
-// accumulate in int32 and are scaled back to float32.
+// (quantize_dynamic with reduce_range, which ONNX Runtime advises on x86-64
+// without VNNI): the weights are quantized once, symmetric per output
+// channel to −64…64 (7 bits); each activation row is quantized when it
+// arrives to 0…255, asymmetric with its own scale and zero point; the
+// products accumulate in int32 and are scaled back to float32.
 //
-// The tiles sum (a − 128)·w, a signed byte times a signed byte: AVX2's
-// VPMADDUBSW takes |a − 128| (at most 128) and w with a − 128's sign
-// (VPSIGNB), so a pair of products stays within int16 (2·128·127 = 32,512 ≤
-// 32,767) and the instruction's saturation never happens; the epilogue adds
-// 128·Σw back. Every kernel — AVX2 and the Go code — thus gives the same
-// int32 sums exactly, with full 8-bit weights and activations. The float32
-// steps around the sums are one defined sequence (no fused multiply-add),
-// so int8 outputs are the same bits on every CPU.
+// AVX2's VPMADDUBSW multiplies unsigned bytes by signed ones and adds
+// pairs in int16 with saturation: with 7-bit weights a pair is at most
+// 2·255·64 = 32,640 ≤ 32,767, so the panel kernel multiplies the quantized
+// bytes as they are and never saturates (8-bit weights would overflow it).
+// The tile for the rows and columns left over sums (a − 128)·w with
+// a − 128's sign moved onto w, the same integers. Every kernel — AVX2 and
+// the Go code — thus gives the same int32 sums exactly. The float32 steps
+// around the sums are one defined sequence (no fused multiply-add), so int8
+// outputs are the same bits on every CPU.
 
-// Int8WeightMax is the largest weight magnitude after quantization.
-const Int8WeightMax = 127
+// Int8WeightMax is the largest weight magnitude after quantization: 7 bits,
+// reduce_range's −64…64, so that AVX2's VPMADDUBSW pairs never saturate.
+const Int8WeightMax = 64
 
 // int8Group is the depth of one VPMADDUBSW/VPMADDWD step: the packed
 // weights hold 4 consecutive depths of a column in 4 bytes.
@@ -34,7 +37,7 @@ const int8Panel = 16
 // PackedInt8 is a weight matrix W (N outputs × K inputs, PyTorch's
 // [out, in]) quantized for Int8Linear: per output channel j a scale
 // Scale[j] = max|W[j,:]| / Int8WeightMax and the integers
-// q = round(W[j,k] / Scale[j]) in −127…127 (to nearest, ties to even), laid
+// q = round(W[j,k] / Scale[j]) in −64…64 (to nearest, ties to even), laid
 // out in panels of 16 columns and groups of 4 depths, with the column sums
 // of q that the activations' zero points need.
 type PackedInt8 struct {

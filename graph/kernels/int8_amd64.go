@@ -5,7 +5,7 @@ package kernels
 // int8Tile4x16AVX2 is int8TileGo on AVX2: the 4 bytes of a row,
 // broadcast, less 128 (VPXOR 0x80); VPMADDUBSW multiplies their magnitude
 // (VPABSB, at most 128) with a group of the panel given their signs
-// (VPSIGNB) and adds pairs in int16 (at most 2·128·127: never saturating),
+// (VPSIGNB) and adds pairs in int16 (at most 2·128·64: never saturating),
 // VPMADDWD by ones adds the pairs in int32, VPADDD accumulates.
 //
 //go:noescape
@@ -63,45 +63,21 @@ func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
 	quantizeValuesGo(q, x, scale, zp)
 }
 
-// int8Panel4x16AVX2 computes and scales back rows4 groups of 4 rows of one
-// full panel (16 columns): the tile and the epilogue in one call, with no
-// buffer between them. a holds each row as int8SignAbs writes it: a − 128
-// as signed bytes, and their magnitudes half bytes further on.
+// int8PanelRaw4x16AVX2 computes and scales back rows4 groups of 4 rows of
+// one full panel (16 columns): the tile and the epilogue in one call, with
+// no buffer between them. a holds the quantized rows as they are (a_q,
+// 0…255): with weights within ±Int8WeightMax (64), VPMADDUBSW's int16
+// pairs, at most 2·255·64 = 32,640, never saturate, so the loop needs no
+// sign step. Its sums are of a_q·q; zx holds the zero points less 128 (the
+// tiles' convention), which it adds back.
 //
 //go:noescape
-func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int, half int)
+func int8PanelRaw4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
 
-//go:noescape
-func int8SignAbsAVX2(s, abs, q *uint8, n int)
-
-// int8PanelSA says whether Int8LinearThen runs the panel kernel, which
-// reads the activations as int8SignAbs writes them.
-func int8PanelSA() bool { return hasAVX2 }
-
-// int8SignAbs writes s[d] = q[d] − 128 as a signed byte and
-// abs[d] = |q[d] − 128|: the panel kernel's operands, computed once per
-// row rather than once per panel.
-func int8SignAbs(s, abs, q []uint8) {
-	n32 := len(q) &^ 31
-	if n32 > 0 {
-		_, _ = s[n32-1], abs[n32-1]
-		int8SignAbsAVX2(&s[0], &abs[0], &q[0], n32)
-	}
-	for d := n32; d < len(q); d++ {
-		v := int8(q[d] ^ 0x80)
-		s[d] = uint8(v)
-		if v < 0 {
-			v = -v // −128 stays −128: as a byte, 128
-		}
-		abs[d] = uint8(v)
-	}
-}
-
-// int8PanelRows runs int8Panel4x16AVX2 over the first rows/4·4 rows from
-// row i of a full panel at column c0 and returns how many rows it did (0
-// where the CPU lacks AVX2). sa holds the rows as int8SignAbs writes them,
-// the signed bytes first and the magnitudes half bytes further on.
-func int8PanelRows(y []float32, ldy int, sa []uint8, half, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
+// int8PanelRows runs int8PanelRaw4x16AVX2 over the first rows/4·4 rows
+// from row i of a full panel at column c0 and returns how many rows it did
+// (0 where the CPU lacks AVX2). qx holds the quantized rows, kp bytes each.
+func int8PanelRows(y []float32, ldy int, qx []uint8, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
 	if !hasAVX2 || rows < 4 {
 		return 0
 	}
@@ -111,10 +87,10 @@ func int8PanelRows(y []float32, ldy int, sa []uint8, half, kp int, sx []float32,
 		bp = &b[c0 : c0+16][0]
 	}
 	last := (i + 4*rows4 - 1) * ldy
-	_ = y[last+c0+15]             // the last row's panel is in y
-	_ = sa[half+(i+4*rows4)*kp-1] // and its quantized rows in sa
-	int8Panel4x16AVX2(kp/int8Group, rows4, &sa[i*kp], kp, &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0],
-		&w.Scale[c0 : c0+16][0], bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy, half)
+	_ = y[last+c0+15]        // the last row's panel is in y
+	_ = qx[(i+4*rows4)*kp-1] // and its quantized row in qx
+	int8PanelRaw4x16AVX2(kp/int8Group, rows4, &qx[i*kp], kp, &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0],
+		&w.Scale[c0 : c0+16][0], bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy)
 	return 4 * rows4
 }
 

@@ -38,13 +38,30 @@
 	VPADDD       Y13, hi, hi
 
 
-// MADDSA is MADD on rows stored twice: a − 128 as a signed byte at row
-// and its magnitude at row + R14 (int8SignAbsAVX2's halves), so the panel
-// loop does not recompute them for every panel: Y14 = the magnitudes.
-#define MADDSA(row, lo, hi) \
+
+// MADDRAW adds one group of 4 depths of a row of a_q (at row, unsigned
+// bytes) times the panel's group (Y8, Y9) to the row's sums (lo, hi):
+// int8_amd64.h's INT8PAIRS on the broadcast bytes. Y10 = int16 ones.
+#define MADDRAW(row, lo, hi) \
 	VPBROADCASTD (row), Y11 \
-	VPBROADCASTD (row)(R14*1), Y14 \
-	INT8SIGNED(lo, hi)
+	INT8PAIRS(Y11, lo, hi)
+
+// EPI4R is EPI4 for sums of a_q·q: the zero point zx[r] + 128 (Y14 =
+// int32 128s).
+#define EPI4R(lo, hi, off) \
+	VPBROADCASTD off(R11), Y11 \
+	VPADDD       Y14, Y11, Y11 \
+	VPMULLD      (DX), Y11, Y12 \
+	VPMULLD      32(DX), Y11, Y13 \
+	VPSUBD       Y12, lo, lo \
+	VPSUBD       Y13, hi, hi \
+	VCVTDQ2PS    lo, lo \
+	VCVTDQ2PS    hi, hi \
+	VBROADCASTSS off(SI), Y11 \
+	VMULPS       (R12), Y11, Y12 \
+	VMULPS       32(R12), Y11, Y13 \
+	VMULPS       Y12, lo, lo \
+	VMULPS       Y13, hi, hi
 
 // func int8Tile4x16AVX2(k4 int, a0, a1, a2, a3 *uint8, b *int8, tile *[64]int32)
 TEXT ·int8Tile4x16AVX2(SB), NOSPLIT, $0-56
@@ -233,16 +250,13 @@ qdone:
 	VZEROUPPER
 	RET
 
-// func int8Panel4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int, half int)
-// For rows4 groups of 4 rows of a (row stride lda bytes; each byte
-// a_q − 128 as a signed byte, its magnitude half bytes further on:
-// int8SignAbsAVX2) and one panel of 16 columns: the sums
-// (int8Tile4x16AVX2's, from zero), then per row r int8Epilogue16AVX2's
-// operations with sx[r] and zx[r], stored at y + r·ldy floats. bias nil:
-// no addition.
-TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-104
+// func int8PanelRaw4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
+// int8Panel4x16AVX2 on the quantized rows as they are (a_q, 0…255) and
+// weights within ±Int8WeightMax: VPMADDUBSW's pairs, at most 2·255·63,
+// never saturate, so no sign step. The sums are of a_q·q; zx holds the
+// zero points less 128 (the other kernels' convention), added back.
+TEXT ·int8PanelRaw4x16AVX2(SB), NOSPLIT, $0-96
 	MOVQ a+16(FP), R8
-	MOVQ half+96(FP), R14
 	MOVQ colSum+40(FP), DX
 	MOVQ sx+64(FP), SI
 	MOVQ zx+72(FP), R11
@@ -252,11 +266,14 @@ TEXT ·int8Panel4x16AVX2(SB), NOSPLIT, $0-104
 
 	VPCMPEQW Y10, Y10, Y10
 	VPSRLW   $15, Y10, Y10
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD   $31, Y14, Y14
+	VPSLLD   $7, Y14, Y14 // int32 128s
 	MOVQ     rows4+8(FP), R15
 	TESTQ    R15, R15
-	JE       pdone
+	JE       prdone
 
-prow:
+prrow:
 	MOVQ  lda+24(FP), R13
 	MOVQ  R8, R9
 	LEAQ  (R8)(R13*1), R10
@@ -273,32 +290,32 @@ prow:
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	TESTQ R13, R13
-	JE    pepi
+	JE    prepi
 
-ploop:
+prloop:
 	VMOVDQU (BX), Y8
 	VMOVDQU 32(BX), Y9
-	MADDSA(R9, Y0, Y1)
-	MADDSA(R10, Y2, Y3)
-	MADDSA(CX, Y4, Y5)
-	MADDSA(R12, Y6, Y7)
+	MADDRAW(R9, Y0, Y1)
+	MADDRAW(R10, Y2, Y3)
+	MADDRAW(CX, Y4, Y5)
+	MADDRAW(R12, Y6, Y7)
 	ADDQ    $4, R9
 	ADDQ    $4, R10
 	ADDQ    $4, CX
 	ADDQ    $4, R12
 	ADDQ    $64, BX
 	DECQ    R13
-	JNE     ploop
+	JNE     prloop
 
-pepi:
+prepi:
 	MOVQ scale+48(FP), R12
-	EPI4(Y0, Y1, 0)
-	EPI4(Y2, Y3, 4)
-	EPI4(Y4, Y5, 8)
-	EPI4(Y6, Y7, 12)
+	EPI4R(Y0, Y1, 0)
+	EPI4R(Y2, Y3, 4)
+	EPI4R(Y4, Y5, 8)
+	EPI4R(Y6, Y7, 12)
 	MOVQ  bias+56(FP), BX
 	TESTQ BX, BX
-	JE    pstore
+	JE    prstore
 	VMOVUPS (BX), Y8
 	VMOVUPS 32(BX), Y9
 	VADDPS  Y8, Y0, Y0
@@ -310,7 +327,7 @@ pepi:
 	VADDPS  Y8, Y6, Y6
 	VADDPS  Y9, Y7, Y7
 
-pstore:
+prstore:
 	LEAQ    (DI)(AX*1), R9
 	LEAQ    (DI)(AX*2), R10
 	LEAQ    (R9)(AX*2), CX
@@ -329,38 +346,9 @@ pstore:
 	ADDQ $16, SI
 	ADDQ $16, R11
 	DECQ R15
-	JNE  prow
+	JNE  prrow
 
-pdone:
+prdone:
 	VZEROUPPER
 	RET
 
-// func int8SignAbsAVX2(s, abs, q *uint8, n int)
-// s[d] = q[d] XOR 0x80 (q[d] − 128 as a signed byte), abs[d] = |q[d] − 128|
-// for n (a multiple of 32) bytes.
-TEXT ·int8SignAbsAVX2(SB), NOSPLIT, $0-32
-	MOVQ         s+0(FP), DI
-	MOVQ         abs+8(FP), DX
-	MOVQ         q+16(FP), SI
-	MOVQ         n+24(FP), CX
-	MOVL         $0x80808080, AX
-	VMOVD        AX, X1
-	VPBROADCASTD X1, Y1
-	SHRQ         $5, CX
-	JE           sadone
-
-saloop:
-	VMOVDQU (SI), Y0
-	VPXOR   Y1, Y0, Y0
-	VPABSB  Y0, Y2
-	VMOVDQU Y0, (DI)
-	VMOVDQU Y2, (DX)
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	DECQ    CX
-	JNE     saloop
-
-sadone:
-	VZEROUPPER
-	RET

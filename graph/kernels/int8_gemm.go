@@ -70,16 +70,13 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 	}
 	s := int8Scratch(m, w.kp)
 	defer int8Pool.Put(s)
-	qx, sx, zx, sa, half := s.q, s.scale, s.zero, s.sa, m*w.kp
+	qx, sx, zx := s.q, s.scale, s.zero
 	blocks := (m + int8RowBlock - 1) / int8RowBlock
 	parallelFor(blocks, 1, 1, func(lo, hi int) {
 		r0, r1 := lo*int8RowBlock, min(hi*int8RowBlock, m)
 		QuantizeRowsUint8(qx[r0*w.kp:], w.kp, sx[r0:r1], zx[r0:r1], x[r0*ldx:], ldx, r1-r0, k)
 		for i := r0; i < r1; i++ {
 			zx[i] -= 128 // the tiles sum (x_q − 128)·q
-		}
-		if sa != nil {
-			int8SignAbs(sa[r0*w.kp:r1*w.kp], sa[half+r0*w.kp:half+r1*w.kp], qx[r0*w.kp:r1*w.kp])
 		}
 	})
 	panels := (n + int8Panel - 1) / int8Panel
@@ -102,7 +99,7 @@ func Int8LinearThen(y []float32, ldy int, x []float32, ldx, m int, w *PackedInt8
 			r0, r1 := blk*int8RowBlock, min(blk*int8RowBlock+int8RowBlock, m)
 			i := r0
 			if c1-c0 == int8Panel && w.kp > 0 {
-				i += int8PanelRows(y, ldy, sa, half, w.kp, sx, zx, w, p, c0, b, i, r1-i)
+				i += int8PanelRows(y, ldy, qx, w.kp, sx, zx, w, p, c0, b, i, r1-i)
 			}
 			for ; i < r1; i += 4 {
 				rows := min(4, r1-i)
@@ -174,8 +171,6 @@ func int8Epilogue(y []float32, acc []int32, sx float32, zx int32, w *PackedInt8,
 
 type int8Buffers struct {
 	q     []uint8
-	sa    []uint8 // int8SignAbs of q: the panel kernel's operands (nil without it)
-	saBuf []uint8 // sa's storage
 	scale []float32
 	zero  []int32
 }
@@ -195,13 +190,6 @@ func int8Scratch(m, kp int) *int8Buffers {
 		s.scale, s.zero = make([]float32, m), make([]int32, m)
 	}
 	s.q, s.scale, s.zero = s.q[:m*kp], s.scale[:m], s.zero[:m]
-	s.sa = nil
-	if int8PanelSA() {
-		if cap(s.saBuf) < 2*m*kp {
-			s.saBuf = make([]uint8, 2*m*kp)
-		}
-		s.sa = s.saBuf[:2*m*kp]
-	}
 	return s
 }
 

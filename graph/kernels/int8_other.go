@@ -17,10 +17,6 @@ func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
 	quantizeValuesGo(q, x, scale, zp)
 }
 
-func int8PanelRows(y []float32, ldy int, sa []uint8, half, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
+func int8PanelRows(y []float32, ldy int, qx []uint8, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
 	return 0
 }
-
-func int8PanelSA() bool { return false }
-
-func int8SignAbs(s, abs, q []uint8) {}

@@ -22,8 +22,7 @@ func int8Tiles() map[string]int8TileFunc {
 
 // TestInt8TileSums: every tile gives the exact integer sums of
 // (a − 128)·w, at the extremes too (activations 0 and 255 with weights
-// ±127: a plain VPMADDUBSW of a and w would saturate its int16 pairs at
-// 32,767), over depths from none to several hundred groups.
+// ±Int8WeightMax), over depths from none to several hundred groups.
 func TestInt8TileSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, k4 := range []int{0, 1, 2, 3, 7, 96, 768} {
@@ -118,8 +117,8 @@ func TestInt8LinearDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	saved := hasAVX2
 	defer func() { hasAVX2 = saved }()
-	// {4, 16, 12} and {68, 16, 12}: a row block of 48 bytes, whose last 16
-	// the panel kernel reads from int8SignAbs's Go tail.
+	// {4, 16, 12} and {68, 16, 12}: rows of 12 bytes, under one AVX2 step
+	// of the quantizer, read by the panel kernel.
 	for _, sh := range [][3]int{{1, 1, 1}, {1, 16, 4}, {3, 17, 5}, {5, 33, 37}, {4, 16, 384}, {130, 40, 64}, {197, 48, 96}, {4, 16, 12}, {68, 16, 12}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		x, w := randFloats(r, m*k, 1), randFloats(r, n*k, 0.05)
@@ -212,10 +211,40 @@ func TestInt8Quantize(t *testing.T) {
 			t.Errorf("%v: q %v scale %v zero %d, want %v %v %d", tc.x, q, s[0], z[0], tc.q, tc.scale, tc.zero)
 		}
 	}
-	// scale 2/127: 1/scale = 63.5 rounds to the even 64
+	// scale 2/64 = 1/32: 0.5 and 1.5 round to the even 0 and 2
 	p := QuantizeInt8([]float32{-2, 1, 0.015625, 0.046875}, 1, 4, 4)
-	if got := p.data[:4]; fmt.Sprint(got) != "[-127 64 1 3]" || p.Scale[0] != float32(2.0)/127 || p.colSum[0] != -59 {
-		t.Errorf("weights: %v scale %v sum %d, want [-127 64 1 3] %v -59", got, p.Scale[0], p.colSum[0], float32(2.0)/127)
+	if got := p.data[:4]; fmt.Sprint(got) != "[-64 32 0 2]" || p.Scale[0] != 0.03125 || p.colSum[0] != -30 {
+		t.Errorf("weights: %v scale %v sum %d, want [-64 32 0 2] 0.03125 -30", got, p.Scale[0], p.colSum[0])
+	}
+}
+
+// TestInt8PanelExtremes: Int8Linear's panel kernel, which multiplies the
+// quantized bytes as they are, gives the definition's bits where every
+// pair of products is as large as it gets: activations 255 (and 0) times
+// weights ±Int8WeightMax, 2·255·64 = 32,640 in an int16 pair. With 8-bit
+// weights (±127) VPMADDUBSW would saturate these at 32,767.
+func TestInt8PanelExtremes(t *testing.T) {
+	const m, n, k = 9, 32, 64
+	x, w := make([]float32, m*k), make([]float32, n*k)
+	for i := range x {
+		x[i] = 1 // a row of ones quantizes to 255
+		if i/k%3 == 1 && i%2 == 1 {
+			x[i] = -1 // 0 and 255 alternating
+		}
+	}
+	for i := range w {
+		w[i] = 1
+		if i/k%2 == 1 {
+			w[i] = -1
+		}
+	}
+	want := int8LinearRef(x, m, k, w, n, nil)
+	got := make([]float32, m*n)
+	Int8Linear(got, n, x, k, m, QuantizeInt8(w, n, k, k), nil)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: y[%d] = %v, definition %v", Int8ISA(), i, got[i], want[i])
+		}
 	}
 }
 
@@ -240,7 +269,7 @@ func TestInt8Digest(t *testing.T) {
 	}
 }
 
-const int8Digest = "d2b55a8c52b44fc4fafa769508c26c42c8b01ec6e69509f97e80327fde27cd17"
+const int8Digest = "4cdaf7e5a874db7ce7c014e87e7dcc19518322a6585355e5066ff7c38f702d8e"
 
 // BenchmarkInt8Linear times ViT-S/16's products at one image (197 tokens)
 // in int8 and, for comparison, in float32 (Sgemm).

@@ -71,18 +71,18 @@ func measurePeak(threads int, l peakLoop) (float64, bool) {
 func FP32Peak(threads int) (gflops float64, ok bool) { return measurePeak(threads, fp32PeakLoop()) }
 
 // Int8Peak is the peak of the int8 tile's arithmetic (Int8ISA "avx2": per
-// row and group of 4 depths VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD on
-// each half of a panel, the sign step that keeps its int16 pair sums
+// row and group of 4 depths VPMADDUBSW, VPMADDWD and VPADDD on each half
+// of a panel; weights within ±Int8WeightMax keep its int16 pair sums
 // exact), in billions of integer operations a second (2 a multiply-add);
 // false on the Go tile.
 func Int8Peak(threads int) (gops float64, ok bool) { return measurePeak(threads, int8PeakLoop()) }
 
-// Int8SaturatingPeak is Int8Peak's sequence without the sign step:
-// VPMADDUBSW on unsigned bytes as they are, whose int16 pair sums saturate
-// when both products are large. It is the AVX2 uint8 × int8 kernel of
-// ONNX Runtime (MLAS), the peer's ceiling on a CPU where ONNX Runtime runs
-// it: AVX2 without AVX512BW, AVX-VNNI or AVX512-VNNI (elsewhere it runs
-// other instructions, and this returns false).
+// Int8SaturatingPeak is the peak of the AVX2 uint8 × int8 kernel of ONNX
+// Runtime (MLAS), the peer's ceiling on a CPU where ONNX Runtime runs it:
+// AVX2 without AVX512BW, AVX-VNNI or AVX512-VNNI (elsewhere it runs other
+// instructions, and this returns false). Its instructions are Int8Peak's:
+// with full 8-bit weights its int16 pair sums saturate when both products
+// are large, where ours, on 7-bit weights, cannot.
 func Int8SaturatingPeak(threads int) (gops float64, ok bool) {
 	return measurePeak(threads, int8SaturatingPeakLoop())
 }

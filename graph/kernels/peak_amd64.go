@@ -11,10 +11,7 @@ func fmaPeakAVX2(n int)
 func fmaPeakAVX512(n int)
 
 //go:noescape
-func int8ExactPeakAVX2(n int)
-
-//go:noescape
-func int8SaturatingPeakAVX2(n int)
+func int8PeakAVX2(n int)
 
 // fp32PeakLoop is the FMA loop on ISA()'s vectors: 12 VFMADD231PS of 8
 // lanes a round with AVX2, 24 of 16 with AVX-512.
@@ -34,13 +31,14 @@ func int8PeakLoop() peakLoop {
 	if !hasAVX2 {
 		return peakLoop{}
 	}
-	return peakLoop{int8ExactPeakAVX2, 4 * 64 * 2}
+	return peakLoop{int8PeakAVX2, 4 * 64 * 2}
 }
 
-// int8SaturatingPeakLoop is MLAS's AVX2 sequence, where MLAS would run it.
+// int8SaturatingPeakLoop is MLAS's AVX2 sequence, where MLAS would run it:
+// the instructions of our own tile (its weights' 7 bits keep them exact).
 func int8SaturatingPeakLoop() peakLoop {
 	if !hasAVX2 || cpu.X86.HasAVX512BW || cpu.X86.HasAVXVNNI || cpu.X86.HasAVX512VNNI {
 		return peakLoop{}
 	}
-	return peakLoop{int8SaturatingPeakAVX2, 4 * 64 * 2}
+	return peakLoop{int8PeakAVX2, 4 * 64 * 2}
 }

@@ -68,9 +68,9 @@ fma5:
 	VZEROUPPER
 	RET
 
-// func int8ExactPeakAVX2(n int)
-// 4 rows of the int8 tile's INT8SIGNED a round: 256 multiply-adds.
-TEXT ·int8ExactPeakAVX2(SB), NOSPLIT, $0-8
+// func int8PeakAVX2(n int)
+// 4 rows of the int8 tile's INT8PAIRS a round: 256 multiply-adds.
+TEXT ·int8PeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ  n+0(FP), CX
 	VPXOR Y8, Y8, Y8
 	VPXOR Y9, Y9, Y9
@@ -78,42 +78,12 @@ TEXT ·int8ExactPeakAVX2(SB), NOSPLIT, $0-8
 	VPXOR Y11, Y11, Y11
 	VPXOR Y14, Y14, Y14
 
-exact:
-	INT8SIGNED(Y0, Y1)
-	INT8SIGNED(Y2, Y3)
-	INT8SIGNED(Y4, Y5)
-	INT8SIGNED(Y6, Y7)
+int8r:
+	INT8PAIRS(Y14, Y0, Y1)
+	INT8PAIRS(Y14, Y2, Y3)
+	INT8PAIRS(Y14, Y4, Y5)
+	INT8PAIRS(Y14, Y6, Y7)
 	DECQ CX
-	JNZ  exact
-	VZEROUPPER
-	RET
-
-// SAT is INT8SIGNED without the sign step: VPMADDUBSW on the unsigned bytes as
-// they are, whose int16 pair sums saturate when both products are large
-// (2·255·127 > 32767): AVX2's u8×s8 sequence in ONNX Runtime's MLAS.
-#define SAT(lo, hi) \
-	VPMADDUBSW Y8, Y14, Y12 \
-	VPMADDUBSW Y9, Y14, Y13 \
-	VPMADDWD   Y10, Y12, Y12 \
-	VPMADDWD   Y10, Y13, Y13 \
-	VPADDD     Y12, lo, lo \
-	VPADDD     Y13, hi, hi
-
-// func int8SaturatingPeakAVX2(n int)
-// 4 rows of SAT a round: 256 multiply-adds.
-TEXT ·int8SaturatingPeakAVX2(SB), NOSPLIT, $0-8
-	MOVQ  n+0(FP), CX
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y14, Y14, Y14
-
-sat:
-	SAT(Y0, Y1)
-	SAT(Y2, Y3)
-	SAT(Y4, Y5)
-	SAT(Y6, Y7)
-	DECQ CX
-	JNZ  sat
+	JNZ  int8r
 	VZEROUPPER
 	RET
