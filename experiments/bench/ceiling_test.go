@@ -91,7 +91,7 @@ func TestServingCeiling(t *testing.T) {
 		want, dont []string
 	}{
 		{"all peaks", func(*servingResults) {}, []string{
-			"float32 FMA 100 GFLOP/s, our int8 tile's\nsequence 200 Gop/s, AVX2's saturating uint8 × int8 sequence (ONNX Runtime's)\n250 Gop/s.",
+			"float32 FMA 100 GFLOP/s, our int8 panel\nkernel's sequence 200 Gop/s, AVX2's uint8 × int8 sequence (ONNX Runtime's)\n250 Gop/s.",
 			"| ViT-S/16 | fp32 | 50 % | 60 % | 0.50× | 50 % | 50 % | 2.40× | 50 % | 50 % | 2.40× |",
 			"| ViT-S/16 | int8 | 50 % | 75 % | 0.75× | 50 % | 50 % | 2.00× | 50 % | 80 % | 1.25× |",
 		}, nil},
