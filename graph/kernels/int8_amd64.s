@@ -3,23 +3,6 @@
 #include "textflag.h"
 #include "int8_amd64.h"
 
-// EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15) into
-// float32: float32(acc − zx[r]·colSum) · (sx[r]·scale), the bias added
-// later. R11 = zx, SI = sx, DX = colSum, R12 = scale.
-#define EPI4(lo, hi, off) \
-	VPBROADCASTD off(R11), Y11 \
-	VPMULLD      (DX), Y11, Y12 \
-	VPMULLD      32(DX), Y11, Y13 \
-	VPSUBD       Y12, lo, lo \
-	VPSUBD       Y13, hi, hi \
-	VCVTDQ2PS    lo, lo \
-	VCVTDQ2PS    hi, hi \
-	VBROADCASTSS off(SI), Y11 \
-	VMULPS       (R12), Y11, Y12 \
-	VMULPS       32(R12), Y11, Y13 \
-	VMULPS       Y12, lo, lo \
-	VMULPS       Y13, hi, hi
-
 // MADD adds one group of 4 depths of a row (at row) times the panel's
 // group (Y8, Y9) to the row's sums (lo, hi): a − 128 as a signed byte (Y14
 // = bytes 0x80), its magnitude times w with its sign (VPABSB, VPSIGNB), so
@@ -46,9 +29,12 @@
 	VPBROADCASTD (row), Y11 \
 	INT8PAIRS(Y11, lo, hi)
 
-// EPI4R is EPI4 for sums of a_q·q: the zero point zx[r] + 128 (Y14 =
-// int32 128s).
-#define EPI4R(lo, hi, off) \
+// EPI4 turns the sums of row r (lo, hi: columns 0–7 and 8–15, sums of
+// a_q·q) into float32: float32(acc − (zx[r] + 128)·colSum) · (sx[r]·scale),
+// the bias added later; zx holds the zero points less 128 (the tiles'
+// convention). R11 = zx, SI = sx, DX = colSum, R12 = scale, Y14 = int32
+// 128s.
+#define EPI4(lo, hi, off) \
 	VPBROADCASTD off(R11), Y11 \
 	VPADDD       Y14, Y11, Y11 \
 	VPMULLD      (DX), Y11, Y12 \
@@ -309,10 +295,10 @@ prloop:
 
 prepi:
 	MOVQ scale+48(FP), R12
-	EPI4R(Y0, Y1, 0)
-	EPI4R(Y2, Y3, 4)
-	EPI4R(Y4, Y5, 8)
-	EPI4R(Y6, Y7, 12)
+	EPI4(Y0, Y1, 0)
+	EPI4(Y2, Y3, 4)
+	EPI4(Y4, Y5, 8)
+	EPI4(Y6, Y7, 12)
 	MOVQ  bias+56(FP), BX
 	TESTQ BX, BX
 	JE    prstore

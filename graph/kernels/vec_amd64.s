@@ -370,12 +370,11 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS  Y0, Y8, Y7; \
 	VBLENDVPS Y0, Y5, Y7, Y0
 
-// GELUY2 is GELUY on two vectors at once, Y0 and Y9, each instruction of
-// the one followed by the same on the other's registers (Y9–Y15, with Y1
-// and Y10 reused once their first values are dead), so that the core
-// overlaps the two long dependency chains: each lane's arithmetic, and so
-// its bits, is GELUY's. Clobbers Y1–Y8, Y10–Y15.
-#define GELUY2 \
+// NORMPARTS2 is NORMPARTS on two vectors at once, x in Y0 and Y9, each
+// instruction of the one followed by the same on the other's registers
+// (Y9–Y15, with Y1 and Y10 reused once their first values are dead): h in
+// Y8 and Y10, e in Y3 and Y12. Clobbers Y1, Y2, Y4–Y7, Y11, Y13–Y15.
+#define NORMPARTS2 \
 	VANDPS absmask<>(SB), Y0, Y1; \
 	VANDPS absmask<>(SB), Y9, Y10; \
 	VMINPS xmax<>(SB), Y1, Y2; \
@@ -477,7 +476,14 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS Y2, Y8, Y8; \
 	VMULPS Y11, Y10, Y10; \
 	VMULPS half<>(SB), Y8, Y8; \
-	VMULPS half<>(SB), Y10, Y10; \
+	VMULPS half<>(SB), Y10, Y10
+
+// GELUY2 is GELUY on two vectors at once, Y0 and Y9: NORMPARTS2, then
+// GELUY's last steps interleaved the same way, so that the core overlaps
+// the two long dependency chains; each lane's arithmetic, and so its bits,
+// is GELUY's. Clobbers Y1–Y8, Y10–Y15.
+#define GELUY2 \
+	NORMPARTS2; \
 	VMULPS Y0, Y8, Y5; \
 	VMULPS Y9, Y10, Y14; \
 	VMULPS Y3, Y5, Y5; \
@@ -506,108 +512,7 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 // lane's arithmetic, and so its bits, is GELUGRADY's. Clobbers Y1–Y8,
 // Y10–Y15.
 #define GELUGRADY2 \
-	VANDPS absmask<>(SB), Y0, Y1; \
-	VANDPS absmask<>(SB), Y9, Y10; \
-	VMINPS xmax<>(SB), Y1, Y2; \
-	VMINPS xmax<>(SB), Y10, Y11; \
-	VMOVUPS one<>(SB), Y5; \
-	VMOVUPS one<>(SB), Y14; \
-	VFMADD231PS tscale<>(SB), Y2, Y5; \
-	VFMADD231PS tscale<>(SB), Y11, Y14; \
-	VMOVUPS one<>(SB), Y2; \
-	VMOVUPS one<>(SB), Y11; \
-	VDIVPS Y5, Y2, Y2; \
-	VDIVPS Y14, Y11, Y11; \
-	VMINPS emax<>(SB), Y1, Y1; \
-	VMINPS emax<>(SB), Y10, Y10; \
-	VMULPS Y1, Y1, Y3; \
-	VMULPS Y10, Y10, Y12; \
-	VMOVAPS Y3, Y4; \
-	VMOVAPS Y12, Y13; \
-	VFMSUB231PS Y1, Y1, Y4; \
-	VFMSUB231PS Y10, Y10, Y13; \
-	VMULPS mhalf<>(SB), Y3, Y3; \
-	VMULPS mhalf<>(SB), Y12, Y12; \
-	VMULPS mhalf<>(SB), Y4, Y4; \
-	VMULPS mhalf<>(SB), Y13, Y13; \
-	VMOVUPS explo<>(SB), Y5; \
-	VMOVUPS explo<>(SB), Y14; \
-	VMAXPS Y3, Y5, Y3; \
-	VMAXPS Y12, Y14, Y12; \
-	VMOVUPS exphi<>(SB), Y5; \
-	VMOVUPS exphi<>(SB), Y14; \
-	VMINPS Y3, Y5, Y3; \
-	VMINPS Y12, Y14, Y12; \
-	VMULPS log2e<>(SB), Y3, Y5; \
-	VMULPS log2e<>(SB), Y12, Y14; \
-	VROUNDPS $0, Y5, Y5; \
-	VROUNDPS $0, Y14, Y14; \
-	VFNMADD231PS ln2hi<>(SB), Y5, Y3; \
-	VFNMADD231PS ln2hi<>(SB), Y14, Y12; \
-	VFNMADD231PS ln2lo<>(SB), Y5, Y3; \
-	VFNMADD231PS ln2lo<>(SB), Y14, Y12; \
-	VADDPS Y4, Y3, Y3; \
-	VADDPS Y13, Y12, Y12; \
-	VMOVUPS p0<>(SB), Y7; \
-	VMOVUPS p0<>(SB), Y1; \
-	VFMADD213PS p1<>(SB), Y3, Y7; \
-	VFMADD213PS p1<>(SB), Y12, Y1; \
-	VFMADD213PS p2<>(SB), Y3, Y7; \
-	VFMADD213PS p2<>(SB), Y12, Y1; \
-	VFMADD213PS p3<>(SB), Y3, Y7; \
-	VFMADD213PS p3<>(SB), Y12, Y1; \
-	VFMADD213PS p4<>(SB), Y3, Y7; \
-	VFMADD213PS p4<>(SB), Y12, Y1; \
-	VFMADD213PS p5<>(SB), Y3, Y7; \
-	VFMADD213PS p5<>(SB), Y12, Y1; \
-	VMULPS Y3, Y3, Y6; \
-	VMULPS Y12, Y12, Y15; \
-	VFMADD213PS Y3, Y6, Y7; \
-	VFMADD213PS Y12, Y15, Y1; \
-	VADDPS one<>(SB), Y7, Y7; \
-	VADDPS one<>(SB), Y1, Y1; \
-	VCVTPS2DQ Y5, Y5; \
-	VCVTPS2DQ Y14, Y14; \
-	VPSRAD $1, Y5, Y6; \
-	VPSRAD $1, Y14, Y15; \
-	VPSUBD Y6, Y5, Y5; \
-	VPSUBD Y15, Y14, Y14; \
-	VPADDD i127<>(SB), Y6, Y6; \
-	VPADDD i127<>(SB), Y15, Y15; \
-	VPSLLD $23, Y6, Y6; \
-	VPSLLD $23, Y15, Y15; \
-	VPADDD i127<>(SB), Y5, Y5; \
-	VPADDD i127<>(SB), Y14, Y14; \
-	VPSLLD $23, Y5, Y5; \
-	VPSLLD $23, Y14, Y14; \
-	VMULPS Y6, Y7, Y7; \
-	VMULPS Y15, Y1, Y1; \
-	VMULPS Y5, Y7, Y3; \
-	VMULPS Y14, Y1, Y12; \
-	VMOVUPS q9<>(SB), Y8; \
-	VMOVUPS q9<>(SB), Y10; \
-	VFMADD213PS q8<>(SB), Y2, Y8; \
-	VFMADD213PS q8<>(SB), Y11, Y10; \
-	VFMADD213PS q7<>(SB), Y2, Y8; \
-	VFMADD213PS q7<>(SB), Y11, Y10; \
-	VFMADD213PS q6<>(SB), Y2, Y8; \
-	VFMADD213PS q6<>(SB), Y11, Y10; \
-	VFMADD213PS q5<>(SB), Y2, Y8; \
-	VFMADD213PS q5<>(SB), Y11, Y10; \
-	VFMADD213PS q4<>(SB), Y2, Y8; \
-	VFMADD213PS q4<>(SB), Y11, Y10; \
-	VFMADD213PS q3<>(SB), Y2, Y8; \
-	VFMADD213PS q3<>(SB), Y11, Y10; \
-	VFMADD213PS q2<>(SB), Y2, Y8; \
-	VFMADD213PS q2<>(SB), Y11, Y10; \
-	VFMADD213PS q1<>(SB), Y2, Y8; \
-	VFMADD213PS q1<>(SB), Y11, Y10; \
-	VFMADD213PS q0<>(SB), Y2, Y8; \
-	VFMADD213PS q0<>(SB), Y11, Y10; \
-	VMULPS Y2, Y8, Y8; \
-	VMULPS Y11, Y10, Y10; \
-	VMULPS half<>(SB), Y8, Y8; \
-	VMULPS half<>(SB), Y10, Y10; \
+	NORMPARTS2; \
 	VMULPS invsqrt2pi<>(SB), Y0, Y5; \
 	VMULPS invsqrt2pi<>(SB), Y9, Y14; \
 	VADDPS Y8, Y5, Y6; \
