@@ -235,27 +235,9 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VFNMADD231PS ln2lo<>(SB), N, X; \
 	EXPTAIL(X, N, R, P)
 
-// EXPY2 is EXPY on two vectors at once, xa and xb, each instruction of the
-// one followed by the same on the other's registers, so that the core
-// overlaps the two dependency chains; each lane's arithmetic, and so its
-// bits, is EXPY's.
-#define EXPY2(xa, na, ra, pa, xb, nb, rb, pb) \
-	VMOVUPS explo<>(SB), na; \
-	VMOVUPS explo<>(SB), nb; \
-	VMAXPS xa, na, xa; \
-	VMAXPS xb, nb, xb; \
-	VMOVUPS exphi<>(SB), na; \
-	VMOVUPS exphi<>(SB), nb; \
-	VMINPS xa, na, xa; \
-	VMINPS xb, nb, xb; \
-	VMULPS log2e<>(SB), xa, na; \
-	VMULPS log2e<>(SB), xb, nb; \
-	VROUNDPS $0, na, na; \
-	VROUNDPS $0, nb, nb; \
-	VFNMADD231PS ln2hi<>(SB), na, xa; \
-	VFNMADD231PS ln2hi<>(SB), nb, xb; \
-	VFNMADD231PS ln2lo<>(SB), na, xa; \
-	VFNMADD231PS ln2lo<>(SB), nb, xb; \
+// EXPTAIL2 is EXPTAIL on two vectors at once (r in xa and xb, n in na and
+// nb), interleaved as EXPY2 is.
+#define EXPTAIL2(xa, na, ra, pa, xb, nb, rb, pb) \
 	VMOVUPS p0<>(SB), pa; \
 	VMOVUPS p0<>(SB), pb; \
 	VFMADD213PS p1<>(SB), xa, pa; \
@@ -292,6 +274,29 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS rb, pb, pb; \
 	VMULPS na, pa, xa; \
 	VMULPS nb, pb, xb
+
+// EXPY2 is EXPY on two vectors at once, xa and xb, each instruction of the
+// one followed by the same on the other's registers, so that the core
+// overlaps the two dependency chains; each lane's arithmetic, and so its
+// bits, is EXPY's.
+#define EXPY2(xa, na, ra, pa, xb, nb, rb, pb) \
+	VMOVUPS explo<>(SB), na; \
+	VMOVUPS explo<>(SB), nb; \
+	VMAXPS xa, na, xa; \
+	VMAXPS xb, nb, xb; \
+	VMOVUPS exphi<>(SB), na; \
+	VMOVUPS exphi<>(SB), nb; \
+	VMINPS xa, na, xa; \
+	VMINPS xb, nb, xb; \
+	VMULPS log2e<>(SB), xa, na; \
+	VMULPS log2e<>(SB), xb, nb; \
+	VROUNDPS $0, na, na; \
+	VROUNDPS $0, nb, nb; \
+	VFNMADD231PS ln2hi<>(SB), na, xa; \
+	VFNMADD231PS ln2hi<>(SB), nb, xb; \
+	VFNMADD231PS ln2lo<>(SB), na, xa; \
+	VFNMADD231PS ln2lo<>(SB), nb, xb; \
+	EXPTAIL2(xa, na, ra, pa, xb, nb, rb, pb)
 
 
 // EXP2Y sets A = e^(A+B) for a small low part B (expParts). B is
@@ -417,42 +422,7 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VFNMADD231PS ln2lo<>(SB), Y14, Y12; \
 	VADDPS Y4, Y3, Y3; \
 	VADDPS Y13, Y12, Y12; \
-	VMOVUPS p0<>(SB), Y7; \
-	VMOVUPS p0<>(SB), Y1; \
-	VFMADD213PS p1<>(SB), Y3, Y7; \
-	VFMADD213PS p1<>(SB), Y12, Y1; \
-	VFMADD213PS p2<>(SB), Y3, Y7; \
-	VFMADD213PS p2<>(SB), Y12, Y1; \
-	VFMADD213PS p3<>(SB), Y3, Y7; \
-	VFMADD213PS p3<>(SB), Y12, Y1; \
-	VFMADD213PS p4<>(SB), Y3, Y7; \
-	VFMADD213PS p4<>(SB), Y12, Y1; \
-	VFMADD213PS p5<>(SB), Y3, Y7; \
-	VFMADD213PS p5<>(SB), Y12, Y1; \
-	VMULPS Y3, Y3, Y6; \
-	VMULPS Y12, Y12, Y15; \
-	VFMADD213PS Y3, Y6, Y7; \
-	VFMADD213PS Y12, Y15, Y1; \
-	VADDPS one<>(SB), Y7, Y7; \
-	VADDPS one<>(SB), Y1, Y1; \
-	VCVTPS2DQ Y5, Y5; \
-	VCVTPS2DQ Y14, Y14; \
-	VPSRAD $1, Y5, Y6; \
-	VPSRAD $1, Y14, Y15; \
-	VPSUBD Y6, Y5, Y5; \
-	VPSUBD Y15, Y14, Y14; \
-	VPADDD i127<>(SB), Y6, Y6; \
-	VPADDD i127<>(SB), Y15, Y15; \
-	VPSLLD $23, Y6, Y6; \
-	VPSLLD $23, Y15, Y15; \
-	VPADDD i127<>(SB), Y5, Y5; \
-	VPADDD i127<>(SB), Y14, Y14; \
-	VPSLLD $23, Y5, Y5; \
-	VPSLLD $23, Y14, Y14; \
-	VMULPS Y6, Y7, Y7; \
-	VMULPS Y15, Y1, Y1; \
-	VMULPS Y5, Y7, Y3; \
-	VMULPS Y14, Y1, Y12; \
+	EXPTAIL2(Y3, Y5, Y6, Y7, Y12, Y14, Y15, Y1); \
 	VMOVUPS q9<>(SB), Y8; \
 	VMOVUPS q9<>(SB), Y10; \
 	VFMADD213PS q8<>(SB), Y2, Y8; \
