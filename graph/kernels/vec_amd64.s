@@ -235,6 +235,26 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VFNMADD231PS ln2lo<>(SB), N, X; \
 	EXPTAIL(X, N, R, P)
 
+// EXPRED2 is EXPY's range reduction on two vectors at once (x in xa and
+// xb, n out in na and nb), interleaved as EXPY2 is.
+#define EXPRED2(xa, na, xb, nb) \
+	VMOVUPS explo<>(SB), na; \
+	VMOVUPS explo<>(SB), nb; \
+	VMAXPS xa, na, xa; \
+	VMAXPS xb, nb, xb; \
+	VMOVUPS exphi<>(SB), na; \
+	VMOVUPS exphi<>(SB), nb; \
+	VMINPS xa, na, xa; \
+	VMINPS xb, nb, xb; \
+	VMULPS log2e<>(SB), xa, na; \
+	VMULPS log2e<>(SB), xb, nb; \
+	VROUNDPS $0, na, na; \
+	VROUNDPS $0, nb, nb; \
+	VFNMADD231PS ln2hi<>(SB), na, xa; \
+	VFNMADD231PS ln2hi<>(SB), nb, xb; \
+	VFNMADD231PS ln2lo<>(SB), na, xa; \
+	VFNMADD231PS ln2lo<>(SB), nb, xb
+
 // EXPTAIL2 is EXPTAIL on two vectors at once (r in xa and xb, n in na and
 // nb), interleaved as EXPY2 is.
 #define EXPTAIL2(xa, na, ra, pa, xb, nb, rb, pb) \
@@ -280,22 +300,7 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 // overlaps the two dependency chains; each lane's arithmetic, and so its
 // bits, is EXPY's.
 #define EXPY2(xa, na, ra, pa, xb, nb, rb, pb) \
-	VMOVUPS explo<>(SB), na; \
-	VMOVUPS explo<>(SB), nb; \
-	VMAXPS xa, na, xa; \
-	VMAXPS xb, nb, xb; \
-	VMOVUPS exphi<>(SB), na; \
-	VMOVUPS exphi<>(SB), nb; \
-	VMINPS xa, na, xa; \
-	VMINPS xb, nb, xb; \
-	VMULPS log2e<>(SB), xa, na; \
-	VMULPS log2e<>(SB), xb, nb; \
-	VROUNDPS $0, na, na; \
-	VROUNDPS $0, nb, nb; \
-	VFNMADD231PS ln2hi<>(SB), na, xa; \
-	VFNMADD231PS ln2hi<>(SB), nb, xb; \
-	VFNMADD231PS ln2lo<>(SB), na, xa; \
-	VFNMADD231PS ln2lo<>(SB), nb, xb; \
+	EXPRED2(xa, na, xb, nb); \
 	EXPTAIL2(xa, na, ra, pa, xb, nb, rb, pb)
 
 
@@ -404,22 +409,7 @@ GLOBL q9<>(SB), RODATA|NOPTR, $32
 	VMULPS mhalf<>(SB), Y12, Y12; \
 	VMULPS mhalf<>(SB), Y4, Y4; \
 	VMULPS mhalf<>(SB), Y13, Y13; \
-	VMOVUPS explo<>(SB), Y5; \
-	VMOVUPS explo<>(SB), Y14; \
-	VMAXPS Y3, Y5, Y3; \
-	VMAXPS Y12, Y14, Y12; \
-	VMOVUPS exphi<>(SB), Y5; \
-	VMOVUPS exphi<>(SB), Y14; \
-	VMINPS Y3, Y5, Y3; \
-	VMINPS Y12, Y14, Y12; \
-	VMULPS log2e<>(SB), Y3, Y5; \
-	VMULPS log2e<>(SB), Y12, Y14; \
-	VROUNDPS $0, Y5, Y5; \
-	VROUNDPS $0, Y14, Y14; \
-	VFNMADD231PS ln2hi<>(SB), Y5, Y3; \
-	VFNMADD231PS ln2hi<>(SB), Y14, Y12; \
-	VFNMADD231PS ln2lo<>(SB), Y5, Y3; \
-	VFNMADD231PS ln2lo<>(SB), Y14, Y12; \
+	EXPRED2(Y3, Y5, Y12, Y14); \
 	VADDPS Y4, Y3, Y3; \
 	VADDPS Y13, Y12, Y12; \
 	EXPTAIL2(Y3, Y5, Y6, Y7, Y12, Y14, Y15, Y1); \
