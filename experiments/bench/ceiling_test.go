@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/vitgo/vit/experiments/internal/harness"
@@ -107,16 +106,7 @@ func TestServingCeiling(t *testing.T) {
 			rc := r
 			c.change(&rc)
 			got := renderServing(t, rc)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("README lacks %q:\n%s", w, got)
-				}
-			}
-			for _, d := range c.dont {
-				if strings.Contains(got, d) {
-					t.Errorf("README has %q:\n%s", d, got)
-				}
-			}
+			readmeHas(t, got, c.want, c.dont)
 		})
 	}
 }

@@ -217,16 +217,7 @@ func TestServingTable(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := renderServing(t, c.r)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("README lacks %q:\n%s", w, got)
-				}
-			}
-			for _, d := range c.dont {
-				if strings.Contains(got, d) {
-					t.Errorf("README has %q:\n%s", d, got)
-				}
-			}
+			readmeHas(t, got, c.want, c.dont)
 		})
 	}
 }
@@ -316,5 +307,21 @@ func TestQuantizeModel(t *testing.T) {
 	_, err = quantizeModel(filepath.Join(bin, "broken"), fp32)
 	if err == nil || !strings.Contains(err.Error(), "python3-onnx") || !strings.Contains(err.Error(), "No module named 'onnx'") {
 		t.Errorf("a newer export with a failing quantizer: %v, want an error naming python3-onnx and the quantizer's stderr", err)
+	}
+}
+
+// readmeHas requires every string of want in a rendered README and none of
+// dont.
+func readmeHas(t *testing.T, got string, want, dont []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("README lacks %q:\n%s", w, got)
+		}
+	}
+	for _, d := range dont {
+		if strings.Contains(got, d) {
+			t.Errorf("README has %q:\n%s", d, got)
+		}
 	}
 }
