@@ -313,6 +313,7 @@ type servingRow struct {
 	ORTFP32                  []timing    `json:",omitempty"`
 	OursMs                   [][]float64 // per batch, each round's median ms
 	ORTMs                    [][]float64 `json:",omitempty"`
+	ORTFP32Ms                [][]float64 `json:",omitempty"` // int8 rows: ONNX Runtime's float32 rounds
 	// Torch is PyTorch's float32 (fp32 rows, -pytorch), TorchMs its rounds.
 	Torch   []timing    `json:",omitempty"`
 	TorchMs [][]float64 `json:",omitempty"`
@@ -326,10 +327,11 @@ func (r servingRow) TorchCells() []string {
 		if i >= len(r.Ours) {
 			break
 		}
+		ratio := fmt.Sprintf("%.2f×", pairedRatio(r.Ours[i], t, roundsAt(r.OursMs, i), roundsAt(r.TorchMs, i)))
 		if t.Batch == 1 {
-			c = append(c, fmt.Sprintf("%.1f ms", t.MedianMs), fmt.Sprintf("%.2f×", r.Ours[i].MedianMs/t.MedianMs))
+			c = append(c, fmt.Sprintf("%.1f ms", t.MedianMs), ratio)
 		} else {
-			c = append(c, fmt.Sprintf("%.1f", t.ImgS), fmt.Sprintf("%.2f×", r.Ours[i].ImgS/t.ImgS))
+			c = append(c, fmt.Sprintf("%.1f", t.ImgS), ratio)
 		}
 	}
 	return c
@@ -359,9 +361,9 @@ func (r servingRow) Cells() []string {
 		}
 		return nil
 	}
-	fp32 := r.ORTFP32
+	fp32, fp32Ms := r.ORTFP32, r.ORTFP32Ms
 	if r.Precision == graph.FP32 {
-		fp32 = r.ORT
+		fp32, fp32Ms = r.ORT, r.ORTMs
 	}
 	for i, b := range servingBatches {
 		if i >= len(r.Ours) {
@@ -370,19 +372,20 @@ func (r servingRow) Cells() []string {
 		}
 		o := r.Ours[i]
 		val := func(t timing) string { return fmt.Sprintf("%.1f", t.ImgS) }
-		ratio := func(t timing) string { return fmt.Sprintf("%.2f×", o.ImgS/t.ImgS) }
 		if b == 1 {
 			val = func(t timing) string { return fmt.Sprintf("%.1f ms", t.MedianMs) }
-			ratio = func(t timing) string { return fmt.Sprintf("%.2f×", o.MedianMs/t.MedianMs) }
+		}
+		ratio := func(t timing, peerMs [][]float64) string {
+			return fmt.Sprintf("%.2f×", pairedRatio(o, t, roundsAt(r.OursMs, i), roundsAt(peerMs, i)))
 		}
 		c = append(c, val(o))
 		if t := at(r.ORT, i, b); t != nil {
-			c = append(c, val(*t), ratio(*t))
+			c = append(c, val(*t), ratio(*t, r.ORTMs))
 		} else {
 			c = append(c, "—", "—")
 		}
 		if t := at(fp32, i, b); t != nil {
-			c = append(c, ratio(*t))
+			c = append(c, ratio(*t, fp32Ms))
 		} else {
 			c = append(c, "—")
 		}
@@ -566,7 +569,7 @@ func measureServingModel(e *harness.Env, m servingModel, precs []graph.Precision
 			rows[i].ORT, rows[i].ORTMs = medians(ms), ms
 		}
 		if ms := ortMs[graph.FP32]; ms != nil && rows[i].Precision != graph.FP32 {
-			rows[i].ORTFP32 = medians(ms)
+			rows[i].ORTFP32, rows[i].ORTFP32Ms = medians(ms), ms
 		}
 		if torchMs != nil && rows[i].Precision == graph.FP32 {
 			rows[i].Torch, rows[i].TorchMs = medians(torchMs), torchMs
@@ -686,6 +689,44 @@ func itersAt(b int) int {
 		return so.iters
 	}
 	return so.batchIters
+}
+
+// roundsAt is ms[i], each round's median at batch index i, or nil.
+func roundsAt(ms [][]float64, i int) []float64 {
+	if i < len(ms) {
+		return ms[i]
+	}
+	return nil
+}
+
+// pairedRatio is ours against a peer at one batch size, as the tables give
+// it: ours / the peer's time at batch 1, ours / the peer's img/s at 8 and
+// 32. With each side's per-round medians (ours, peer: one per round, the
+// rounds in the same order) it is the median over the rounds of that
+// round's ratio: both sides ran within minutes of each other in a round, so
+// a drift of the machine's speed between rounds, which moves both, cancels;
+// a ratio of the two medians can pair ours in a fast round with the peer in
+// a slow one. Without rounds (an older record) it is the ratio of the
+// medians o and t.
+func pairedRatio(o, t timing, ours, peer []float64) float64 {
+	if len(ours) == 0 || len(ours) != len(peer) {
+		if t.Batch == 1 {
+			return o.MedianMs / t.MedianMs
+		}
+		return o.ImgS / t.ImgS
+	}
+	r := make([]float64, len(ours))
+	for k := range ours {
+		r[k] = ours[k] / peer[k] // time ratio
+		if t.Batch != 1 {
+			r[k] = peer[k] / ours[k] // img/s ratio: the same batch on both sides
+		}
+	}
+	sort.Float64s(r)
+	if len(r)%2 == 0 {
+		return (r[len(r)/2-1] + r[len(r)/2]) / 2
+	}
+	return r[len(r)/2]
 }
 
 // medians is, per servingBatches, the median of each round's ms and the
