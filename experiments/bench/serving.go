@@ -722,11 +722,7 @@ func pairedRatio(o, t timing, ours, peer []float64) float64 {
 			r[k] = peer[k] / ours[k] // img/s ratio: the same batch on both sides
 		}
 	}
-	sort.Float64s(r)
-	if len(r)%2 == 0 {
-		return (r[len(r)/2-1] + r[len(r)/2]) / 2
-	}
-	return r[len(r)/2]
+	return median(r)
 }
 
 // medians is, per servingBatches, the median of each round's ms and the
@@ -735,11 +731,7 @@ func medians(ms [][]float64) []timing {
 	out := make([]timing, len(ms))
 	for k, v := range ms {
 		s := slices.Clone(v)
-		sort.Float64s(s)
-		med := s[len(s)/2]
-		if len(s)%2 == 0 {
-			med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-		}
+		med := median(s) // sorts s
 		out[k] = timing{Batch: servingBatches[k], MedianMs: med, MinMs: s[0], ImgS: 1000 * float64(servingBatches[k]) / med}
 	}
 	return out
