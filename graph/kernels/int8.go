@@ -15,8 +15,10 @@ import (
 // AVX2's VPMADDUBSW multiplies unsigned bytes by signed ones and adds
 // pairs in int16 with saturation: with 7-bit weights a pair is at most
 // 2·255·64 = 32,640 ≤ 32,767, so the panel kernel multiplies the quantized
-// bytes as they are and never saturates (8-bit weights would overflow it).
-// The tile for the rows and columns left over sums (a − 128)·w with
+// bytes as they are and never saturates (8-bit weights would overflow it);
+// it takes four rows at a time, and a row at a time for the one to three
+// rows past a row block's last four. The tile for the columns left over (a
+// panel narrower than 16) sums (a − 128)·w with
 // a − 128's sign moved onto w, the same integers. Every kernel — AVX2 and
 // the Go code — thus gives the same int32 sums exactly. The float32 steps
 // around the sums are one defined sequence (no fused multiply-add), so int8

@@ -74,24 +74,37 @@ func quantizeValues(q []uint8, x []float32, scale float32, zp int32) {
 //go:noescape
 func int8PanelRaw4x16AVX2(k4, rows4 int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
 
-// int8PanelRows runs int8PanelRaw4x16AVX2 over the first rows/4·4 rows
-// from row i of a full panel at column c0 and returns how many rows it did
-// (0 where the CPU lacks AVX2). qx holds the quantized rows, kp bytes each.
+// int8PanelRaw1x16AVX2 is int8PanelRaw4x16AVX2 on rows single rows, one
+// after another: the same sums and epilogue, so the same bits, for the
+// rows past a block's last four (197 tokens leave one) and one-row
+// products (a class token's last block, the head) that would otherwise
+// take a whole 4-row tile each.
+//
+//go:noescape
+func int8PanelRaw1x16AVX2(k4, rows int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
+
+// int8PanelRows runs the panel kernels over rows rows from row i of a full
+// panel at column c0, the 4-row one on the first rows/4·4 and the 1-row one
+// on the rest, and returns how many rows it did: all of them, or 0 where
+// the CPU lacks AVX2. qx holds the quantized rows, kp bytes each.
 func int8PanelRows(y []float32, ldy int, qx []uint8, kp int, sx []float32, zx []int32, w *PackedInt8, p, c0 int, b []float32, i, rows int) int {
-	if !hasAVX2 || rows < 4 {
+	if !hasAVX2 || rows < 1 {
 		return 0
 	}
-	rows4 := rows / 4
 	var bp *float32
 	if b != nil {
 		bp = &b[c0 : c0+16][0]
 	}
-	last := (i + 4*rows4 - 1) * ldy
-	_ = y[last+c0+15]        // the last row's panel is in y
-	_ = qx[(i+4*rows4)*kp-1] // and its quantized row in qx
-	int8PanelRaw4x16AVX2(kp/int8Group, rows4, &qx[i*kp], kp, &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0],
-		&w.Scale[c0 : c0+16][0], bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy)
-	return 4 * rows4
+	_ = y[(i+rows-1)*ldy+c0+15] // the last row's panel is in y
+	_ = qx[(i+rows)*kp-1]       // and its quantized row in qx
+	bw, cs, sc := &w.data[p*kp*int8Panel], &w.colSum[c0 : c0+16][0], &w.Scale[c0 : c0+16][0]
+	if rows4 := rows / 4; rows4 > 0 {
+		int8PanelRaw4x16AVX2(kp/int8Group, rows4, &qx[i*kp], kp, bw, cs, sc, bp, &sx[i], &zx[i], &y[i*ldy+c0], ldy)
+	}
+	if j := i + rows/4*4; j < i+rows {
+		int8PanelRaw1x16AVX2(kp/int8Group, i+rows-j, &qx[j*kp], kp, bw, cs, sc, bp, &sx[j], &zx[j], &y[j*ldy+c0], ldy)
+	}
+	return rows
 }
 
 // bestInt8Tile returns the fastest int8 tile this CPU runs.

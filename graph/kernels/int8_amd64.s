@@ -361,3 +361,108 @@ prdone:
 	VZEROUPPER
 	RET
 
+
+// func int8PanelRaw1x16AVX2(k4, rows int, a *uint8, lda int, b *int8, colSum *int32, scale *float32, bias *float32, sx *float32, zx *int32, y *float32, ldy int)
+// int8PanelRaw4x16AVX2 one row at a time, for the rows a row block has
+// past its last four: the same integer sums (four groups a round into four
+// pairs of sums, added at the end: exact) and the same epilogue (EPI4), so
+// the same bits, at a quarter of the work of a 4-row tile for one row.
+TEXT ·int8PanelRaw1x16AVX2(SB), NOSPLIT, $0-96
+	MOVQ a+16(FP), R8
+	MOVQ colSum+40(FP), DX
+	MOVQ sx+64(FP), SI
+	MOVQ zx+72(FP), R11
+	MOVQ y+80(FP), DI
+	MOVQ ldy+88(FP), AX
+	SHLQ $2, AX // ldy in bytes
+
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW   $15, Y10, Y10
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD   $31, Y14, Y14
+	VPSLLD   $7, Y14, Y14 // int32 128s
+	MOVQ     rows+8(FP), R15
+	TESTQ    R15, R15
+	JE       p1done
+
+p1row:
+	MOVQ  b+32(FP), BX
+	MOVQ  k4+0(FP), R13
+	SHLQ  $2, R13 // the row's bytes; R14 = the offset in it
+	XORQ  R14, R14
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	SUBQ  $16, R13
+	JL    p1tail
+
+	// Four groups a round, each into its own pair of sums: four chains
+	// instead of one.
+p1loop:
+	VMOVDQU 0(BX), Y8
+	VMOVDQU 32(BX), Y9
+	MADDRAW(0(R8)(R14*1), Y0, Y1)
+	VMOVDQU 64(BX), Y8
+	VMOVDQU 96(BX), Y9
+	MADDRAW(4(R8)(R14*1), Y2, Y3)
+	VMOVDQU 128(BX), Y8
+	VMOVDQU 160(BX), Y9
+	MADDRAW(8(R8)(R14*1), Y4, Y5)
+	VMOVDQU 192(BX), Y8
+	VMOVDQU 224(BX), Y9
+	MADDRAW(12(R8)(R14*1), Y6, Y7)
+	ADDQ    $256, BX
+	ADDQ    $16, R14
+	CMPQ    R14, R13
+	JLE     p1loop
+
+p1tail:
+	ADDQ $16, R13
+
+p1one:
+	CMPQ    R14, R13
+	JGE     p1sum
+	VMOVDQU (BX), Y8
+	VMOVDQU 32(BX), Y9
+	MADDRAW(0(R8)(R14*1), Y0, Y1)
+	ADDQ    $64, BX
+	ADDQ    $4, R14
+	JMP     p1one
+
+p1sum:
+	VPADDD Y2, Y0, Y0
+	VPADDD Y3, Y1, Y1
+	VPADDD Y6, Y4, Y4
+	VPADDD Y7, Y5, Y5
+	VPADDD Y4, Y0, Y0
+	VPADDD Y5, Y1, Y1
+	MOVQ   scale+48(FP), R12
+	EPI4(Y0, Y1, 0)
+	MOVQ   bias+56(FP), BX
+	TESTQ  BX, BX
+	JE     p1store
+	VMOVUPS (BX), Y8
+	VMOVUPS 32(BX), Y9
+	VADDPS  Y8, Y0, Y0
+	VADDPS  Y9, Y1, Y1
+
+p1store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+
+	MOVQ lda+24(FP), R13
+	ADDQ R13, R8
+	ADDQ AX, DI
+	ADDQ $4, SI
+	ADDQ $4, R11
+	DECQ R15
+	JNE  p1row
+
+p1done:
+	VZEROUPPER
+	RET

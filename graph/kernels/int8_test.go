@@ -275,7 +275,7 @@ const int8Digest = "4cdaf7e5a874db7ce7c014e87e7dcc19518322a6585355e5066ff7c38f70
 // in int8 and, for comparison, in float32 (Sgemm).
 func BenchmarkInt8Linear(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, sh := range [][3]int{{197, 1152, 384}, {197, 1536, 384}, {197, 384, 1536}} {
+	for _, sh := range [][3]int{{197, 1152, 384}, {197, 1536, 384}, {197, 384, 1536}, {1, 1536, 384}, {1, 384, 1536}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		x, w := randFloats(r, m*k, 1), randFloats(r, n*k, 0.05)
 		y := make([]float32, m*n)
