@@ -226,6 +226,18 @@ func elementwiseBenches() []struct {
 		{"Exp_4.9M", hidden, func() { Exp(y, x) }},
 		{"GELU_4.9M", hidden, func() { GELU(y, x) }},
 		{"GELU_6x768", len(row), func() { GELU(rowY, row) }},
+		{"EpilogueRow_bias_GELU_6x768", len(row), func() { // fc1's epilogue on one tile's rows
+			copy(rowY, row) // fresh sums each time (the same copy in both forms below)
+			for i := range 6 {
+				EpilogueRow(rowY[i*768:(i+1)*768], bias768, nil, true)
+			}
+		}},
+		{"EpilogueRow_bias_residual_6x768", len(row), func() { // fc2's and attn.proj's
+			copy(rowY, row)
+			for i := range 6 {
+				EpilogueRow(rowY[i*768:(i+1)*768], bias768, row[i*768:(i+1)*768], false)
+			}
+		}},
 		{"GELUBackward_4.9M", hidden, func() { GELUBackward(y, x, dy) }},
 		{"SoftmaxRows_19200x50", len(att), func() { SoftmaxRows(att, 384*50, 50) }},
 		{"SoftmaxRows_1182x197", len(scores), func() { SoftmaxRows(scores, 6*197, 197) }},

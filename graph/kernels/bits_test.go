@@ -136,6 +136,18 @@ func bitsJobs() []bitsJob {
 		EpilogueRow(y, bias, r, true)
 		return y
 	})
+	// The two forms the serving products take: fc1's bias and GELU, and
+	// attn.proj's and fc2's bias and residual sum.
+	vec("EpilogueRow bias GELU", func(n int, seed uint64) []float32 {
+		y, bias := bitsInput(seed, n, 4), bitsInput(seed+1000, n, 1)
+		EpilogueRow(y, bias, nil, true)
+		return y
+	})
+	vec("EpilogueRow bias residual", func(n int, seed uint64) []float32 {
+		y, bias, r := bitsInput(seed, n, 1), bitsInput(seed+1000, n, 1), bitsInput(seed+2000, n, 1)
+		EpilogueRow(y, bias, r, false)
+		return y
+	})
 	rows("SoftmaxRows", func(rows, cols int, seed uint64) []float32 {
 		x := bitsInput(seed, rows*cols, 3)
 		SoftmaxRows(x, rows, cols)
@@ -263,21 +275,23 @@ func TestKernelsSameBits(t *testing.T) {
 // every CPU and implementation (first 16 hex digits of a SHA-256 of the
 // float32 bits).
 var kernelDigests = map[string]string{
-	"Exp sweep":                "bd5a9ba8742637e5",
-	"GELU sweep":               "fd25fbc9126395c8",
-	"GELUBackward sweep":       "7f41e63e6e56b9d0",
-	"Exp":                      "29e5abb264e6635c",
-	"GELU":                     "a987e0603895a0e4",
-	"Axpy":                     "645fec1c8acc47f4",
-	"Scale":                    "9cb5ba3ced612a39",
-	"Dot":                      "bf842987aa39349b",
-	"EpilogueRow":              "346e0487329fe8f3",
-	"SoftmaxRows":              "4c558f9249a2cb3f",
-	"SoftmaxBackwardRows":      "5f0e59c8716d091f",
-	"LayerNormRows":            "3052549ed8a3b5d4",
-	"LayerNormBackwardRowsAdd": "91b0d7d5f3cec1e3",
-	"AddBias+ColSum":           "78f2d0915fbf5d29",
-	"SGEMM":                    "0669971fcc44aa8b",
+	"Exp sweep":                 "bd5a9ba8742637e5",
+	"GELU sweep":                "fd25fbc9126395c8",
+	"GELUBackward sweep":        "7f41e63e6e56b9d0",
+	"Exp":                       "29e5abb264e6635c",
+	"GELU":                      "a987e0603895a0e4",
+	"Axpy":                      "645fec1c8acc47f4",
+	"Scale":                     "9cb5ba3ced612a39",
+	"Dot":                       "bf842987aa39349b",
+	"EpilogueRow":               "346e0487329fe8f3",
+	"EpilogueRow bias GELU":     "10c195145577d6a2",
+	"EpilogueRow bias residual": "4e44deb9d9327de2",
+	"SoftmaxRows":               "4c558f9249a2cb3f",
+	"SoftmaxBackwardRows":       "5f0e59c8716d091f",
+	"LayerNormRows":             "3052549ed8a3b5d4",
+	"LayerNormBackwardRowsAdd":  "91b0d7d5f3cec1e3",
+	"AddBias+ColSum":            "78f2d0915fbf5d29",
+	"SGEMM":                     "0669971fcc44aa8b",
 }
 
 // TestKernelDigests requires the digests in kernelDigests from whatever

@@ -54,6 +54,35 @@ func scaleAVX2(alpha float32, x *float32, n int)
 func addAVX2(dst, src *float32, n int)
 
 //go:noescape
+func biasGELUAVX2(y, b *float32, n int)
+
+//go:noescape
+func biasResidualAVX2(y, b, r *float32, n int)
+
+// biasGELUVec sets y = GELU(y + b) in one pass where the CPU has AVX2 (and
+// not AVX-512, whose GELU runs on its own kernel) and reports whether it
+// did: addVec's sum and geluVec's arithmetic, the same bits.
+func biasGELUVec(y, b []float32) bool {
+	if !hasAVX2 || hasAVX512 || len(y) == 0 {
+		return false
+	}
+	_ = b[len(y)-1]
+	biasGELUAVX2(&y[0], &b[0], len(y))
+	return true
+}
+
+// biasResidualVec sets y = r + (y + b) in one pass where the CPU has AVX2
+// and reports whether it did: addVec's sum, then axpyVec(1, r, y)'s.
+func biasResidualVec(y, b, r []float32) bool {
+	if !hasAVX2 || len(y) == 0 {
+		return false
+	}
+	_, _ = b[len(y)-1], r[len(y)-1]
+	biasResidualAVX2(&y[0], &b[0], &r[0], len(y))
+	return true
+}
+
+//go:noescape
 func softmaxBackwardAVX2(dx, y, dy *float32, n int, s float32)
 
 //go:noescape

@@ -1674,3 +1674,98 @@ zsm1next:
 zsmdone:
 	VZEROUPPER
 	RET
+
+// func biasGELUAVX2(y, b *float32, n int)
+// y = GELU(y + b): addAVX2's sum, then geluAVX2's arithmetic on it in
+// registers, so the same bits as the two passes, in one.
+TEXT ·biasGELUAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+bg16:
+	CMPQ AX, DX
+	JGE  bg8
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y9
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y9, Y9
+	GELUY2
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y9, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  bg16
+bg8:
+	CMPQ AX, BX
+	JGE  bg1
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS (SI)(AX*4), Y0, Y0
+	GELUY
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  bg8
+bg1:
+	CMPQ AX, CX
+	JGE  bgdone
+	VMOVSS (DI)(AX*4), X0
+	VADDSS (SI)(AX*4), X0, X0
+	GELUY
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  bg1
+bgdone:
+	VZEROUPPER
+	RET
+
+// func biasResidualAVX2(y, b, r *float32, n int)
+// y = r + (y + b): addAVX2's sum, then the residual's (axpyAVX2 with alpha
+// 1: one rounding of r + s, as VADDPS), in one pass.
+TEXT ·biasResidualAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ r+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+br16:
+	CMPQ AX, BX
+	JGE  br8init
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y1, Y1
+	VADDPS (R8)(AX*4), Y0, Y0
+	VADDPS 32(R8)(AX*4), Y1, Y1
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	ADDQ $16, AX
+	JMP  br16
+br8init:
+	MOVQ CX, BX
+	ANDQ $-8, BX
+br8:
+	CMPQ AX, BX
+	JGE  br1
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS (R8)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  br8
+br1:
+	CMPQ AX, CX
+	JGE  brdone
+	VMOVSS (DI)(AX*4), X0
+	VADDSS (SI)(AX*4), X0, X0
+	VADDSS (R8)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP  br1
+brdone:
+	VZEROUPPER
+	RET

@@ -4,13 +4,15 @@ package kernels
 
 // Without assembly the vector primitives are their Go versions.
 
-func expVec(dst, src []float32)             { expGo(dst, src) }
-func geluVec(dst, src []float32)            { geluGo(dst, src) }
-func geluBackwardVec(dx, x, dy []float32)   { geluBackwardGo(dx, x, dy) }
-func maxVec(x []float32) float32            { return maxGo(x) }
-func axpyVec(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
-func scaleVec(alpha float32, x []float32)   { scaleGo(alpha, x) }
-func addVec(dst, src []float32)             { addGo(dst, src) }
+func expVec(dst, src []float32)              { expGo(dst, src) }
+func geluVec(dst, src []float32)             { geluGo(dst, src) }
+func geluBackwardVec(dx, x, dy []float32)    { geluBackwardGo(dx, x, dy) }
+func maxVec(x []float32) float32             { return maxGo(x) }
+func axpyVec(alpha float32, x, y []float32)  { axpyGo(alpha, x, y) }
+func scaleVec(alpha float32, x []float32)    { scaleGo(alpha, x) }
+func addVec(dst, src []float32)              { addGo(dst, src) }
+func biasGELUVec(y, b []float32) bool        { return false }
+func biasResidualVec(y, b, r []float32) bool { return false }
 func softmaxBackwardVec(dx, y, dy []float32, s float32) {
 	softmaxBackwardGo(dx, y, dy, s)
 }
