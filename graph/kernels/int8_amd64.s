@@ -30,6 +30,41 @@
 	VPBROADCASTD at, Y11 \
 	INT8PAIRS(Y11, lo, hi)
 
+// PANELSETUP starts both panel kernels (the same arguments): R8 = a, DX =
+// colSum, SI = sx, R11 = zx, DI = y, AX = ldy in bytes, Y10 = int16 ones
+// (VPMADDWD's pair sums), Y14 = int32 128s (EPI4's zero-point fix).
+#define PANELSETUP \
+	MOVQ     a+16(FP), R8 \
+	MOVQ     colSum+40(FP), DX \
+	MOVQ     sx+64(FP), SI \
+	MOVQ     zx+72(FP), R11 \
+	MOVQ     y+80(FP), DI \
+	MOVQ     ldy+88(FP), AX \
+	SHLQ     $2, AX \
+	VPCMPEQW Y10, Y10, Y10 \
+	VPSRLW   $15, Y10, Y10 \
+	VPCMPEQD Y14, Y14, Y14 \
+	VPSRLD   $31, Y14, Y14 \
+	VPSLLD   $7, Y14, Y14
+
+// PANELSTART starts a row (or four) of either panel kernel: BX = the
+// panel, R13 = the rows' bytes less 16 (the four-group loop's bound), R14 =
+// 0 (the offset in each row), the sums Y0–Y7 zero.
+#define PANELSTART \
+	MOVQ  b+32(FP), BX \
+	MOVQ  k4+0(FP), R13 \
+	SHLQ  $2, R13 \
+	XORQ  R14, R14 \
+	VPXOR Y0, Y0, Y0 \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3 \
+	VPXOR Y4, Y4, Y4 \
+	VPXOR Y5, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	SUBQ  $16, R13
+
 // PANELGROUP adds one group of 4 depths of the four rows (R9, R10, CX,
 // R12, each at byte off beyond R14) times the panel's group at byte boff
 // beyond BX to the rows' sums (Y0–Y7).
@@ -254,19 +289,7 @@ qdone:
 // never saturate, so no sign step. The sums are of a_q·q; zx holds the
 // zero points less 128 (the other kernels' convention), added back.
 TEXT ·int8PanelRaw4x16AVX2(SB), NOSPLIT, $0-96
-	MOVQ a+16(FP), R8
-	MOVQ colSum+40(FP), DX
-	MOVQ sx+64(FP), SI
-	MOVQ zx+72(FP), R11
-	MOVQ y+80(FP), DI
-	MOVQ ldy+88(FP), AX
-	SHLQ $2, AX // ldy in bytes
-
-	VPCMPEQW Y10, Y10, Y10
-	VPSRLW   $15, Y10, Y10
-	VPCMPEQD Y14, Y14, Y14
-	VPSRLD   $31, Y14, Y14
-	VPSLLD   $7, Y14, Y14 // int32 128s
+	PANELSETUP
 	MOVQ     rows4+8(FP), R15
 	TESTQ    R15, R15
 	JE       prdone
@@ -277,19 +300,7 @@ prrow:
 	LEAQ  (R8)(R13*1), R10
 	LEAQ  (R8)(R13*2), CX
 	LEAQ  (R10)(R13*2), R12
-	MOVQ  b+32(FP), BX
-	MOVQ  k4+0(FP), R13
-	SHLQ  $2, R13 // the rows' bytes; R14 = the offset in each row
-	XORQ  R14, R14
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	SUBQ  $16, R13
+	PANELSTART
 	JL    prtail
 
 	// Four groups a round, the rows read at one offset: a sixth fewer
@@ -368,37 +379,13 @@ prdone:
 // pairs of sums, added at the end: exact) and the same epilogue (EPI4), so
 // the same bits, at a quarter of the work of a 4-row tile for one row.
 TEXT ·int8PanelRaw1x16AVX2(SB), NOSPLIT, $0-96
-	MOVQ a+16(FP), R8
-	MOVQ colSum+40(FP), DX
-	MOVQ sx+64(FP), SI
-	MOVQ zx+72(FP), R11
-	MOVQ y+80(FP), DI
-	MOVQ ldy+88(FP), AX
-	SHLQ $2, AX // ldy in bytes
-
-	VPCMPEQW Y10, Y10, Y10
-	VPSRLW   $15, Y10, Y10
-	VPCMPEQD Y14, Y14, Y14
-	VPSRLD   $31, Y14, Y14
-	VPSLLD   $7, Y14, Y14 // int32 128s
+	PANELSETUP
 	MOVQ     rows+8(FP), R15
 	TESTQ    R15, R15
 	JE       p1done
 
 p1row:
-	MOVQ  b+32(FP), BX
-	MOVQ  k4+0(FP), R13
-	SHLQ  $2, R13 // the row's bytes; R14 = the offset in it
-	XORQ  R14, R14
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	SUBQ  $16, R13
+	PANELSTART
 	JL    p1tail
 
 	// Four groups a round, each into its own pair of sums: four chains
